@@ -1,0 +1,181 @@
+"""The click commands. Each parses options, calls one core function, prints, and
+returns an exit code; the core never imports click."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from journal_mem import errors
+from journal_mem.boundary import guarded
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _cwd(ctx: click.Context) -> str:
+    return str(ctx.find_root().params.get("directory") or os.getcwd())
+
+
+def _emit_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(context_settings=CONTEXT)
+@click.option(
+    "-C", "directory", type=click.Path(file_okay=False), default=None, metavar="PATH",
+    help="Run as if started in PATH (like git -C).",
+)
+@click.version_option(package_name="journal-mem", prog_name="journal-mem")
+def cli(directory: str | None) -> None:
+    """Git-native memory for teams of coding agents.
+
+    Agents append dated lessons to a journal in the main checkout; a single
+    distiller folds the journal into each agent's MEMORY.md; git hooks keep
+    worktrees from editing memory directly.
+
+    Exit codes: 0 ok, 1 refused or invalid input, 2 usage, 3 unexpected error
+    (see the log named), 4 unsupported repository, 75 another distill holds the lock.
+    """
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", "agents", multiple=True, metavar="NAME",
+              help="Create this agent's journal folder (repeatable).")
+@click.option("--no-git-hooks", is_flag=True, help="Do not install git hooks.")
+@click.option("--no-claude", is_flag=True, help="Do not touch .claude/settings.json.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
+         as_json: bool) -> int:
+    """Set up journal-mem in this repository (idempotent).
+
+    Creates .claude/journal-mem.toml (every setting shown with its default),
+    the memory root .claude/agent-memory/ and a journal folder per --agent,
+    in the main checkout. Records the current branch as distill.branch.
+    """
+    from journal_mem.initialize import init as do_init
+
+    report = do_init(_cwd(ctx), list(agents))
+    if as_json:
+        _emit_json({"done": report.done, "notes": report.notes})
+        return errors.OK
+    for line in report.done or ["journal-mem is already set up here: nothing to change"]:
+        click.echo(line)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Writer [env JMEM_AGENT, else default_agent].")
+@click.option("--topic", metavar="NAME", help="Topic file the lesson folds into.")
+@click.option("--title", metavar="TEXT", help="One line, at most 150 characters.")
+@click.option("--body", metavar="TEXT", help="The detail (else --body-file, else stdin).")
+@click.option("--body-file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Read the body from FILE ('-' for stdin).")
+@click.option("--type", "kind", metavar="TYPE",
+              help="principle | semantic (default) | procedural | episodic | reflective.")
+@click.option("--confidence", metavar="X", help="Within the type's range.")
+@click.option("--importance", metavar="LEVEL", help="critical | high | medium (default) | low.")
+@click.option("--key", metavar="KEY", help="The fact's team-wide identity [slug of the title].")
+@click.option("--supersedes", multiple=True, metavar="KEY", help="Key this replaces (repeatable).")
+@click.option("--retracts", multiple=True, metavar="KEY", help="Key to delete (repeatable).")
+@click.option("--applies-to", multiple=True, metavar="AGENT",
+              help="Other agent that must hold it, or 'all' (repeatable).")
+@click.option("--valid-until", metavar="DATE", help="YYYY-MM-DD or datetime; dropped after.")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="Tag (repeatable, at most 8).")
+@click.option("--ref", "refs", multiple=True, metavar="PATH",
+              help="Repository path the fact is about (repeatable).")
+@click.option("--source", metavar="TEXT", help="Where it came from (PR, issue, run id).")
+@click.option("--from-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="File a complete entry (frontmatter and all) after validating it.")
+@click.option("--outbox", is_flag=True,
+              help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1].")
+@click.option("--json", "as_json", is_flag=True, help='Print {"path", "key", "outbox"}.')
+@click.pass_context
+def write(ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
+          body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
+          importance: str | None, key: str | None, supersedes: tuple[str, ...],
+          retracts: tuple[str, ...], applies_to: tuple[str, ...], valid_until: str | None,
+          tags: tuple[str, ...], refs: tuple[str, ...], source: str | None,
+          from_file: str | None, outbox: bool, as_json: bool) -> int:
+    """Record one lesson in the main checkout's journal; print its path.
+
+    Works from any worktree and subdirectory: the entry is always created in
+    the main checkout (or, with --outbox or when the main checkout cannot be
+    written, in <git-common-dir>/journal-mem/outbox/). Nothing is written
+    unless every field is valid.
+
+    \b
+    Example:
+      jmem write --agent api --topic testing --title "Run the API tests with -p no:randomly" \\
+          --body "They share a database fixture; random order makes them flaky."
+    """
+    from journal_mem import write as core
+    from journal_mem.context import open_context
+
+    context = open_context(_cwd(ctx))
+    fields: dict[str, Any] = {
+        "type": kind, "confidence": confidence, "importance": importance, "key": key,
+        "supersedes": list(supersedes), "retracts": list(retracts),
+        "applies_to": list(applies_to), "valid_until": valid_until, "tags": list(tags),
+        "refs": list(refs), "source": source,
+    }
+    if from_file:
+        given = [f"--{n.replace('_', '-')}" for n, v in fields.items() if v]
+        given += [o for o, v in (("--topic", topic), ("--title", title), ("--body", body),
+                                 ("--body-file", body_file)) if v]
+        if given:
+            raise click.UsageError(f"--from-file files the entry as it is; drop {', '.join(given)}")
+        entry = core.from_file(context, from_file, agent)
+    else:
+        if body is not None and body_file is not None:
+            raise click.UsageError("give the body once: --body or --body-file")
+        if body is None:
+            if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
+                body = core.decode_text(sys.stdin.buffer.read(), "stdin")
+            elif body_file is not None:
+                with open(body_file, "rb") as fh:
+                    body = core.decode_text(fh.read(), "--body-file")
+        entry = core.compose(context, agent=agent, topic=topic, title=title, body=body or "",
+                             fields=fields)
+    written = core.file_entry(context, entry, outbox)
+    if as_json:
+        _emit_json({"path": written.path, "key": written.key, "outbox": written.outbox})
+    else:
+        click.echo(written.path)
+    if written.note:
+        click.echo(f"jmem: {written.note}", err=True)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
+def demo(keep: bool) -> int:
+    """Tell the whole story in a temporary repository, narrating each step."""
+    from journal_mem.demo import run_demo
+
+    return run_demo(keep=keep, echo=click.echo)
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI on `argv` inside the error boundary; return the exit code."""
+
+    def call() -> int:
+        try:
+            result = cli.main(args=argv, prog_name="jmem", standalone_mode=False)
+        except click.exceptions.Exit as exc:
+            return int(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("jmem: aborted", err=True)
+            return errors.REFUSED
+        except click.ClickException as exc:
+            exc.show()
+            return errors.USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+        return int(result) if isinstance(result, int) else errors.OK
+
+    return guarded(call)

@@ -1,0 +1,152 @@
+"""`jmem demo`: the whole story in a temporary repository, narrated.
+
+Every step runs the real `jmem` program and real git in a real repository
+with a linked worktree; the narration says what happened and why.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+
+from journal_mem.gitfacts import clean_env
+
+Echo = Callable[[str], None]
+
+
+class Stage:
+    """A temporary repository and a way to run commands in it, printing them."""
+
+    def __init__(self, root: str, echo: Echo) -> None:
+        self.root = root
+        self.echo = echo
+        self.env = clean_env({
+            "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+            "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+        })
+        for name in [k for k in self.env if k.startswith("JMEM_")]:
+            del self.env[name]
+
+    def say(self, text: str) -> None:
+        self.echo("")
+        for line in text.strip().splitlines():
+            self.echo(f"  {line.strip()}")
+
+    def scene(self, title: str) -> None:
+        self.echo("")
+        self.echo(f"== {title} ==")
+
+    def run(self, args: list[str], cwd: str, *, stdin: str | None = None, show: bool = True,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a command (`jmem …` runs this very program) and show its output."""
+        shown = " ".join(shlex.quote(a) for a in args)
+        argv = [sys.executable, "-m", "journal_mem", *args[1:]] if args[0] == "jmem" else args
+        rel = os.path.relpath(cwd, self.root)
+        if show:
+            self.echo(f"  [{rel}]$ {shown}")
+        proc = subprocess.run(argv, cwd=cwd, env=self.env, input=stdin, text=True,
+                              capture_output=True, check=False)
+        if show:
+            for line in (proc.stdout + proc.stderr).rstrip().splitlines():
+                self.echo(f"    {line.replace(self.root + os.sep, '')}")
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"demo step failed: {shown} (exit {proc.returncode})\n"
+                               f"{proc.stdout}{proc.stderr}")
+        return proc
+
+    def git(self, *args: str, cwd: str | None = None) -> None:
+        self.run(["git", *args], cwd or self.main, show=False)
+
+    @property
+    def main(self) -> str:
+        return os.path.join(self.root, "app")
+
+    @property
+    def worktree(self) -> str:
+        return os.path.join(self.root, "app-feature")
+
+
+def scene_setup(stage: Stage) -> None:
+    stage.scene("1. A repository with two agents")
+    os.makedirs(os.path.join(stage.main, "src"))
+    stage.git("init", "-q", "-b", "main")
+    with open(os.path.join(stage.main, "src", "app.py"), "w") as fh:
+        fh.write("print('hello')\n")
+    stage.run(["jmem", "init", "--agent", "api", "--agent", "web"], stage.main)
+    stage.git("add", "-A")
+    stage.git("commit", "-q", "-m", "start")
+    stage.run(["git", "worktree", "add", "-q", "-b", "feature", stage.worktree], stage.main)
+    stage.say("""
+        The main checkout (app/) holds the memory. The api agent works in a linked
+        worktree (app-feature/) on its own branch, as parallel agents do.""")
+
+
+def scene_write(stage: Stage) -> None:
+    stage.scene("2. An agent records a lesson from its worktree")
+    sub = os.path.join(stage.worktree, "src")
+    proc = stage.run(
+        ["jmem", "write", "--agent", "api", "--topic", "testing",
+         "--title", "Run the API tests with -p no:randomly",
+         "--body", "They share one database fixture; random order makes them flaky."],
+        sub,
+    )
+    path = proc.stdout.strip()
+    in_main = path.startswith(stage.main + os.sep)
+    in_worktree = os.path.exists(os.path.join(stage.worktree, os.path.relpath(path, stage.main)))
+    stage.say(f"""
+        It ran in app-feature/src, yet the file was created in the MAIN checkout's
+        journal ({'yes' if in_main else 'NO'}), not in the worktree ({'NO' if not in_worktree
+        else 'yes?!'}). The worktree's branch will be merged or thrown away; the
+        main checkout's journal is where every agent's memory is distilled from.
+        A new file per lesson means two agents never conflict.""")
+    stage.run(["cat", path], stage.main)
+
+
+def scene_outbox(stage: Stage) -> None:
+    stage.scene("3. A sandboxed session writes to the outbox")
+    proc = stage.run(
+        ["jmem", "write", "--agent", "web", "--topic", "build", "--outbox", "--json",
+         "--title", "The web build needs NODE_OPTIONS=--max-old-space-size=4096"],
+        stage.worktree,
+    )
+    stage.say("""
+        A session that may not write into the main checkout uses the outbox in the
+        repository's common git dir (.git/journal-mem/outbox/), shared by every
+        worktree and never committed. The next distill moves it into the journal.""")
+    del proc
+
+
+def scene_refused(stage: Stage) -> None:
+    stage.scene("4. Bad input is refused, loudly, and nothing is written")
+    stage.run(
+        ["jmem", "write", "--agent", "../x", "--topic", "t", "--title", "x",
+         "--confidence", "2"],
+        stage.worktree, check=False,
+    )
+    stage.say("One line per problem, exit 1, no file created.")
+
+
+SCENES = [scene_setup, scene_write, scene_outbox, scene_refused]
+
+
+def run_demo(keep: bool = False, echo: Echo = print) -> int:
+    """Play every scene in a fresh temporary repository."""
+    root = os.path.realpath(tempfile.mkdtemp(prefix="jmem-demo-"))
+    stage = Stage(root, echo)
+    try:
+        echo(f"journal-mem demo in {root}")
+        for scene in SCENES:
+            scene(stage)
+        echo("")
+        echo("The end. Every step above ran the real jmem and real git.")
+    finally:
+        if keep:
+            echo(f"(kept {root})")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0

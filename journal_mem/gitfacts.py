@@ -1,0 +1,226 @@
+"""Every git call journal-mem makes, and the facts it derives from git.
+
+Only `os` is imported at module level: the guard's fast path runs git through
+`spawn_git` (posix_spawn and a pipe) because `import subprocess` alone costs
+about a bare interpreter start (GIT-FACTS.md, "Costs").
+"""
+
+from __future__ import annotations
+
+import os
+
+# `git rev-parse --local-env-vars` (git 2.39): a hook inherits these, and any
+# git call aimed at another checkout must drop them or it silently reads the
+# hook's worktree and index.
+LOCAL_ENV_VARS = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment without the variables a hook's git inherits."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
+    if extra:
+        env.update(extra)
+    return env
+
+
+class GitResult:
+    """What one git call returned."""
+
+    __slots__ = ("returncode", "stderr", "stdout")
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "surrogateescape")
+
+
+def run(
+    args: list[str],
+    cwd: str,
+    *,
+    clean: bool = False,
+    check: bool = True,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> GitResult:
+    """Run `git ARGS` in `cwd`. With `clean`, drop a hook's inherited GIT_* variables.
+
+    With `check`, a non-zero exit raises GitError naming the command.
+    """
+    import subprocess
+
+    from journal_mem.errors import GitError
+
+    if env is None:
+        env = clean_env() if clean else dict(os.environ)
+    env.setdefault("LC_ALL", "C")
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False
+    )
+    result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+    if check and not result.ok:
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {' '.join(args)} failed in {cwd}: {err}")
+    return result
+
+
+def spawn_git(args: list[str], cwd: str) -> tuple[int, bytes]:
+    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout)."""
+    read_fd, write_fd = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            ["git", "-C", cwd, *args],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_CLOSE, read_fd),
+            ],
+        )
+    finally:
+        os.close(write_fd)
+        os.close(devnull)
+    chunks = []
+    with os.fdopen(read_fd, "rb") as pipe:
+        while chunk := pipe.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+
+class Repo:
+    """Where things are: the current worktree, its git dirs, and the main checkout."""
+
+    __slots__ = ("common_dir", "git_dir", "main_root", "worktree_root")
+
+    def __init__(self, git_dir: str, common_dir: str, worktree_root: str, main_root: str) -> None:
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.worktree_root = worktree_root
+        self.main_root = main_root
+
+    @property
+    def is_main(self) -> bool:
+        """True in the main checkout, False in a linked worktree."""
+        return self.git_dir == self.common_dir
+
+    @property
+    def state_dir(self) -> str:
+        """Machine-local state: `<git-common-dir>/journal-mem` (never committed)."""
+        return os.path.join(self.common_dir, "journal-mem")
+
+
+def _not_a_repo(cwd: str, detail: str) -> Exception:
+    from journal_mem.errors import UnsupportedRepo
+
+    return UnsupportedRepo(
+        f"{cwd} is not inside a git work tree ({detail})",
+        hint="run journal-mem inside a git repository's checkout, or pass -C PATH",
+    )
+
+
+def locate(cwd: str) -> Repo:
+    """Find the current worktree and the main checkout (GIT-FACTS "Finding the main checkout")."""
+    from journal_mem.errors import UnsupportedRepo
+
+    if not os.path.isdir(cwd):
+        raise _not_a_repo(cwd, "no such directory")
+    res = run(
+        [
+            "rev-parse",
+            "--path-format=absolute",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--is-bare-repository",
+            "--show-toplevel",
+        ],
+        cwd,
+        check=False,
+    )
+    lines = res.text().splitlines()
+    if len(lines) >= 3 and lines[2] == "true":
+        raise UnsupportedRepo(
+            f"{cwd} is a bare repository: there is no main checkout to hold the journal",
+            hint="clone it (git clone) and run journal-mem in the clone",
+        )
+    if not res.ok or len(lines) != 4:
+        detail = res.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise _not_a_repo(cwd, detail[0] if detail else "git rev-parse failed")
+    git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
+    if git_dir == common_dir:
+        return Repo(git_dir, common_dir, top, top)
+    return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
+
+
+def find_main_checkout(common_dir: str) -> str:
+    """The main checkout of the repository whose common git dir is `common_dir`."""
+    from journal_mem.errors import UnsupportedRepo
+
+    cfg = run(["--git-dir", common_dir, "config", "--bool", "core.bare"], common_dir,
+              clean=True, check=False)
+    if cfg.text().strip() == "true":
+        raise UnsupportedRepo(
+            f"the repository at {common_dir} is bare: its worktrees have no main checkout "
+            "to hold the journal",
+            hint="keep one non-bare clone as the main checkout and run journal-mem there",
+        )
+    wt = run(["--git-dir", common_dir, "config", "core.worktree"], common_dir,
+             clean=True, check=False).text().strip()
+    if wt:
+        candidate = os.path.realpath(os.path.join(common_dir, wt))
+    elif os.path.basename(common_dir) == ".git":
+        candidate = os.path.dirname(common_dir)
+    else:
+        raise UnsupportedRepo(
+            f"cannot find the main checkout of {common_dir} (separate git dir without "
+            "core.worktree)",
+            hint="set core.worktree in that git dir, or run journal-mem in the main checkout",
+        )
+    check = run(
+        ["rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir"],
+        candidate if os.path.isdir(candidate) else common_dir,
+        clean=True,
+        check=False,
+    ).text().splitlines()
+    if [os.path.realpath(p) for p in check] != [common_dir, common_dir]:
+        raise UnsupportedRepo(f"the main checkout of {common_dir} is missing ({candidate})")
+    return candidate
+
+
+def current_branch(root: str) -> str:
+    """The branch checked out at `root`, or "" when HEAD is detached."""
+    res = run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, clean=True, check=False)
+    return res.text().strip() if res.ok else ""
+
+
+def has_head(root: str) -> bool:
+    """False before the first commit."""
+    return run(["rev-parse", "--verify", "--quiet", "HEAD"], root, clean=True, check=False).ok

@@ -1,0 +1,60 @@
+"""`jmem init`: config, memory root and agent folders (later: hooks), idempotently."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from journal_mem import gitfacts
+from journal_mem.config import load, render_file
+from journal_mem.errors import ConfigError
+from journal_mem.layout import KEEP, Layout
+from journal_mem.names import is_name
+from journal_mem.settings import CONFIG_FILE
+
+
+@dataclass
+class InitReport:
+    """What `init` did; an empty `done` means the repository was already set up."""
+
+    done: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _create(path: str, text: str, report: InitReport, root: str) -> None:
+    """Create `path` with `text` unless it exists (never overwrites)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+    report.done.append(f"created {os.path.relpath(path, root)}")
+
+
+def init(cwd: str, agents: list[str]) -> InitReport:
+    """Set up journal-mem in the main checkout of the repository at `cwd`."""
+    bad = [a for a in agents if not is_name(a)]
+    if bad:
+        raise ConfigError(
+            "\n".join(f"--agent: {a!r} is not a valid name (^[a-z0-9][a-z0-9-]{{0,63}}$)"
+                      for a in bad))
+    repo = gitfacts.locate(cwd)
+    root = repo.main_root
+    report = InitReport()
+    if not repo.is_main:
+        report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
+    branch = gitfacts.current_branch(root)
+    _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
+    os.makedirs(layout.main_memory, exist_ok=True)
+    if not agents and not layout.agents_on_disk():
+        _create(os.path.join(layout.main_memory, KEEP), "", report, root)
+    for agent in agents:
+        _create(os.path.join(layout.journal_dir(agent), KEEP), "", report, root)
+    if config.distill.branch == "" and branch:
+        report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
+                            f"write on whatever branch is checked out (now {branch!r})")
+    return report

@@ -1,0 +1,63 @@
+"""Where memory lives on disk (DESIGN §3.1), for one repository and config."""
+
+from __future__ import annotations
+
+import os
+
+from journal_mem.gitfacts import Repo
+
+JOURNAL = "journal"
+TOPICS = "topics"
+MEMORY_MD = "MEMORY.md"
+KEEP = ".gitkeep"
+
+
+class Layout:
+    """Paths of the memory root in the main checkout, and of the machine-local state."""
+
+    __slots__ = ("memory_root", "repo")
+
+    def __init__(self, repo: Repo, memory_root: str) -> None:
+        self.repo = repo
+        self.memory_root = memory_root.strip("/")
+
+    @property
+    def main_memory(self) -> str:
+        """The memory root of the main checkout (absolute)."""
+        return os.path.join(self.repo.main_root, self.memory_root)
+
+    def agent_dir(self, agent: str) -> str:
+        return os.path.join(self.main_memory, agent)
+
+    def journal_dir(self, agent: str) -> str:
+        return os.path.join(self.main_memory, agent, JOURNAL)
+
+    def topic_path(self, agent: str, topic: str) -> str:
+        return os.path.join(self.main_memory, agent, TOPICS, f"{topic}.md")
+
+    def memory_md(self, agent: str) -> str:
+        return os.path.join(self.main_memory, agent, MEMORY_MD)
+
+    @property
+    def state_dir(self) -> str:
+        """`<git-common-dir>/journal-mem`: outbox, lock, caches, logs; never committed."""
+        return self.repo.state_dir
+
+    def outbox_dir(self, agent: str) -> str:
+        return os.path.join(self.state_dir, "outbox", agent)
+
+    def rel(self, path: str) -> str:
+        """`path` relative to the main checkout, with forward slashes."""
+        return os.path.relpath(path, self.repo.main_root).replace(os.sep, "/")
+
+    def agents_on_disk(self) -> list[str]:
+        """Agents with a folder under the memory root, sorted."""
+        from journal_mem.names import is_name
+
+        try:
+            names = os.listdir(self.main_memory)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(
+            n for n in names if is_name(n) and os.path.isdir(os.path.join(self.main_memory, n))
+        )

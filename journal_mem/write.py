@@ -1,0 +1,76 @@
+"""`jmem write`: validate one lesson and file it in the main checkout (or the outbox)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from journal_mem.context import Context
+from journal_mem.entry import Entry, build, parse
+from journal_mem.errors import InvalidEntry
+from journal_mem.journal import Written, record
+from journal_mem.settings import env_flag, env_value
+
+
+def resolve_agent(ctx: Context, agent: str | None) -> str:
+    """--agent, else JMEM_AGENT, else the configured default agent."""
+    return agent or env_value("JMEM_AGENT") or ctx.config.default_agent
+
+
+def decode_text(data: bytes, what: str) -> str:
+    """Strict UTF-8, with a precise error naming `what`."""
+    if b"\x00" in data:
+        raise InvalidEntry([f"{what}: holds a NUL byte at offset {data.index(0)}"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEntry([f"{what}: not valid UTF-8 (byte offset {exc.start})"]) from exc
+
+
+def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
+    """A complete entry read from a file, validated as it stands."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InvalidEntry([f"--from-file: cannot read {path}: {exc.strerror}"]) from exc
+    try:
+        entry = parse(
+            data,
+            filename=os.path.basename(path),
+            entry_bytes=ctx.config.budget.entry_bytes,
+        )
+    except InvalidEntry as exc:
+        raise InvalidEntry(exc.problems, source=path) from exc
+    if agent and agent != entry.agent:
+        raise InvalidEntry([f"agent: the file says {entry.agent!r} but --agent is {agent!r}"],
+                           source=path)
+    return entry
+
+
+def compose(
+    ctx: Context, *, agent: str | None, topic: str | None, title: str | None, body: str,
+    fields: dict[str, Any],
+) -> Entry:
+    """An entry from command-line values, validated like a file would be."""
+    problems = []
+    if not topic:
+        problems.append("topic: required (--topic)")
+    if title is None:
+        problems.append("title: required (--title)")
+    if problems:
+        raise InvalidEntry(problems)
+    assert topic is not None and title is not None
+    return build(
+        agent=resolve_agent(ctx, agent),
+        topic=topic,
+        title=title,
+        body=body,
+        entry_bytes=ctx.config.budget.entry_bytes,
+        **fields,
+    )
+
+
+def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
+    """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
+    return record(ctx.layout, entry, outbox=outbox or env_flag("JMEM_OUTBOX"))
