@@ -10,6 +10,10 @@ JOURNAL = "journal"
 TOPICS = "topics"
 MEMORY_MD = "MEMORY.md"
 KEEP = ".gitkeep"
+# Written only by the distiller, at the top of the memory root: which lessons
+# it has folded and the distill date it used (a fresh clone knows what is
+# pending; a rebuild uses the same date).
+DISTILL_STATE = "distill-state.json"
 
 
 class Layout:
@@ -37,6 +41,10 @@ class Layout:
 
     def memory_md(self, agent: str) -> str:
         return os.path.join(self.main_memory, agent, MEMORY_MD)
+
+    @property
+    def distill_state(self) -> str:
+        return os.path.join(self.main_memory, DISTILL_STATE)
 
     @property
     def state_dir(self) -> str:
