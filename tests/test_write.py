@@ -42,7 +42,7 @@ def test_write_from_worktree_subdirectory_lands_in_main(repo: Path, worktree: Pa
 
 
 def test_write_inside_a_pre_commit_hook_of_a_worktree(repo: Path, worktree: Path) -> None:
-    """The hook inherits GIT_DIR and GIT_INDEX_FILE of the worktree; the entry still goes to main."""
+    """The hook inherits GIT_DIR and GIT_INDEX_FILE of the worktree; the entry goes to main."""
     hooks = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
                  .stdout.strip())
     hooks.mkdir(exist_ok=True)

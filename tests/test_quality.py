@@ -1,0 +1,26 @@
+"""ruff and mypy (strict) are part of the suite, so CI runs them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO_ROOT
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, check=False)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_ruff_clean() -> None:
+    proc = run_tool("ruff", "check", "journal_mem", "tests", "bench", "fixtures")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_strict_clean() -> None:
+    proc = run_tool("mypy")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
