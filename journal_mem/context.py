@@ -22,5 +22,5 @@ class Context:
 def open_context(cwd: str, flags: dict[str, Any] | None = None) -> Context:
     """Locate the repository from `cwd` and load the main checkout's config."""
     repo = gitfacts.locate(cwd)
-    config = load(repo.main_root, flags)
+    config = load(repo.main_root, flags, state_dir=repo.state_dir)
     return Context(repo, config, Layout(repo, config.memory_root))

@@ -148,12 +148,16 @@ def _not_a_repo(cwd: str, detail: str) -> Exception:
 
 
 def locate(cwd: str) -> Repo:
-    """Find the current worktree and the main checkout (GIT-FACTS "Finding the main checkout")."""
+    """Find the current worktree and the main checkout (GIT-FACTS "Finding the main checkout").
+
+    One git call (through `spawn_git`, so `subprocess` is not imported); a
+    linked worktree costs one more, for the common dir's `core.*` settings.
+    """
     from journal_mem.errors import UnsupportedRepo
 
     if not os.path.isdir(cwd):
         raise _not_a_repo(cwd, "no such directory")
-    res = run(
+    code, out = spawn_git(
         [
             "rev-parse",
             "--path-format=absolute",
@@ -163,39 +167,70 @@ def locate(cwd: str) -> Repo:
             "--show-toplevel",
         ],
         cwd,
-        check=False,
     )
-    lines = res.text().splitlines()
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) >= 3 and lines[2] == "true":
         raise UnsupportedRepo(
             f"{cwd} is a bare repository: there is no main checkout to hold the journal",
             hint="clone it (git clone) and run journal-mem in the clone",
         )
-    if not res.ok or len(lines) != 4:
-        detail = res.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise _not_a_repo(cwd, detail[0] if detail else "git rev-parse failed")
+    if code != 0 or len(lines) != 4:
+        raise _not_a_repo(cwd, "git rev-parse found no work tree here")
     git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
     if git_dir == common_dir:
         return Repo(git_dir, common_dir, top, top)
     return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
 
 
+def _core_settings(common_dir: str) -> dict[str, str]:
+    """`core.bare` and `core.worktree` of a repository, read with the hook's GIT_* dropped."""
+    saved = {k: os.environ.pop(k) for k in LOCAL_ENV_VARS if k in os.environ}
+    try:
+        _, out = spawn_git(
+            ["--git-dir", common_dir, "config", "--null", "--get-regexp",
+             r"^core\.(bare|worktree)$"],
+            common_dir,
+        )
+    finally:
+        os.environ.update(saved)
+    found = {}
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        name, _, value = item.partition("\n")
+        if name:
+            found[name.lower()] = value
+    return found
+
+
+def _is_checkout_of(candidate: str, common_dir: str) -> bool:
+    """True when `candidate` is a work tree whose git dir is `common_dir`."""
+    dot_git = os.path.join(candidate, ".git")
+    if os.path.isdir(dot_git):
+        return os.path.realpath(dot_git) == common_dir
+    try:
+        with open(dot_git, encoding="utf-8") as fh:
+            pointer = fh.read().strip()
+    except OSError:
+        return False
+    if not pointer.startswith("gitdir:"):
+        return False
+    target = os.path.join(candidate, pointer.removeprefix("gitdir:").strip())
+    return os.path.realpath(target) == common_dir
+
+
 def find_main_checkout(common_dir: str) -> str:
     """The main checkout of the repository whose common git dir is `common_dir`."""
     from journal_mem.errors import UnsupportedRepo
 
-    cfg = run(["--git-dir", common_dir, "config", "--bool", "core.bare"], common_dir,
-              clean=True, check=False)
-    if cfg.text().strip() == "true":
+    core = _core_settings(common_dir)
+    if core.get("core.bare", "").lower() in ("true", "yes", "on", "1"):
         raise UnsupportedRepo(
             f"the repository at {common_dir} is bare: its worktrees have no main checkout "
             "to hold the journal",
             hint="keep one non-bare clone as the main checkout and run journal-mem there",
         )
-    wt = run(["--git-dir", common_dir, "config", "core.worktree"], common_dir,
-             clean=True, check=False).text().strip()
-    if wt:
-        candidate = os.path.realpath(os.path.join(common_dir, wt))
+    worktree = core.get("core.worktree", "")
+    if worktree:
+        candidate = os.path.realpath(os.path.join(common_dir, worktree))
     elif os.path.basename(common_dir) == ".git":
         candidate = os.path.dirname(common_dir)
     else:
@@ -204,13 +239,7 @@ def find_main_checkout(common_dir: str) -> str:
             "core.worktree)",
             hint="set core.worktree in that git dir, or run journal-mem in the main checkout",
         )
-    check = run(
-        ["rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir"],
-        candidate if os.path.isdir(candidate) else common_dir,
-        clean=True,
-        check=False,
-    ).text().splitlines()
-    if [os.path.realpath(p) for p in check] != [common_dir, common_dir]:
+    if not _is_checkout_of(candidate, common_dir):
         raise UnsupportedRepo(f"the main checkout of {common_dir} is missing ({candidate})")
     return candidate
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import jmem, journal_files, make_repo
 
-from journal_mem.config import Config, load, render_file
+from journal_mem.config import load, render_file, validate
 from journal_mem.errors import ConfigError
 from journal_mem.settings import CONFIG_FILE, DEFAULTS
 
@@ -21,7 +21,7 @@ def write_config(root: Path, text: str) -> None:
 
 def test_defaults_are_the_design_defaults(tmp_path: Path) -> None:
     cfg = load(str(tmp_path))
-    assert cfg.model_dump() == DEFAULTS
+    assert cfg.as_dict() == DEFAULTS
     assert (cfg.budget.memory_lines, cfg.budget.memory_bytes, cfg.budget.line_chars) == (
         200, 25000, 150)
     assert cfg.distill.threshold == 10 and cfg.default_agent == "main"
@@ -77,8 +77,8 @@ def test_empty_file_value_means_unset(tmp_path: Path) -> None:
         ("", {"JMEM_DISTILL_THRESHOLD": "many"},
          "config: distill.threshold: Input should be a valid integer"),
         ("", {"JMEM_DEFAULT_AGENT": "Not Valid"},
-         "config: default_agent: String should match pattern"),
-        ("memory_root = '../outside'\n", {}, "config: memory_root: Value error, must be a rel"),
+         "config: default_agent: must match ^[a-z0-9][a-z0-9-]{0,63}$"),
+        ("memory_root = '../outside'\n", {}, "config: memory_root: must be a relative path"),
         ("[distill]\nstale_refs = 'keep'\n", {}, "config: distill.stale_refs: Input should be"),
     ],
 )
@@ -110,4 +110,41 @@ def test_rendered_file_holds_every_default_commented(tmp_path: Path) -> None:
             assert f"# {key} = " in text or f"{key} = " in text
     write_config(tmp_path, text)
     cfg = load(str(tmp_path))
-    assert cfg == Config.model_validate({"agents": ["api"], "distill": {"branch": "trunk"}})
+    assert cfg == validate({"agents": ["api"], "distill": {"branch": "trunk"}}, {})
+
+
+def test_snapshot_is_reused_and_invalidated(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / "state"
+    write_config(tmp_path, "[distill]\nthreshold = 4\n")
+    assert load(str(tmp_path), state_dir=str(state)).distill.threshold == 4
+    assert (state / "cache" / "config-snapshot.json").is_file()
+    assert load(str(tmp_path), state_dir=str(state)).distill.threshold == 4
+    write_config(tmp_path, "[distill]\nthreshold = 6\n")
+    assert load(str(tmp_path), state_dir=str(state)).distill.threshold == 6
+    monkeypatch.setenv("JMEM_DISTILL_THRESHOLD", "8")
+    assert load(str(tmp_path), state_dir=str(state)).distill.threshold == 8
+    monkeypatch.setenv("JMEM_DISTILL_THRESHOLD", "zero")
+    with pytest.raises(ConfigError):
+        load(str(tmp_path), state_dir=str(state))
+
+
+def test_snapshot_needs_no_pydantic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    code = (
+        "import sys; from journal_mem.config import load;"
+        f"load({str(tmp_path)!r}, state_dir={str(tmp_path / 's')!r});"
+        f"c = load({str(tmp_path)!r}, state_dir={str(tmp_path / 's')!r});"
+        "print(c.budget.memory_lines, 'pydantic' in sys.modules)"
+    )
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=REPO_ROOT).stdout.split()
+    assert first == ["200", "True"]
+    code = code.replace(f"load({str(tmp_path)!r}, state_dir={str(tmp_path / 's')!r});c", "c", 1)
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=REPO_ROOT).stdout.split()
+    assert second == ["200", "False"]

@@ -18,7 +18,8 @@ MEM = Path(".claude") / "agent-memory"
 
 
 def all_files(root: Path) -> set[Path]:
-    return {p for p in root.rglob("*") if p.is_file()}
+    """Every file of the checkout and its outbox (the config snapshot cache aside)."""
+    return {p for p in root.rglob("*") if p.is_file() and "cache" not in p.parts}
 
 
 def outbox_files(main: Path) -> list[Path]:

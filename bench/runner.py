@@ -1,0 +1,136 @@
+"""Whole-process benchmark runner: one warm-up, median and min–max of N runs,
+a baseline measured in the same run, ratios, and a markdown table.
+
+Each `bench/bench_*.py` exposes `rows(runs: int) -> list[Row]` and can run on
+its own (`python bench/bench_write.py`); `python bench/run_all.py` runs all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Milliseconds of N runs after one warm-up."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def span(self) -> str:
+        return f"{min(self.samples):.1f}–{max(self.samples):.1f}"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One benchmarked path against its baseline and goal."""
+
+    path: str
+    timing: Timing
+    baseline_name: str
+    baseline: Timing | None
+    goal: str
+    met: bool | None
+
+    @property
+    def ratio(self) -> str:
+        if self.baseline is None or self.baseline.median == 0:
+            return "–"
+        return f"{self.timing.median / self.baseline.median:.1f}×"
+
+
+def installed_script() -> Path | None:
+    """The `jmem` installed next to this interpreter, if any."""
+    script = Path(sys.executable).parent / "jmem"
+    return script if script.exists() else None
+
+
+def bench_env(**extra: str) -> dict[str, str]:
+    """A user's environment: bytecode caching on, no JMEM_* or hook GIT_* variables.
+
+    Without an installed `jmem`, the package is taken from this checkout.
+    """
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JMEM_", "GIT_DIR", "GIT_INDEX", "GIT_WORK"))
+           and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(IDENTITY)
+    if installed_script() is None:
+        env["PYTHONPATH"] = str(REPO_ROOT)
+    env.update(extra)
+    return env
+
+
+def jmem_argv() -> list[str]:
+    """The installed `jmem` next to this interpreter, else `python -m journal_mem`."""
+    script = installed_script()
+    return [str(script)] if script else [sys.executable, "-m", "journal_mem"]
+
+
+def time_command(argv: Sequence[str] | Callable[[], Sequence[str]], cwd: str | Path,
+                 runs: int = 10, env: dict[str, str] | None = None, stdin: bytes = b"",
+                 setup: Callable[[], None] | None = None, check: bool = True) -> Timing:
+    """Whole-process wall time of a command: one warm-up, then `runs` timed runs."""
+    samples = []
+    for i in range(runs + 1):
+        if setup is not None:
+            setup()
+        args = list(argv() if callable(argv) else argv)
+        start = time.perf_counter()
+        proc = subprocess.run(args, cwd=cwd, env=env or bench_env(), input=stdin,
+                              capture_output=True, check=False)
+        elapsed = (time.perf_counter() - start) * 1000
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"{args} failed ({proc.returncode}): {proc.stderr.decode()}")
+        if i:
+            samples.append(elapsed)
+    return Timing(tuple(samples))
+
+
+def python_baseline(cwd: str | Path, runs: int = 10) -> Timing:
+    """A bare start of this venv's interpreter: `python -c pass`."""
+    return time_command([sys.executable, "-c", "pass"], cwd, runs)
+
+
+def git(cwd: str | Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=bench_env(), check=True, capture_output=True)
+
+
+def table(rows: Sequence[Row], title: str = "") -> str:
+    """The rows as a markdown table."""
+    out = [f"### {title}", ""] if title else []
+    out.append("| path | median ms | min–max ms | baseline | baseline ms | ratio | goal | met |")
+    out.append("|---|---:|---:|---|---:|---:|---|---|")
+    for r in rows:
+        base = f"{r.baseline.median:.1f}" if r.baseline else "–"
+        met = "–" if r.met is None else ("yes" if r.met else "**no**")
+        out.append(f"| {r.path} | {r.timing.median:.1f} | {r.timing.span} | {r.baseline_name} "
+                   f"| {base} | {r.ratio} | {r.goal} | {met} |")
+    return "\n".join(out)
+
+
+def machine_line() -> str:
+    return (f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, Python "
+            f"{sys.version.split()[0]}, {shutil.which('git') and git_version()}")
+
+
+def git_version() -> str:
+    return subprocess.run(["git", "--version"], capture_output=True, text=True,
+                          check=False).stdout.strip()
