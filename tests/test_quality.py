@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
-import pytest
 from helpers import REPO_ROOT
 
 
@@ -15,9 +13,9 @@ def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_ruff_clean() -> None:
-    proc = run_tool("ruff", "check", "journal_mem", "tests", "bench", "fixtures")
+    dirs = [d for d in ("journal_mem", "tests", "bench", "fixtures") if (REPO_ROOT / d).is_dir()]
+    proc = run_tool("ruff", "check", *dirs)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
