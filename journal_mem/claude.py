@@ -107,7 +107,7 @@ def missing_hooks(root: str) -> list[str]:
     try:
         data = _load_settings(os.path.join(root, SETTINGS))
     except Exception:
-        return sorted(HOOKS)
+        return list(HOOKS)
     hooks = data.get("hooks")
     hooks = hooks if isinstance(hooks, dict) else {}
     return [e for e, cmd in HOOKS.items() if cmd not in installed_commands(hooks.get(e))]

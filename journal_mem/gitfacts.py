@@ -90,8 +90,11 @@ def run(
     return result
 
 
-def spawn_git(args: list[str], cwd: str) -> tuple[int, bytes]:
-    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout)."""
+def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, bytes]:
+    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout).
+
+    With `quiet`, git's stderr goes to /dev/null (the caller reports failures itself).
+    """
     read_fd, write_fd = os.pipe()
     devnull = os.open(os.devnull, os.O_RDWR)
     try:
@@ -103,6 +106,7 @@ def spawn_git(args: list[str], cwd: str) -> tuple[int, bytes]:
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
                 (os.POSIX_SPAWN_DUP2, write_fd, 1),
                 (os.POSIX_SPAWN_CLOSE, read_fd),
+                *([(os.POSIX_SPAWN_DUP2, devnull, 2)] if quiet else []),
             ],
         )
     finally:
@@ -227,7 +231,8 @@ def locate_fast(cwd: str) -> Repo:
     else goes to `locate`, which also gives the precise error.
     """
     code, out = spawn_git(["rev-parse", "--path-format=absolute", "--absolute-git-dir",
-                           "--git-common-dir", "--is-bare-repository", "--show-toplevel"], cwd)
+                           "--git-common-dir", "--is-bare-repository", "--show-toplevel"], cwd,
+                          quiet=True)
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if code != 0 or len(lines) != 4 or lines[2] != "false":
         return locate(cwd)
@@ -245,7 +250,7 @@ def _usual_main_checkout(common_dir: str) -> str | None:
     if os.path.basename(common_dir) != ".git":
         return None
     code, out = spawn_git(["--git-dir", common_dir, "config", "--get-regexp",
-                           r"^core\.(bare|worktree)$"], common_dir)
+                           r"^core\.(bare|worktree)$"], common_dir, quiet=True)
     settings = dict(line.split(" ", 1) for line in out.decode("utf-8", "replace").splitlines()
                     if " " in line)
     if code not in (0, 1) or "core.worktree" in settings or \
