@@ -78,10 +78,12 @@ def pending_paths(layout: Layout, agents: list[str] | None = None) -> list[Found
     out: list[Found] = []
     for agent in layout.agents_on_disk() if agents is None else agents:
         folder = os.path.join(layout.agent_dir(agent), JOURNAL)
-        for name in _entry_names(folder):
-            rel = f"{agent}/{JOURNAL}/{name}"
-            if rel not in done:
-                out.append((agent, os.path.join(folder, name), rel, False))
+        prefix = f"{agent}/{JOURNAL}/"
+        # membership first: with 10k lessons, matching and sorting only the
+        # few unfolded names is what keeps the wake-up hook fast
+        fresh = [n for n in _listdir(folder) if prefix + n not in done]
+        for name in sorted(n for n in fresh if ENTRY_NAME_RE.fullmatch(n)):
+            out.append((agent, os.path.join(folder, name), prefix + name, False))
     outbox = os.path.join(layout.state_dir, "outbox")
     for agent in sorted(_listdir(outbox)):
         if agents is not None and agent not in agents:
