@@ -108,7 +108,7 @@ def main() -> int:
     opts = parser.parse_args()
     root = tempfile.mkdtemp(prefix="jmem-bench-wake-")
     try:
-        main_root, wt = make_repo(root, opts.lessons, opts.pending)
+        _main, wt = make_repo(root, opts.lessons, opts.pending)
         stdin = json.dumps({"session_id": "bench", "cwd": wt, "hook_event_name": "SubagentStart",
                             "agent_type": "api", "agent_id": "b1"}).encode()
         out = json.loads(run_jmem(wt, "wake", "--hook", "claude", stdin=stdin).stdout)
