@@ -84,7 +84,9 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     from journal_mem import sessions, wake
 
     started = sessions.now()
-    with_memory = wake.memory_differs(layout, agent)
+    # MEMORY.md goes in unless Claude Code loads this very file itself
+    with_memory = not wake.loaded_natively(layout, agent, event) or \
+        wake.memory_differs(layout, agent)
     pack = wake.build(layout, agent, max_chars=max_chars, with_memory=with_memory)
     sessions.append(layout.state_dir, {
         "time": started.isoformat(timespec="milliseconds"),

@@ -68,6 +68,20 @@ class Pack:
         }
 
 
+def loaded_natively(layout: Layout, agent: str, event: str) -> bool:
+    """True when Claude Code itself loads this agent's MEMORY.md: only into a subagent
+    whose definition (project or user `.claude/agents/<agent>.md`) says `memory: project`."""
+    if event != "SubagentStart":
+        return False
+    for folder in (layout.repo.worktree_root, os.path.expanduser("~")):
+        text = _read(os.path.join(folder, ".claude", "agents", f"{agent}.md"))
+        if text is not None:
+            front = text.split("\n---", 1)[0] if text.startswith("---") else ""
+            return any(line.split("#")[0].strip().replace(" ", "") == "memory:project"
+                       for line in front.split("\n"))
+    return False
+
+
 def memory_differs(layout: Layout, agent: str) -> bool:
     """True when the worktree's own MEMORY.md is not the main checkout's (Claude Code
     loads the worktree's copy natively, so the pack must carry the main one)."""

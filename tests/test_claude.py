@@ -58,7 +58,15 @@ def test_worktree_gets_main_memory_only_when_its_copy_differs(repo: Path,
     memory(worktree, "api", "- Same fact [same]\n")
     stdin = hook_input(worktree, "SubagentStart", agent_type="api", agent_id="a")
     inner, _ = wake_hook(worktree, stdin)
+    assert "- Same fact [same]" in str(inner["additionalContext"])  # no memory: project agent
+    definition = worktree / ".claude" / "agents" / "api.md"
+    definition.parent.mkdir(parents=True)
+    definition.write_text("---\nname: api\nmemory: project\n---\n\nYou are api.\n")
+    inner, _ = wake_hook(worktree, stdin)
     assert "Same fact" not in str(inner["additionalContext"])  # Claude Code loads it natively
+    session, _ = wake_hook(worktree, hook_input(worktree, "SessionStart"),
+                           JMEM_DEFAULT_AGENT="api")
+    assert "- Same fact [same]" in str(session["additionalContext"])  # main session: no native
     memory(repo, "api", "- Same fact [same]\n- Fresh fact from main [fresh]\n")
     inner, _ = wake_hook(worktree, stdin)
     assert "- Fresh fact from main [fresh]" in str(inner["additionalContext"])
