@@ -47,19 +47,29 @@ def cli(directory: str | None) -> None:
               help="Create this agent's journal folder (repeatable).")
 @click.option("--no-git-hooks", is_flag=True, help="Do not install git hooks.")
 @click.option("--no-claude", is_flag=True, help="Do not touch .claude/settings.json.")
+@click.option("--claude-agent", "claude_agents", multiple=True, metavar="NAME",
+              help="Write .claude/agents/NAME.md (memory: project) and its journal folder.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
-         as_json: bool) -> int:
+         claude_agents: tuple[str, ...], as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
     the memory root .claude/agent-memory/ and a journal folder per --agent,
     in the main checkout. Records the current branch as distill.branch.
+    Unless --no-claude, merges the wake-up and reminder hooks into
+    .claude/settings.json, keeping every existing setting and hook.
     """
     from journal_mem.initialize import init as do_init
 
     report = do_init(_cwd(ctx), list(agents))
+    # --- Claude Code hooks and agent files (wake/remind) ---
+    if not no_claude or claude_agents:
+        from journal_mem.initialize import init_claude
+
+        init_claude(_cwd(ctx), report, hooks=not no_claude, agents=list(claude_agents))
+    # --- end of Claude Code block ---
     if as_json:
         _emit_json({"done": report.done, "notes": report.notes})
         return errors.OK
@@ -160,6 +170,88 @@ def demo(keep: bool) -> int:
     from journal_mem.demo import run_demo
 
     return run_demo(keep=keep, echo=click.echo)
+
+
+# --- wake-up, reminder and status (issue 5) ----------------------------------
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Whose memory [env JMEM_AGENT, else default_agent].")
+@click.option("--hook", type=click.Choice(["claude"]),
+              help="Claude Code SessionStart/SubagentStart: hook JSON in, context JSON out.")
+@click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
+              help="Budget of the pack, in characters.")
+@click.option("--query", metavar="TEXT", help="Add the topic facts that best answer TEXT.")
+@click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), default=0.7,
+              show_default=True, help="Query facts below this confidence are left out.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pack and its parts as JSON.")
+def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
+         min_confidence: float, as_json: bool) -> int:
+    """Print an agent's wake-up pack: the main checkout's MEMORY.md, lessons written
+    since the last distill (newest first), and the keys corrected since then.
+
+    Cut to --max-chars, whole lines, lowest-ranked first; a last line says what
+    was cut. With --hook claude (what `jmem init` puts in .claude/settings.json)
+    it never fails: errors become a one-line warning, exit 0.
+    """
+    if hook:
+        from journal_mem.hookpath import wake_hook
+
+        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 10_000))
+    from journal_mem.wake import for_command
+
+    ctx = click.get_current_context()
+    pack = for_command(_cwd(ctx), agent, max_chars=max_chars, query=query,
+                       min_confidence=min_confidence)
+    if as_json:
+        _emit_json(pack.as_json())
+    else:
+        click.echo(pack.text, nl=False)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
+              "JMEM_AGENT, else default_agent].")
+@click.option("--hook", type=click.Choice(["claude"]), required=True,
+              help="Claude Code Stop/SubagentStop: hook JSON in, decision JSON out.")
+def remind(agent: str | None, hook: str) -> int:
+    """Stop/SubagentStop hook: once per session, ask the agent to record its lesson
+    if it wrote none since the session started. Never fails: exit 0."""
+    from journal_mem.hookpath import remind_hook
+
+    del hook
+    return remind_hook(sys.stdin.buffer.read(), agent)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--sessions", "session_count", type=int, default=None, is_flag=False,
+              flag_value=20, metavar="[N]", help="Show the last N (20) recorded wake-ups.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
+    """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
+    installed: the first thing to run when memory doesn't work."""
+    from journal_mem import status as core
+
+    if session_count is not None:
+        records = core.session_log(_cwd(ctx), session_count)
+        if as_json:
+            _emit_json(records)
+        else:
+            for line in core.render_sessions(records):
+                click.echo(line)
+        return errors.OK
+    report = core.collect(_cwd(ctx))
+    if as_json:
+        _emit_json(report)
+    else:
+        for line in core.render(report):
+            click.echo(line)
+    return errors.OK
+
+
+# --- end of wake-up, reminder and status --------------------------------------
 
 
 def run(argv: list[str]) -> int:

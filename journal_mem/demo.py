@@ -134,6 +134,54 @@ def scene_refused(stage: Stage) -> None:
 SCENES = [scene_setup, scene_write, scene_outbox, scene_refused]
 
 
+# --- wake-up scene (issue 5) ---------------------------------------------------
+
+
+def scene_wake(stage: Stage) -> None:
+    stage.scene("A subagent wakes up in its worktree, and is reminded to write its lesson")
+    import json
+
+    stage.run(["jmem", "init", "--claude-agent", "api"], stage.main)
+    stage.say("""
+        `jmem init` (scene 1) merged SessionStart/SubagentStart (jmem wake --hook claude)
+        and Stop/SubagentStop (jmem remind --hook claude) into .claude/settings.json;
+        --claude-agent wrote the subagent's definition with `memory: project`.
+        Claude Code now starts the api subagent in app-feature/ and runs the hook:""")
+    payload = {"session_id": "demo-session", "cwd": stage.worktree,
+               "hook_event_name": "SubagentStart", "agent_id": "agent-1", "agent_type": "api"}
+    stdin = json.dumps(payload)
+    shown = stdin.replace(stage.root + os.sep, "")
+    stage.echo(f"  [app-feature]$ echo '{shown}' | jmem wake --hook claude")
+    proc = stage.run(["jmem", "wake", "--hook", "claude"], stage.worktree, stdin=stdin,
+                     show=False)
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    stage.say("What the agent sees, added to its context (additionalContext):")
+    for line in context.rstrip("\n").split("\n"):
+        stage.echo(f"    | {line.replace(stage.root + os.sep, '')}")
+    stage.say("""
+        Nothing is distilled yet, so Claude Code's native MEMORY.md load has nothing;
+        the hook adds the lessons written since the last distill, from the MAIN
+        checkout and the outbox. When the agent stops without recording a lesson,
+        the Stop hook asks it once:""")
+    stop = json.dumps({**payload, "hook_event_name": "SubagentStop",
+                       "stop_hook_active": False})
+    stage.echo("  [app-feature]$ echo '{…SubagentStop…}' | jmem remind --hook claude")
+    proc = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
+                     show=False)
+    for line in json.loads(proc.stdout)["reason"].split("\n"):
+        stage.echo(f"    | {line}")
+    again = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
+                      show=False)
+    stage.say(f"Asked again, it lets the agent stop ({'no output' if not again.stdout else '?!'}):"
+              " one reminder per session. `jmem status --sessions` shows what each one got:")
+    stage.run(["jmem", "status", "--sessions"], stage.worktree)
+
+
+SCENES.append(scene_wake)
+
+# --- end of wake-up scene -------------------------------------------------------
+
+
 def run_demo(keep: bool = False, echo: Echo = print) -> int:
     """Play every scene in a fresh temporary repository."""
     root = os.path.realpath(tempfile.mkdtemp(prefix="jmem-demo-"))

@@ -90,8 +90,11 @@ def run(
     return result
 
 
-def spawn_git(args: list[str], cwd: str) -> tuple[int, bytes]:
-    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout)."""
+def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, bytes]:
+    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout).
+
+    With `quiet`, git's stderr goes to /dev/null (the caller reports failures itself).
+    """
     read_fd, write_fd = os.pipe()
     devnull = os.open(os.devnull, os.O_RDWR)
     try:
@@ -103,6 +106,7 @@ def spawn_git(args: list[str], cwd: str) -> tuple[int, bytes]:
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
                 (os.POSIX_SPAWN_DUP2, write_fd, 1),
                 (os.POSIX_SPAWN_CLOSE, read_fd),
+                *([(os.POSIX_SPAWN_DUP2, devnull, 2)] if quiet else []),
             ],
         )
     finally:
@@ -242,6 +246,56 @@ def find_main_checkout(common_dir: str) -> str:
     if not _is_checkout_of(candidate, common_dir):
         raise UnsupportedRepo(f"the main checkout of {common_dir} is missing ({candidate})")
     return candidate
+
+
+# --- fast locate for the Claude Code hooks (wake/remind) ----------------------
+
+
+def locate_fast(cwd: str) -> Repo:
+    """`locate` without `subprocess`: git through `spawn_git`, at most two calls.
+
+    Covers the usual layouts (a main checkout, or a linked worktree whose main
+    checkout holds `<common>` as its `.git` directory) and validates the
+    candidate on disk as GIT-FACTS "Finding the main checkout" says; anything
+    else goes to `locate`, which also gives the precise error.
+    """
+    code, out = spawn_git(["rev-parse", "--path-format=absolute", "--absolute-git-dir",
+                           "--git-common-dir", "--is-bare-repository", "--show-toplevel"], cwd,
+                          quiet=True)
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if code != 0 or len(lines) != 4 or lines[2] != "false":
+        return locate(cwd)
+    git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
+    if git_dir == common_dir:
+        return Repo(git_dir, common_dir, top, top)
+    main = _usual_main_checkout(common_dir)
+    if main is None:
+        return locate(cwd)
+    return Repo(git_dir, common_dir, top, main)
+
+
+def _usual_main_checkout(common_dir: str) -> str | None:
+    """`<common>/..` when it is provably the main checkout, else None."""
+    if os.path.basename(common_dir) != ".git":
+        return None
+    code, out = spawn_git(["--git-dir", common_dir, "config", "--get-regexp",
+                           r"^core\.(bare|worktree)$"], common_dir, quiet=True)
+    settings = dict(line.split(" ", 1) for line in out.decode("utf-8", "replace").splitlines()
+                    if " " in line)
+    if code not in (0, 1) or "core.worktree" in settings or \
+            settings.get("core.bare", "false").lower() in ("true", "yes", "on", "1"):
+        return None
+    candidate = os.path.dirname(common_dir)
+    dot_git = os.path.join(candidate, ".git")
+    # its git dir is `<common>` itself (a directory, not a gitfile), and a git
+    # dir without a `commondir` file is its own common dir
+    if not os.path.isdir(dot_git) or os.path.realpath(dot_git) != common_dir or \
+            os.path.exists(os.path.join(common_dir, "commondir")):
+        return None
+    return candidate
+
+
+# --- end of fast locate ----------------------------------------------------------
 
 
 def current_branch(root: str) -> str:

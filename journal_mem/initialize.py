@@ -58,3 +58,31 @@ def init(cwd: str, agents: list[str]) -> InitReport:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
     return report
+
+
+# --- Claude Code: settings.json hooks and agent files (wake/remind) ---------
+
+
+def init_claude(cwd: str, report: InitReport, *, hooks: bool, agents: list[str]) -> None:
+    """Merge the wake/remind hooks into `.claude/settings.json` (when `hooks`) and
+    write `.claude/agents/NAME.md` for each of `agents`, in the main checkout."""
+    import shutil
+
+    from journal_mem import claude
+
+    repo = gitfacts.locate(cwd)
+    root = repo.main_root
+    if hooks:
+        report.done += claude.merge_settings(root)
+        if shutil.which("jmem") is None:
+            report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
+                                "install it with `pipx install journal-mem` or "
+                                "`uv tool install journal-mem`")
+    layout = Layout(repo, load(root).memory_root)
+    for name in agents:
+        path = claude.write_agent(root, name)
+        if path is None:
+            report.notes.append(f"kept the existing {claude.AGENTS}/{name}.md (not rewritten)")
+        else:
+            report.done.append(f"created {os.path.relpath(path, root)}")
+        _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)

@@ -12,6 +12,14 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     args = sys.argv[1:] if argv is None else argv
+    # --- Claude Code hook fast paths (wake/remind --hook claude) ---
+    if args[:1] in (["wake"], ["remind"]) and any(a.startswith("--hook") for a in args):
+        from journal_mem.hookpath import dispatch
+
+        code = dispatch(args)
+        if code is not None:
+            return code
+    # --- end of hook fast paths ---
     from journal_mem.cli import run
 
     return run(args)
