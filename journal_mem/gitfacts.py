@@ -171,6 +171,7 @@ def locate(cwd: str) -> Repo:
             "--show-toplevel",
         ],
         cwd,
+        quiet=True,
     )
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) >= 3 and lines[2] == "true":
@@ -194,6 +195,7 @@ def _core_settings(common_dir: str) -> dict[str, str]:
             ["--git-dir", common_dir, "config", "--null", "--get-regexp",
              r"^core\.(bare|worktree)$"],
             common_dir,
+            quiet=True,
         )
     finally:
         os.environ.update(saved)
@@ -246,56 +248,6 @@ def find_main_checkout(common_dir: str) -> str:
     if not _is_checkout_of(candidate, common_dir):
         raise UnsupportedRepo(f"the main checkout of {common_dir} is missing ({candidate})")
     return candidate
-
-
-# --- fast locate for the Claude Code hooks (wake/remind) ----------------------
-
-
-def locate_fast(cwd: str) -> Repo:
-    """`locate` without `subprocess`: git through `spawn_git`, at most two calls.
-
-    Covers the usual layouts (a main checkout, or a linked worktree whose main
-    checkout holds `<common>` as its `.git` directory) and validates the
-    candidate on disk as GIT-FACTS "Finding the main checkout" says; anything
-    else goes to `locate`, which also gives the precise error.
-    """
-    code, out = spawn_git(["rev-parse", "--path-format=absolute", "--absolute-git-dir",
-                           "--git-common-dir", "--is-bare-repository", "--show-toplevel"], cwd,
-                          quiet=True)
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if code != 0 or len(lines) != 4 or lines[2] != "false":
-        return locate(cwd)
-    git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
-    if git_dir == common_dir:
-        return Repo(git_dir, common_dir, top, top)
-    main = _usual_main_checkout(common_dir)
-    if main is None:
-        return locate(cwd)
-    return Repo(git_dir, common_dir, top, main)
-
-
-def _usual_main_checkout(common_dir: str) -> str | None:
-    """`<common>/..` when it is provably the main checkout, else None."""
-    if os.path.basename(common_dir) != ".git":
-        return None
-    code, out = spawn_git(["--git-dir", common_dir, "config", "--get-regexp",
-                           r"^core\.(bare|worktree)$"], common_dir, quiet=True)
-    settings = dict(line.split(" ", 1) for line in out.decode("utf-8", "replace").splitlines()
-                    if " " in line)
-    if code not in (0, 1) or "core.worktree" in settings or \
-            settings.get("core.bare", "false").lower() in ("true", "yes", "on", "1"):
-        return None
-    candidate = os.path.dirname(common_dir)
-    dot_git = os.path.join(candidate, ".git")
-    # its git dir is `<common>` itself (a directory, not a gitfile), and a git
-    # dir without a `commondir` file is its own common dir
-    if not os.path.isdir(dot_git) or os.path.realpath(dot_git) != common_dir or \
-            os.path.exists(os.path.join(common_dir, "commondir")):
-        return None
-    return candidate
-
-
-# --- end of fast locate ----------------------------------------------------------
 
 
 def current_branch(root: str) -> str:

@@ -63,7 +63,7 @@ def wake_hook(data: bytes, agent: str | None = None,
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
         payload = claude.read_input(data)
         event = claude.text_field(payload, "hook_event_name") or event
-        repo = gitfacts.locate_fast(_cwd(payload))
+        repo = gitfacts.locate(_cwd(payload))
         conf = HookSettings(repo.main_root)
         if not conf.wake:
             return _off("wake-up is off (hooks.wake = false): memory not loaded")
@@ -111,7 +111,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
         payload = claude.read_input(data)
         if payload.get("stop_hook_active") is True:
             return 0
-        repo = gitfacts.locate_fast(_cwd(payload))
+        repo = gitfacts.locate(_cwd(payload))
         conf = HookSettings(repo.main_root)
         if not conf.remind:
             return _off("reminder is off (hooks.remind = false)")
