@@ -51,3 +51,6 @@ def commit_in_main(main: Path, rel: str, text: str) -> None:
 
 def env(**extra: str) -> dict[str, str]:
     return base_env(**extra)
+
+
+ENTRY_TEXT = lesson()
