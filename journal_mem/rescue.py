@@ -139,9 +139,9 @@ def _file_lines(ctx: Context, source: _Source, agent: str, report: RescueReport)
         _no_secrets(ctx, f"{entry.title}\n{entry.body}")
     written = [record(ctx.layout, entry) for entry in entries]
     _restore(ctx, source)
-    count = f"{len(written)} added line{'s' if len(written) != 1 else ''}"
-    report.lines.append(f"{source.path}: {count} filed as lessons (topic {INBOX}); "
-                        "restored from HEAD")
+    count = ("1 added line filed as a lesson" if len(written) == 1
+             else f"{len(written)} added lines filed as lessons")
+    report.lines.append(f"{source.path}: {count} (topic {INBOX}); restored from HEAD")
     report.lines += [f"  -> {w.path}" for w in written]
 
 

@@ -62,7 +62,7 @@ def test_memory_md_edits_become_one_lesson_per_added_line(main: Path, tmp_path: 
     proc = jmem(wt, "rescue")
     assert proc.returncode == 0, proc.stderr
     assert f"{MEMORY_MD}: 2 added lines filed as lessons (topic inbox)" in proc.stdout
-    assert f"{topic}: 1 added line filed as lessons (topic inbox)" in proc.stdout
+    assert f"{topic}: 1 added line filed as a lesson (topic inbox)" in proc.stdout
     entries = [parse(p.read_bytes(), folder_agent="api") for p in journal_files(main, "api")]
     assert sorted(e.title for e in entries) == [
         "Migrations run in a transaction", "The staging DB resets at midnight UTC",
