@@ -45,7 +45,8 @@ def find_top(cwd: str) -> str:
     return path
 
 
-def _truthy(value: object) -> bool:
+def truthy(value: object) -> bool:
+    """A setting's truth: booleans from the file, 1/true/yes/on from the environment."""
     if isinstance(value, str):
         return value.strip().lower() in settings.TRUE_WORDS
     return bool(value)
@@ -55,7 +56,7 @@ def disabled_reason(top: str) -> str | None:
     """Why the guard is switched off, or None when it is on."""
     if settings.env_flag("JMEM_DISABLE"):
         return "JMEM_DISABLE=1"
-    if not _truthy(settings.fast_setting(top, "hooks.guard")):
+    if not truthy(settings.fast_setting(top, "hooks.guard")):
         return "hooks.guard = false"
     return None
 

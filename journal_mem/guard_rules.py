@@ -16,13 +16,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from journal_mem import gitfacts, staged
-from journal_mem.context import Context, open_context
+from journal_mem import gitfacts, settings, staged
 from journal_mem.entry import parse
-from journal_mem.errors import OK, REFUSED, InvalidEntry
-from journal_mem.guard import Verdict
+from journal_mem.errors import OK, REFUSED, ConfigError, InvalidEntry
+from journal_mem.guard import Verdict, truthy
 from journal_mem.journal import is_entry_name
-from journal_mem.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS
+from journal_mem.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS, Layout
 from journal_mem.names import is_name
 from journal_mem.secretscan import scan
 from journal_mem.staged import Change
@@ -50,6 +49,40 @@ class Problem:
         return out
 
 
+@dataclass(frozen=True)
+class Policy:
+    """Where things are and the settings the rules need."""
+
+    repo: gitfacts.Repo
+    layout: Layout
+    default_agent: str
+    append_only: bool
+    scan_secrets: bool
+    entry_bytes: int
+
+
+def load_policy(cwd: str) -> Policy:
+    """The repository and its settings, read without pydantic.
+
+    The guard runs inside `git commit`; the validated `Config` model would add
+    ~150 ms of imports. A broken config is reported by every other command.
+    """
+    repo = gitfacts.locate(cwd)
+    merged = settings.gather(repo.main_root)[0]
+    try:
+        entry_bytes = int(settings.get(merged, "budget.entry_bytes"))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"budget.entry_bytes: not a whole number ({exc})") from exc
+    return Policy(
+        repo=repo,
+        layout=Layout(repo, str(settings.get(merged, "memory_root"))),
+        default_agent=str(settings.get(merged, "default_agent")),
+        append_only=truthy(settings.get(merged, "guard.append_only")),
+        scan_secrets=truthy(settings.get(merged, "guard.scan_secrets")),
+        entry_bytes=entry_bytes,
+    )
+
+
 def classify(rel: str) -> tuple[str, str | None]:
     """Kind of a path relative to the memory root, and the agent folder it is in."""
     parts = rel.split("/")
@@ -67,7 +100,7 @@ def classify(rel: str) -> tuple[str, str | None]:
 
 def judge(cwd: str, hook: str) -> Verdict:
     """Judge the staged changes under the memory root; exit 1 with every problem."""
-    ctx = open_context(cwd)
+    ctx = load_policy(cwd)
     changes = staged.changes(cwd, ctx.layout.memory_root)
     if not changes:
         return Verdict(OK, [])
@@ -94,7 +127,7 @@ def render(hook: str, root: str, problems: list[Problem]) -> list[str]:
 # --- linked worktree ----------------------------------------------------------
 
 
-def worktree_rules(ctx: Context, changes: list[Change]) -> list[Problem]:
+def worktree_rules(ctx: Policy, changes: list[Change]) -> list[Problem]:
     """Refuse every staged memory change that differs from the main checkout's HEAD."""
     main = ctx.repo.main_root
     root = ctx.layout.memory_root
@@ -115,7 +148,7 @@ def worktree_rules(ctx: Context, changes: list[Change]) -> list[Problem]:
 # --- main checkout ------------------------------------------------------------
 
 
-def main_rules(ctx: Context, cwd: str, changes: list[Change]) -> list[Problem]:
+def main_rules(ctx: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
     """Apply the main checkout's rules to every staged change."""
     ticket = read_ticket(ctx.repo.state_dir)
     ids = [c.new_blob for c in changes if c.status != "D"]
@@ -127,7 +160,7 @@ def main_rules(ctx: Context, cwd: str, changes: list[Change]) -> list[Problem]:
     return problems
 
 
-def judge_main(ctx: Context, change: Change, ticket: dict[str, str],
+def judge_main(ctx: Policy, change: Change, ticket: dict[str, str],
                blobs: dict[str, bytes]) -> list[Problem]:
     root = ctx.layout.memory_root
     rel = change.path[len(root) + 1 :]
@@ -138,13 +171,13 @@ def judge_main(ctx: Context, change: Change, ticket: dict[str, str],
     if change.is_symlink:
         return [Problem(change.path, "symlinks are not allowed under the memory root",
                         [f"git rm --cached -q -- {quoted}",
-                         NEW_LESSON.format(agent=agent or ctx.config.default_agent,
+                         NEW_LESSON.format(agent=agent or ctx.default_agent,
                                            topic="…")])]
     if kind == "keep":
         return []
     if kind == "entry":
         assert agent is not None
-        if change.status != "A" and ctx.config.guard.append_only:
+        if change.status != "A" and ctx.append_only:
             return [append_only(change, agent, blobs.get(change.old_blob, b""))]
         if change.status == "D":
             return []
@@ -159,7 +192,7 @@ def judge_main(ctx: Context, change: Change, ticket: dict[str, str],
             ".gitkeep: nothing else belongs under the memory root")
     return [Problem(change.path, rule, [
         f"git rm --cached -q -- {quoted}   (and move the file out of {root}/)",
-        NEW_LESSON.format(agent=agent or ctx.config.default_agent, topic="…")
+        NEW_LESSON.format(agent=agent or ctx.default_agent, topic="…")
         + "   (if it is a lesson)",
     ])]
 
@@ -201,7 +234,7 @@ def distilled(change: Change, rel: str, agent: str | None) -> Problem:
     return Problem(change.path, rule, fix)
 
 
-def check_lesson(ctx: Context, change: Change, agent: str, data: bytes) -> list[Problem]:
+def check_lesson(ctx: Policy, change: Change, agent: str, data: bytes) -> list[Problem]:
     """A new lesson: valid entry, no conflict markers, no secrets."""
     quoted = shlex.quote(change.path)
     again = f"git add -- {quoted}"
@@ -211,7 +244,7 @@ def check_lesson(ctx: Context, change: Change, agent: str, data: bytes) -> list[
                                 [f"resolve the conflict in the file, then {again}"]))
     try:
         parse(data, filename=change.path, folder_agent=agent,
-              entry_bytes=ctx.config.budget.entry_bytes)
+              entry_bytes=ctx.entry_bytes)
     except InvalidEntry as exc:
         details = [p for p in exc.problems if "conflict markers" not in p]
         if details:
@@ -221,7 +254,7 @@ def check_lesson(ctx: Context, change: Change, agent: str, data: bytes) -> list[
                  f"or: git rm --cached -q -- {quoted} && "
                  + NEW_LESSON.format(agent=agent, topic="…")],
                 details))
-    if ctx.config.guard.scan_secrets:
+    if ctx.scan_secrets:
         findings = scan(data.decode("utf-8", "replace"))
         if findings:
             problems.append(Problem(

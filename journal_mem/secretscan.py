@@ -25,10 +25,18 @@ _TOKEN_RE = re.compile(
     r"|(?P<jwt>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
 )
 
+# The literal parts of the patterns above: one cheap search (~1 µs on a lesson,
+# against ~25 µs for the full alternation) rules most lessons out.
+_TOKEN_HINT_RE = re.compile(
+    r"PRIVATE KEY|A(?:KIA|SIA|BIA|CCA|Iza)|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|k_live_|eyJ"
+)
+
 # `password = value`, `api_key: "value"`, `"client_secret": "value"`, `TOKEN=value`.
+# It starts at the keyword (not at the start of the name): no backtracking over
+# every word of the text.
 _ASSIGN_RE = re.compile(
-    r"(?i)(?P<name>[A-Za-z0-9_.-]*(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey"
-    r"|access[_-]?key|private[_-]?key|credential)s?)[\"']?\s*[:=]\s*[\"']?"
+    r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|credential)s?[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?"
     r"(?P<value>[^\s\"',;`)]{12,})"
 )
 _PLACEHOLDER_RE = re.compile(r"(?i)^(?:\$\{?|<|%|\{\{)|x{4,}|\*{3,}|example|changeme|redacted")
@@ -71,7 +79,8 @@ def _secret_value(value: str) -> bool:
 def scan(text: str) -> list[Finding]:
     """Every suspected secret in `text`, in order, one finding per line and kind."""
     found: set[Finding] = set()
-    for match in _TOKEN_RE.finditer(text):
+    tokens = _TOKEN_RE.finditer(text) if _TOKEN_HINT_RE.search(text) else ()
+    for match in tokens:
         kind = match.lastgroup or "secret"
         found.add(Finding(_line_of(text, match.start()), kind))
     for match in _ASSIGN_RE.finditer(text):
