@@ -49,35 +49,45 @@ def cli(directory: str | None) -> None:
 @click.option("--no-claude", is_flag=True, help="Do not touch .claude/settings.json.")
 @click.option("--claude-agent", "claude_agents", multiple=True, metavar="NAME",
               help="Write .claude/agents/NAME.md (memory: project) and its journal folder.")
+@click.option("--uninstall", is_flag=True,
+              help="Remove journal-mem's git hooks (restoring any .legacy hook); keep the data.")
+@click.option("--hooks-path-ok", is_flag=True,
+              help="Install the hooks even though core.hooksPath points at another folder.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
-         claude_agents: tuple[str, ...], as_json: bool) -> int:
+         claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
+         as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
     the memory root .claude/agent-memory/ and a journal folder per --agent,
     in the main checkout. Records the current branch as distill.branch.
+    Installs the pre-commit, pre-merge-commit and post-commit git hooks (a
+    hook that is not ours is kept as <name>.legacy and still runs first).
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
     """
-    from journal_mem.initialize import init as do_init
+    from journal_mem import initialize
 
-    report = do_init(_cwd(ctx), list(agents))
-    # --- Claude Code hooks and agent files (wake/remind) ---
-    if not no_claude or claude_agents:
-        from journal_mem.initialize import init_claude
-
-        init_claude(_cwd(ctx), report, hooks=not no_claude, agents=list(claude_agents))
-    # --- end of Claude Code block ---
+    if uninstall:
+        report = initialize.uninstall(_cwd(ctx))
+    else:
+        report = initialize.init(_cwd(ctx), list(agents), git_hooks=not no_git_hooks,
+                                 hooks_path_ok=hooks_path_ok, claude=not no_claude,
+                                 claude_agents=list(claude_agents))
     if as_json:
-        _emit_json({"done": report.done, "notes": report.notes})
-        return errors.OK
-    for line in report.done or ["journal-mem is already set up here: nothing to change"]:
+        _emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
+        return errors.REFUSED if report.refused else errors.OK
+    idle = "no journal-mem hooks installed: nothing to remove" if uninstall else \
+        "journal-mem is already set up here: nothing to change"
+    for line in report.done or ([] if report.refused else [idle]):
         click.echo(line)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
-    return errors.OK
+    for line in report.refused:
+        click.echo(line, err=True)
+    return errors.REFUSED if report.refused else errors.OK
 
 
 @cli.command(context_settings=CONTEXT)
@@ -252,6 +262,50 @@ def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
 
 
 # --- end of wake-up, reminder and status --------------------------------------
+
+# --- guard and rescue (issue 3) -----------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--hook", type=click.Choice(["pre-commit", "pre-merge-commit"]), default=None,
+              help="The git hook calling (it only changes the wording).")
+def guard(hook: str | None) -> int:
+    """Check what is staged under the memory root (the git hooks run this).
+
+    From a linked worktree every memory change is refused (use `jmem rescue`).
+    In the main checkout: committed journal entries are append-only, distilled
+    files change only in the distiller's commit, and every new lesson must be
+    valid, with no secret, conflict marker or symlink. Each refusal names the
+    path, the rule and the command that does it right; exit 1 blocks the
+    commit. JMEM_DISABLE=1 or hooks.guard = false turn it off.
+    """
+    from journal_mem.guard import decide
+
+    ctx = click.get_current_context()
+    verdict = decide(_cwd(ctx), hook)
+    for line in verdict.lines:
+        click.echo(line, err=True)
+    return verdict.code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.pass_context
+def rescue(ctx: click.Context) -> int:
+    """In a linked worktree: move memory changes into the main checkout's journal.
+
+    New lessons are validated and filed in the main journal; each line added
+    to MEMORY.md, a topic file or another memory file becomes a new lesson
+    (topic inbox). The worktree's copies go back to HEAD, unstaged. A file
+    stays where it is when filing it fails.
+    """
+    from journal_mem.rescue import rescue as do_rescue
+
+    report = do_rescue(_cwd(ctx))
+    for line in report.lines:
+        click.echo(line)
+    for line in report.failed:
+        click.echo(f"jmem rescue: {line}", err=True)
+    return errors.REFUSED if report.failed else errors.OK
 
 
 def run(argv: list[str]) -> int:

@@ -181,6 +181,37 @@ SCENES.append(scene_wake)
 
 # --- end of wake-up scene -------------------------------------------------------
 
+# --- guard scene (issue 3) ------------------------------------------------------
+
+
+def scene_guard(stage: Stage) -> None:
+    stage.scene("The guard: a worktree commit that edits memory is refused, then rescued")
+    memory_md = os.path.join(stage.worktree, ".claude", "agent-memory", "api", "MEMORY.md")
+    os.makedirs(os.path.dirname(memory_md), exist_ok=True)
+    with open(memory_md, "a", encoding="utf-8") as fh:
+        fh.write("- The API answers 429 after 100 requests a minute; back off 2 s\n")
+    with open(os.path.join(stage.worktree, "src", "client.py"), "w") as fh:
+        fh.write("RETRY_AFTER_S = 2\n")
+    stage.say("""
+        The api agent, curating its own memory the way Claude Code does, appended a
+        line to MEMORY.md in its worktree and staged it with its code. That line would
+        be lost with the worktree, or fight the distiller in a merge.""")
+    stage.run(["git", "add", "-A"], stage.worktree)
+    stage.run(["git", "commit", "-q", "-m", "client: back off on 429"], stage.worktree,
+              check=False)
+    stage.say("""
+        The pre-commit hook that `jmem init` installed (shared by every worktree)
+        refused the commit, named the rule and the command that does it right.""")
+    stage.run(["jmem", "rescue"], stage.worktree)
+    stage.run(["git", "commit", "-q", "-m", "client: back off on 429"], stage.worktree)
+    stage.run(["git", "status", "--short"], stage.worktree)
+    stage.say("""
+        The added line is now a lesson in the main checkout's journal (topic inbox),
+        the worktree's MEMORY.md is back to HEAD, and the code commit went through.""")
+
+
+SCENES.append(scene_guard)
+
 
 def run_demo(keep: bool = False, echo: Echo = print) -> int:
     """Play every scene in a fresh temporary repository."""

@@ -1,4 +1,4 @@
-"""`jmem init`: config, memory root and agent folders (later: hooks), idempotently."""
+"""`jmem init`: config, memory root, agent folders and git hooks, idempotently."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ class InitReport:
 
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # git hooks (issue 3): lines explaining why init refused to install (exit 1)
+    refused: list[str] = field(default_factory=list)
 
 
 def _create(path: str, text: str, report: InitReport, root: str) -> None:
@@ -33,8 +35,13 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
     report.done.append(f"created {os.path.relpath(path, root)}")
 
 
-def init(cwd: str, agents: list[str]) -> InitReport:
-    """Set up journal-mem in the main checkout of the repository at `cwd`."""
+def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
+         claude: bool = True, claude_agents: list[str] | None = None) -> InitReport:
+    """Set up journal-mem in the main checkout of the repository at `cwd`.
+
+    Config, memory root and agent folders; then the git hooks (`git_hooks`),
+    the Claude Code hooks (`claude`) and agent definitions (`claude_agents`).
+    """
     bad = [a for a in agents if not is_name(a)]
     if bad:
         raise ConfigError(
@@ -57,20 +64,24 @@ def init(cwd: str, agents: list[str]) -> InitReport:
     if config.distill.branch == "" and branch:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
+    if git_hooks:
+        _install_hooks(root, report, hooks_path_ok)
+    if claude or claude_agents:
+        init_claude(repo, report, hooks=claude, agents=claude_agents or [])
     return report
 
 
 # --- Claude Code: settings.json hooks and agent files (wake/remind) ---------
 
 
-def init_claude(cwd: str, report: InitReport, *, hooks: bool, agents: list[str]) -> None:
+def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
+                agents: list[str]) -> None:
     """Merge the wake/remind hooks into `.claude/settings.json` (when `hooks`) and
     write `.claude/agents/NAME.md` for each of `agents`, in the main checkout."""
     import shutil
 
     from journal_mem import claude
 
-    repo = gitfacts.locate(cwd)
     root = repo.main_root
     if hooks:
         report.done += claude.merge_settings(root)
@@ -86,3 +97,27 @@ def init_claude(cwd: str, report: InitReport, *, hooks: bool, agents: list[str])
         else:
             report.done.append(f"created {os.path.relpath(path, root)}")
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
+
+
+# --- git hooks (issue 3) -------------------------------------------------------
+
+
+def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
+    from journal_mem import hooks
+
+    done = hooks.install(root, hooks_path_ok)
+    report.done += done.done
+    report.notes += done.notes
+    report.refused += done.refused
+
+
+def uninstall(cwd: str) -> InitReport:
+    """`init --uninstall`: remove journal-mem's git hooks and put `.legacy` hooks back.
+
+    Memory, config and journal stay: they are the team's data.
+    """
+    from journal_mem import hooks
+
+    repo = gitfacts.locate(cwd)
+    done = hooks.uninstall(repo.main_root)
+    return InitReport(done=done.done, notes=done.notes)

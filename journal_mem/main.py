@@ -20,6 +20,15 @@ def main(argv: list[str] | None = None) -> int:
         if code is not None:
             return code
     # --- end of hook fast paths ---
+
+    # --- guard fast path (issue 3): the git hooks answer without click or pydantic
+    if args[:1] == ["guard"]:
+        from journal_mem.guard import fast_main
+
+        code = fast_main(args[1:])
+        if code is not None:
+            return code
+    # ---
     from journal_mem.cli import run
 
     return run(args)

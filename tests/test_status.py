@@ -30,7 +30,7 @@ def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:
     (mem / "api" / "MEMORY.md").write_text(text)
     (mem / "distill-state.json").write_text('{"schema": 1, "date": "2026-03-04", "folded": []}')
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "distill")
+    git(repo, "commit", "-q", "--no-verify", "-m", "distill")  # a stand-in for the distiller
     (repo / ".git" / "journal-mem").mkdir(exist_ok=True)
     (repo / ".git" / "journal-mem" / "lock").write_text("pid 4242 on host-a\n")
     data = json.loads(jmem(repo, "status", "--json").stdout)
