@@ -25,12 +25,15 @@ class Stage:
     def __init__(self, root: str, echo: Echo) -> None:
         self.root = root
         self.echo = echo
+        self.scenes = 0
         self.env = clean_env({
             "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
             "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
         })
         for name in [k for k in self.env if k.startswith("JMEM_")]:
             del self.env[name]
+        # the Claude Code hooks call `jmem` from PATH: this very installation
+        self.env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + self.env.get("PATH", "")
 
     def say(self, text: str) -> None:
         self.echo("")
@@ -38,8 +41,9 @@ class Stage:
             self.echo(f"  {line.strip()}")
 
     def scene(self, title: str) -> None:
+        self.scenes += 1
         self.echo("")
-        self.echo(f"== {title} ==")
+        self.echo(f"== {self.scenes}. {title} ==")
 
     def run(self, args: list[str], cwd: str, *, stdin: str | None = None, show: bool = True,
             check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -72,7 +76,7 @@ class Stage:
 
 
 def scene_setup(stage: Stage) -> None:
-    stage.scene("1. A repository with two agents")
+    stage.scene("A repository with two agents")
     os.makedirs(os.path.join(stage.main, "src"))
     stage.git("init", "-q", "-b", "main")
     with open(os.path.join(stage.main, "src", "app.py"), "w") as fh:
@@ -87,7 +91,7 @@ def scene_setup(stage: Stage) -> None:
 
 
 def scene_write(stage: Stage) -> None:
-    stage.scene("2. An agent records a lesson from its worktree")
+    stage.scene("An agent records a lesson from its worktree")
     sub = os.path.join(stage.worktree, "src")
     proc = stage.run(
         ["jmem", "write", "--agent", "api", "--topic", "testing",
@@ -108,7 +112,7 @@ def scene_write(stage: Stage) -> None:
 
 
 def scene_outbox(stage: Stage) -> None:
-    stage.scene("3. A sandboxed session writes to the outbox")
+    stage.scene("A sandboxed session writes to the outbox")
     proc = stage.run(
         ["jmem", "write", "--agent", "web", "--topic", "build", "--outbox", "--json",
          "--title", "The web build needs NODE_OPTIONS=--max-old-space-size=4096"],
@@ -122,7 +126,7 @@ def scene_outbox(stage: Stage) -> None:
 
 
 def scene_refused(stage: Stage) -> None:
-    stage.scene("4. Bad input is refused, loudly, and nothing is written")
+    stage.scene("Bad input is refused, loudly, and nothing is written")
     stage.run(
         ["jmem", "write", "--agent", "../x", "--topic", "t", "--title", "x",
          "--confidence", "2"],
@@ -143,7 +147,7 @@ def scene_wake(stage: Stage) -> None:
 
     stage.run(["jmem", "init", "--claude-agent", "api"], stage.main)
     stage.say("""
-        `jmem init` (scene 1) merged SessionStart/SubagentStart (jmem wake --hook claude)
+        `jmem init` (the first scene) merged SessionStart/SubagentStart (jmem wake --hook claude)
         and Stop/SubagentStop (jmem remind --hook claude) into .claude/settings.json;
         --claude-agent wrote the subagent's definition with `memory: project`.
         Claude Code now starts the api subagent in app-feature/ and runs the hook:""")
