@@ -11,6 +11,7 @@ from helpers import IDENTITY, add_worktree, git, jmem, make_repo
 
 from journal_mem.gitfacts import LOCAL_ENV_VARS
 
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """In-process calls see the same clean environment as child processes."""
@@ -20,47 +21,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name, value in IDENTITY.items():
         monkeypatch.setenv(name, value)
     yield
-
-
-def git(cwd: Path | str, *args: str, env: dict[str, str] | None = None,
-        check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run real git; raise with its output when it fails and `check` is set."""
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env or base_env(), text=True,
-                          capture_output=True, check=False)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
-    return proc
-
-
-def jmem(cwd: Path | str, *args: str, env: dict[str, str] | None = None,
-         stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real program (`python -m journal_mem`) as a child process."""
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    proc = subprocess.run(
-        [sys.executable, "-m", "journal_mem", *args], cwd=cwd, env=env or base_env(),
-        input=data if data is not None else b"", capture_output=True, check=False,
-    )
-    return subprocess.CompletedProcess(
-        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
-        proc.stderr.decode("utf-8", "replace"),
-    )
-
-
-def make_repo(path: Path, *, commit: bool = True) -> Path:
-    """A fresh non-bare repository on branch main, with one commit unless told otherwise."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    if commit:
-        (path / "README").write_text("hello\n")
-        git(path, "add", "README")
-        git(path, "commit", "-q", "-m", "first")
-    return path
-
-
-def add_worktree(main: Path, path: Path, branch: str = "feature") -> Path:
-    """A linked worktree of `main` on a new branch."""
-    git(main, "worktree", "add", "-q", "-b", branch, str(path))
-    return path
 
 
 @pytest.fixture
