@@ -1,0 +1,129 @@
+"""Reading the whole journal, with parsed entries cached in the common git dir.
+
+The cache (`<git-common-dir>/journal-mem/cache/entries.pickle`) is
+disposable: a missing, corrupt or foreign-version cache is ignored and
+rebuilt. A file is re-parsed unless its (size, mtime, inode) or, failing
+that, its content digest equals what was cached, so a fresh clone (new
+mtimes, same bytes) parses nothing twice and an edited file is always
+re-parsed. Invalid entries are cached with their problems too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass, field
+
+from journal_mem.entry import Entry, parse
+from journal_mem.errors import InvalidEntry
+from journal_mem.layout import JOURNAL, Layout
+
+CACHE_VERSION = 2
+Parsed = Entry | tuple[str, ...]  # an entry, or its problems
+_Item = tuple[int, int, int, bytes, Parsed]  # size, mtime_ns, inode, digest, parsed
+
+
+@dataclass
+class Journal:
+    """Every entry file of the main journal: valid ones, and invalid ones with problems."""
+
+    entries: list[tuple[str, Entry]] = field(default_factory=list)  # (memory-root-rel, entry)
+    invalid: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    parsed: int = 0  # files parsed in this run (the rest came from the cache)
+
+
+def cache_path(layout: Layout) -> str:
+    return os.path.join(layout.state_dir, "cache", "entries.pickle")
+
+
+def _load(path: str, entry_bytes: int) -> dict[str, _Item]:
+    try:
+        with open(path, "rb") as fh:
+            data = pickle.load(fh)
+        if data.get("version") == CACHE_VERSION and data.get("entry_bytes") == entry_bytes:
+            items = data["items"]
+            assert isinstance(items, dict)
+            return items
+    except Exception:  # disposable: any damage means "no cache"
+        pass
+    return {}
+
+
+def _save(path: str, entry_bytes: int, items: dict[str, _Item]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        pickle.dump({"version": CACHE_VERSION, "entry_bytes": entry_bytes, "items": items}, fh,
+                    protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def _parse(data: bytes, name: str, agent: str, entry_bytes: int) -> Parsed:
+    try:
+        return parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
+    except InvalidEntry as exc:
+        return tuple(exc.problems)
+
+
+def entry_files(layout: Layout) -> list[tuple[str, str, os.DirEntry[str]]]:
+    """(agent, memory-root-relative path, dir entry) of every journal entry file, sorted."""
+    from journal_mem.journal import is_entry_name
+
+    out = []
+    for agent in layout.agents_on_disk():
+        try:
+            with os.scandir(layout.journal_dir(agent)) as it:
+                found = [d for d in it if is_entry_name(d.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        out += [(agent, f"{agent}/{JOURNAL}/{d.name}", d) for d in found]
+    out.sort(key=lambda t: t[1])
+    return out
+
+
+def _fresh(path: str, name: str, agent: str, rel: str, st: os.stat_result,
+           by_digest: dict[bytes, Parsed], entry_bytes: int, journal: Journal) -> _Item:
+    """Read one file whose stat changed; parse it unless its digest is known."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    # The digest covers the path too: a hand-written entry's date and agent
+    # come from its name and folder, so equal bytes elsewhere may parse differently.
+    digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+    parsed = by_digest.get(digest)
+    if parsed is None:
+        parsed = _parse(data, name, agent, entry_bytes)
+        journal.parsed += 1
+    return (st.st_size, st.st_mtime_ns, st.st_ino, digest, parsed)
+
+
+def read_journal(layout: Layout, entry_bytes: int, use_cache: bool = True) -> Journal:
+    """Parse (or recall from the cache) every entry of the main journal."""
+    path = cache_path(layout)
+    old = _load(path, entry_bytes) if use_cache else {}
+    by_digest = {item[3]: item[4] for item in old.values()}
+    new: dict[str, _Item] = {}
+    journal = Journal()
+    changed = False
+    for agent, rel, dirent in entry_files(layout):
+        item = old.get(rel)
+        if dirent.is_symlink():
+            parsed: Parsed = ("file: is a symlink; journal entries are regular files",)
+            item = (0, 0, 0, b"", parsed)
+        else:
+            st = dirent.stat(follow_symlinks=False)
+            if item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
+                item = _fresh(dirent.path, dirent.name, agent, rel, st, by_digest,
+                              entry_bytes, journal)
+                changed = True
+        new[rel] = item
+        if isinstance(item[4], Entry):
+            journal.entries.append((rel, item[4]))
+        else:
+            journal.invalid[rel] = item[4]
+    if changed or len(new) != len(old):
+        try:
+            _save(path, entry_bytes, new)
+        except OSError:
+            pass  # a cache we cannot write is only slower
+    return journal
