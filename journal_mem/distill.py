@@ -216,7 +216,8 @@ def previous_fold(
         return Fold()
     was = set(state.folded)
     entries = [(rel, e) for rel, e in journal.entries if rel in was]
-    return fold(entries, agents=agents, date=state.date, ref_exists=refs, config=ctx.config)
+    return fold(entries, agents=agents, date=state.date, ref_exists=refs, config=ctx.config,
+                report_near=False)
 
 
 def ref_checker(root: str, rev: str) -> Callable[[str], bool]:

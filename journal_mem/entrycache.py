@@ -10,16 +10,19 @@ re-parsed. Invalid entries are cached with their problems too.
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
 import hashlib
 import os
 import pickle
 from dataclasses import dataclass, field
+from typing import Any
 
 from journal_mem.entry import Entry, parse
 from journal_mem.errors import InvalidEntry
 from journal_mem.layout import JOURNAL, Layout
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 Parsed = Entry | tuple[str, ...]  # an entry, or its problems
 _Item = tuple[int, int, int, bytes, Parsed]  # size, mtime_ns, inode, digest, parsed
 
@@ -35,6 +38,21 @@ class Journal:
 
 def cache_path(layout: Layout) -> str:
     return os.path.join(layout.state_dir, "cache", "entries.pickle")
+
+
+def _entry_reduce(entry: Entry) -> tuple[type[Entry], tuple[object, ...]]:
+    # Pickle an entry as its field values: the dataclass default (a state dict
+    # through __setstate__) is about three times slower for 100k entries.
+    return Entry, tuple(getattr(entry, name) for name in _FIELDS)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
+
+
+def _pickler(fh: Any) -> pickle.Pickler:
+    pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, Entry: _entry_reduce}
+    return pickler
 
 
 def _load(path: str, entry_bytes: int) -> dict[str, _Item]:
@@ -54,8 +72,8 @@ def _save(path: str, entry_bytes: int, items: dict[str, _Item]) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as fh:
-        pickle.dump({"version": CACHE_VERSION, "entry_bytes": entry_bytes, "items": items}, fh,
-                    protocol=pickle.HIGHEST_PROTOCOL)
+        _pickler(fh).dump({"version": CACHE_VERSION, "entry_bytes": entry_bytes,
+                           "items": items})
     os.replace(tmp, path)
 
 

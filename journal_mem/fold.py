@@ -175,16 +175,17 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
     facts sharing a signature of two or more words are near-duplicates.
     Linear in the number of facts (no pairwise comparison).
     """
-    by_sig: dict[frozenset[str], set[str]] = {}
+    by_sig: dict[tuple[str, ...], list[str]] = {}
     for fact in facts:
-        words = frozenset(_TOKEN.findall(fact.title.casefold()))
+        words = tuple(sorted(set(_TOKEN.findall(fact.title.casefold()))))
         if len(words) > 24:
             continue  # long titles: the signature set grows; they rarely collide anyway
-        sigs = [words, *(words - {w} for w in words)]
-        for sig in sigs:
-            if len(sig) >= 2:
-                by_sig.setdefault(sig, set()).add(fact.key)
-    groups = {tuple(sorted(keys)) for keys in by_sig.values() if len(keys) > 1}
+        if len(words) >= 2:
+            by_sig.setdefault(words, []).append(fact.key)
+        if len(words) >= 3:
+            for i in range(len(words)):
+                by_sig.setdefault(words[:i] + words[i + 1 :], []).append(fact.key)
+    groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if len(keys) > 1}
     return sorted(groups)
 
 
@@ -195,11 +196,13 @@ def fold(
     date: dt.date,
     ref_exists: Callable[[str], bool],
     config: Config,
+    report_near: bool = True,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
     `agents` is who `applies_to: all` reaches; `ref_exists(path)` says whether
-    a repository path exists in the committed tree.
+    a repository path exists in the committed tree. `report_near=False` skips
+    the near-duplicate report (a fold made only to compare with).
     """
     result = Fold()
     accs = _replay(entries, sorted(set(agents)), result.removed)
@@ -219,5 +222,6 @@ def fold(
             del live[key]
     _merge_same_titles(live, result.removed)
     result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
-    result.near_duplicates = near_duplicates(result.facts.values())
+    if report_near:
+        result.near_duplicates = near_duplicates(result.facts.values())
     return result

@@ -113,7 +113,8 @@ def fact_line(fact: Fact, width: int, principle: bool) -> str | None:
     tail = f"{where} [{fact.key}]"
     room = width - 2 - len(tail)
     if room < 8 and where:
-        tail, room = f" [{fact.key}]", width - 3 - len(fact.key)
+        tail = f" [{fact.key}]"
+        room = width - 2 - len(tail)
     if room < 2:
         return None
     return f"- {clip(fact.title, room)}{tail}"
@@ -123,18 +124,24 @@ def _nbytes(line: str) -> int:
     return len(line.encode("utf-8")) + 1
 
 
-def _sections(chosen: list[tuple[Fact, str]]) -> list[str]:
+def heading(topic: str | None, width: int) -> str:
+    """A MEMORY.md section heading: principles, or a topic and its file."""
+    text = "## Principles" if topic is None else f"## {topic} · {TOPICS}/{topic}.md"
+    return clip(text, width)
+
+
+def _sections(chosen: list[tuple[Fact, str]], width: int) -> list[str]:
     """Principles first, then topics ordered by their best fact; facts in rank order."""
     out: list[str] = []
     principles = [line for fact, line in chosen if fact.type == "principle"]
     if principles:
-        out += ["", "## Principles", *principles]
+        out += ["", heading(None, width), *principles]
     topics: dict[str, list[str]] = {}
     for fact, line in chosen:
         if fact.type != "principle":
             topics.setdefault(fact.topic, []).append(line)
     for topic, lines in topics.items():
-        out += ["", f"## {topic} · {TOPICS}/{topic}.md", *lines]
+        out += ["", heading(topic, width), *lines]
     return out
 
 
@@ -164,7 +171,7 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget) -> tuple[str, i
         section = "\x00principles" if principle else fact.topic
         cost_lines, cost_bytes = 1, _nbytes(line)
         if section not in opened:
-            title = "## Principles" if principle else f"## {fact.topic} · {TOPICS}/{fact.topic}.md"
+            title = heading(None if principle else fact.topic, width)
             cost_lines, cost_bytes = cost_lines + 2, cost_bytes + 1 + _nbytes(title)
         if cost_lines <= lines_left and cost_bytes <= bytes_left:
             chosen.append((fact, line))
@@ -172,7 +179,7 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget) -> tuple[str, i
             lines_left -= cost_lines
             bytes_left -= cost_bytes
     foot = ["", clip(footer(len(facts) - len(chosen), len(facts)), width)]
-    text = "\n".join(head + _sections(chosen) + foot) + "\n"
+    text = "\n".join(head + _sections(chosen, width) + foot) + "\n"
     return text, len(chosen)
 
 
