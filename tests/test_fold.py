@@ -149,7 +149,8 @@ def journals(draw: st.DrawFn) -> list[tuple[str, Entry]]:
         out.append((f"{agent}/journal/{i:03d}.md", entry(
             agent, draw(KEYS), draw(st.integers(0, 200)), type=kind,
             confidence=0.8 if kind == "semantic" else 1.0,
-            title=draw(st.sampled_from(["Alpha one", "Beta two", "alpha ONE", "Gamma"])) + str(i % 3),
+            title=draw(st.sampled_from(["Alpha one", "Beta two", "alpha ONE", "Gamma"]))
+            + str(i % 3),
             supersedes=tuple(draw(st.lists(KEYS, max_size=1))),
             retracts=tuple(draw(st.lists(KEYS, max_size=1))),
             applies_to=tuple(draw(st.lists(st.sampled_from([*AGENTS, "all"]), max_size=2)))
