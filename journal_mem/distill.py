@@ -150,8 +150,7 @@ def distill(ctx: Context, opts: Options) -> Outcome:
 def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     layout, config = ctx.layout, ctx.config
     writing = not (opts.dry_run or opts.check)
-    if writing:
-        refuse_unsafe(ctx, opts)
+    before_status = refuse_unsafe(ctx, opts) if writing else []
     drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
     journal = read_journal(layout, config.budget.entry_bytes, use_cache=not opts.rebuild)
     date = opts.date or today()
@@ -170,6 +169,11 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
         evicted={a: r.evicted for a, r in rendered.agents.items() if r.evicted},
     )  # fmt: skip
     folded = sorted(rel for rel, _ in journal.entries)
+    if not opts.dry_run and not opts.check:
+        from journal_mem.entrycache import save_fold
+
+        save_fold(layout, fold_signature(FoldState(date, tuple(folded)), agents, ctx),
+                  after.facts)
     out.new_lessons = sorted(set(folded) - set(base.folded if base else ()))
     files = dict(rendered.files)
     changed = {p: d for p, d in files.items() if _read(layout, p) != d}
@@ -187,13 +191,15 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
         write_files(layout, changed, out.deleted)
         out.status = "distilled"
     if committing:
-        paths = to_commit(ctx, {rel for rel, _ in journal.entries})
+        touched = [*out.written, *out.deleted]
+        paths = to_commit(ctx, before_status, {rel for rel, _ in journal.entries}, touched,
+                          drained.moved)
         if paths:
             text = message(out.date, out.new_lessons, out.changes, after, out.evicted,
                            journal.invalid)
             out.commit = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, text,
-                                       layout.state_dir, lock_fd)
-            out.status = "distilled"
+                                       layout.state_dir, lock_fd) or None
+            out.status = "distilled" if out.commit or out.written else out.status
     return out
 
 
@@ -211,13 +217,27 @@ def previous_fold(
     journal: Journal, state: FoldState | None, agents: list[str],
     refs: Callable[[str], bool], ctx: Context,
 ) -> Fold:
-    """The fold the last distill made: its folded entries on its date."""
+    """The fold the last distill made: its folded entries on its date (cached)."""
+    from journal_mem.entrycache import load_fold
+
     if state is None:
         return Fold()
+    cached = load_fold(ctx.layout, fold_signature(state, agents, ctx))
+    if cached is not None:
+        return Fold(facts=cached)
     was = set(state.folded)
     entries = [(rel, e) for rel, e in journal.entries if rel in was]
     return fold(entries, agents=agents, date=state.date, ref_exists=refs, config=ctx.config,
                 report_near=False)
+
+
+def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
+    """What a fold depends on besides entry contents and refs: folded set, date, agents, config."""
+    import hashlib
+
+    text = json.dumps([state.date.isoformat(), agents, ctx.config.model_dump(mode="json"),
+                       sorted(state.folded)])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
@@ -343,8 +363,11 @@ def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: b
 # --- refusing, and what to commit -------------------------------------------------
 
 
-def refuse_unsafe(ctx: Context, opts: Options) -> None:
-    """Raise `PolicyViolation` (exit 1, nothing changed) when writing is not safe."""
+def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
+    """Raise `PolicyViolation` (exit 1, nothing changed) when writing is not safe.
+
+    Returns `git status` of the memory root (to know later what to commit).
+    """
     root = ctx.repo.main_root
     busy = memgit.in_progress(ctx.repo.common_dir)
     if busy:
@@ -364,23 +387,25 @@ def refuse_unsafe(ctx: Context, opts: Options) -> None:
     if not branch and opts.commit and ctx.config.distill.commit:
         raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
                               hint="switch to a branch, or use --no-commit")
-    problems = unsafe_edits(ctx)
+    status = memgit.status(root, ctx.layout.memory_root)
+    problems = unsafe_edits(ctx, status)
     if problems:
         raise PolicyViolation(
             "distill refused, nothing changed:\n" + "\n".join(problems),
             hint="memory changes go through lessons: `jmem write` (or --supersedes KEY); "
                  "put the files back with `git restore --staged --worktree -- PATH`",
         )
+    return status
 
 
-def unsafe_edits(ctx: Context) -> list[str]:
+def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:
     """Uncommitted hand edits of distilled files and edits of committed journal entries."""
     layout, root = ctx.layout, ctx.repo.main_root
     prefix = layout.memory_root + "/"
     mine = recorded(layout)
     problems: list[str] = []
     index: dict[str, str] | None = None
-    for xy, path in memgit.status(root, layout.memory_root):
+    for xy, path in status:
         rel = path[len(prefix):] if path.startswith(prefix) else path
         if is_distilled(rel):
             if "D" in xy:
@@ -406,12 +431,16 @@ def _is_journal(rel: str) -> bool:
     return len(parts) == 3 and parts[1] == JOURNAL
 
 
-def to_commit(ctx: Context, valid: set[str]) -> list[str]:
-    """Repo-relative memory paths to commit: changed distilled files and new valid entries."""
-    prefix = ctx.layout.memory_root + "/"
-    out = []
-    for xy, path in memgit.status(ctx.repo.main_root, ctx.layout.memory_root):
+def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
+              touched: list[str], drained: list[str]) -> list[str]:
+    """Repo-relative memory paths to commit: distilled files changed (now, or by an earlier
+    `--no-commit`) and new valid entries (untracked, staged, or just drained)."""
+    layout = ctx.layout
+    prefix = layout.memory_root + "/"
+    out = {prefix + rel for rel in touched}
+    out.update(layout.rel(path) for path in drained if path[len(layout.main_memory) + 1:] in valid)
+    for xy, path in status:
         rel = path[len(prefix):] if path.startswith(prefix) else path
         if is_distilled(rel) or (rel in valid and xy in ("??", "A ", "AM")):
-            out.append(path)
+            out.add(path)
     return sorted(out)

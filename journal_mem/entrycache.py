@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import os
 import pickle
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,26 +56,51 @@ def _pickler(fh: Any) -> pickle.Pickler:
     return pickler
 
 
-def _load(path: str, entry_bytes: int) -> dict[str, _Item]:
+def _load_one(path: str, entry_bytes: int) -> tuple[str, dict[str, _Item]]:
+    """(generation, items) of one cache file; ("", {}) when absent or unusable."""
     try:
         with open(path, "rb") as fh:
             data = pickle.load(fh)
         if data.get("version") == CACHE_VERSION and data.get("entry_bytes") == entry_bytes:
             items = data["items"]
             assert isinstance(items, dict)
-            return items
+            return str(data["gen"]), items
     except Exception:  # disposable: any damage means "no cache"
         pass
-    return {}
+    return "", {}
 
 
-def _save(path: str, entry_bytes: int, items: dict[str, _Item]) -> None:
+def _dump(path: str, data: dict[str, Any]) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as fh:
-        _pickler(fh).dump({"version": CACHE_VERSION, "entry_bytes": entry_bytes,
-                           "items": items})
+        _pickler(fh).dump({"version": CACHE_VERSION, **data})
     os.replace(tmp, path)
+
+
+class _Cache:
+    """A base file and a delta of what changed since it: writing 20 new entries must not
+    rewrite 100k cached ones (the delta is folded into the base once it grows)."""
+
+    def __init__(self, path: str, entry_bytes: int, use: bool) -> None:
+        self.path, self.entry_bytes = path, entry_bytes
+        self.gen, self.base = _load_one(path, entry_bytes) if use else ("", {})
+        gen, delta = _load_one(path + ".delta", entry_bytes) if self.base else ("", {})
+        self.items = {**self.base, **delta} if gen == self.gen else dict(self.base)
+
+    def save(self, new: dict[str, _Item]) -> None:
+        diff = {rel: item for rel, item in new.items() if self.base.get(rel) is not item}
+        small = len(diff) <= max(1000, len(self.base) // 5)
+        if self.base and small and not set(self.base) - set(new):
+            _dump(self.path + ".delta", {"gen": self.gen, "entry_bytes": self.entry_bytes,
+                                         "items": diff})
+            return
+        gen = secrets.token_hex(8)
+        _dump(self.path, {"gen": gen, "entry_bytes": self.entry_bytes, "items": new})
+        try:
+            os.unlink(self.path + ".delta")
+        except FileNotFoundError:
+            pass
 
 
 def _parse(data: bytes, name: str, agent: str, entry_bytes: int) -> Parsed:
@@ -117,8 +143,8 @@ def _fresh(path: str, name: str, agent: str, rel: str, st: os.stat_result,
 
 def read_journal(layout: Layout, entry_bytes: int, use_cache: bool = True) -> Journal:
     """Parse (or recall from the cache) every entry of the main journal."""
-    path = cache_path(layout)
-    old = _load(path, entry_bytes) if use_cache else {}
+    cache = _Cache(cache_path(layout), entry_bytes, use_cache)
+    old = cache.items
     by_digest = {item[3]: item[4] for item in old.values()}
     new: dict[str, _Item] = {}
     journal = Journal()
@@ -141,7 +167,42 @@ def read_journal(layout: Layout, entry_bytes: int, use_cache: bool = True) -> Jo
             journal.invalid[rel] = item[4]
     if changed or len(new) != len(old):
         try:
-            _save(path, entry_bytes, new)
+            cache.save(new)
         except OSError:
             pass  # a cache we cannot write is only slower
     return journal
+
+
+# --- the last fold, kept to compare the next one with ------------------------------
+
+
+def _fact_reduce(fact: Any) -> tuple[type, tuple[object, ...]]:
+    return type(fact), tuple(getattr(fact, f.name) for f in dataclasses.fields(fact))
+
+
+def fold_path(layout: Layout) -> str:
+    return os.path.join(layout.state_dir, "cache", "fold.pickle")
+
+
+def load_fold(layout: Layout, signature: str) -> Any | None:
+    """The facts of the fold saved under `signature`, or None."""
+    gen, facts = _load_one(fold_path(layout), 0)
+    return facts if gen == signature else None
+
+
+def save_fold(layout: Layout, signature: str, facts: dict[str, Any]) -> None:
+    """Keep `facts` (a fold's live facts) for the next distill's change report."""
+    from journal_mem.fold import Fact
+
+    path = fold_path(layout)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            pickler = _pickler(fh)
+            pickler.dispatch_table = {**pickler.dispatch_table, Fact: _fact_reduce}
+            pickler.dump({"version": CACHE_VERSION, "gen": signature, "entry_bytes": 0,
+                          "items": facts})
+        os.replace(tmp, path)
+    except OSError:
+        pass  # only slower next time

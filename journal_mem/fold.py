@@ -171,22 +171,26 @@ def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
 def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
     """Groups of keys whose titles differ by one word ("use X" / "never use X").
 
-    Each title's word set, and that set minus each one word, is a signature;
-    facts sharing a signature of two or more words are near-duplicates.
-    Linear in the number of facts (no pairwise comparison).
+    A title's word set, and that set minus any one word, are its signatures;
+    facts sharing a signature of two or more words are near-duplicates. A set
+    is hashed as the XOR of its words' hashes, so "minus one word" is one XOR:
+    linear in the number of facts, no pairwise comparison.
     """
-    by_sig: dict[tuple[str, ...], list[str]] = {}
+    by_sig: dict[int, list[str]] = {}
     for fact in facts:
-        words = tuple(sorted(set(_TOKEN.findall(fact.title.casefold()))))
-        if len(words) > 24:
-            continue  # long titles: the signature set grows; they rarely collide anyway
-        if len(words) >= 2:
-            by_sig.setdefault(words, []).append(fact.key)
+        words = set(_TOKEN.findall(fact.title.casefold()))
+        if len(words) < 2 or len(words) > 24:
+            continue  # one word is no signature; long titles rarely collide anyway
+        hashes = [hash(w) for w in words]
+        whole = 0
+        for h in hashes:
+            whole ^= h
+        by_sig.setdefault(whole, []).append(fact.key)
         if len(words) >= 3:
-            for i in range(len(words)):
-                by_sig.setdefault(words[:i] + words[i + 1 :], []).append(fact.key)
+            for h in hashes:
+                by_sig.setdefault(whole ^ h, []).append(fact.key)
     groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if len(keys) > 1}
-    return sorted(groups)
+    return sorted(g for g in groups if len(g) > 1)
 
 
 def fold(

@@ -131,6 +131,8 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
         )
     finally:
         clear_ticket(state_dir)
+    if not res.ok and b"nothing to commit" in res.stdout + res.stderr:
+        return ""  # the files already equal HEAD (e.g. a --no-commit run was undone)
     if not res.ok:
         err = (res.stderr + res.stdout).decode("utf-8", "replace").strip()
         raise GitError(f"git commit of the distilled memory failed in {root}:\n{err}",
