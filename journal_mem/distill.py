@@ -21,7 +21,7 @@ from journal_mem import gitfacts, memgit
 from journal_mem.changes import AgentChanges, diff, message
 from journal_mem.context import Context
 from journal_mem.entrycache import Journal, read_journal
-from journal_mem.errors import OK, REFUSED, LockHeld, PolicyViolation
+from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld, PolicyViolation
 from journal_mem.fold import Fold, fold
 from journal_mem.foldstate import FoldState, read_state, render_state
 from journal_mem.layout import DISTILL_STATE, JOURNAL, MEMORY_MD, TOPICS, Layout
@@ -149,6 +149,9 @@ def distill(ctx: Context, opts: Options) -> Outcome:
 
 def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     layout, config = ctx.layout, ctx.config
+    if not os.path.isdir(layout.main_memory):
+        raise ConfigError(f"no memory root at {layout.main_memory}: nothing to distill",
+                          hint="run `jmem init --agent NAME` first")
     writing = not (opts.dry_run or opts.check)
     before_status = refuse_unsafe(ctx, opts) if writing else []
     drained = drain(layout, config.budget.entry_bytes) if writing else Drained()

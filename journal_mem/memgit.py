@@ -116,12 +116,21 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     that the pre-commit guard recognises the distiller's own commit; the
     ticket is removed afterwards, also on failure. Returns the new commit id.
     """
-    spec = _pathspecs(paths)
     fds = (lock_fd,) if lock_fd >= 0 else ()
     base = ["--literal-pathspecs"]
-    gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], root,
-                 clean=True, stdin=spec, pass_fds=fds)
+    # A path git never knew and that is gone now (a file an earlier --no-commit run
+    # wrote and this one removed) would make `git add` and `git commit` fail.
+    known = index_blobs(root, prefix)
+    paths = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
+    if paths:
+        gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                     root, clean=True, stdin=_pathspecs(paths), pass_fds=fds)
     staged = index_blobs(root, prefix)
+    head = head_blobs(root, prefix)
+    paths = [p for p in paths if p in staged or p in head]
+    if not paths:
+        return ""
+    spec = _pathspecs(paths)
     write_ticket(state_dir, {p: staged.get(p, ZERO) for p in paths})
     try:
         res = gitfacts.run(

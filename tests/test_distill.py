@@ -228,3 +228,25 @@ def test_json_report(repo: Path) -> None:
     data = json.loads(jmem(repo, "distill", "--json").stdout)
     assert data["status"] == "distilled" and data["changes"]["api"]["added"] == ["k1"]
     assert data["exit_code"] == 0 and data["commit"]
+
+
+def test_without_a_memory_root_it_says_to_run_init(tmp_path: Path) -> None:
+    from helpers import make_repo
+
+    main = make_repo(tmp_path / "bare-main")
+    proc = jmem(main, "distill")
+    assert proc.returncode == 1 and "jmem init" in proc.stderr
+    assert not (main / ".claude").exists()
+
+
+def test_a_topic_written_without_commit_then_emptied_commits_cleanly(repo: Path) -> None:
+    lesson(repo, "api", "k1", topic="short")
+    assert jmem(repo, "distill", "--no-commit").returncode == 0
+    assert (repo / MEM / "api" / "topics" / "short.md").exists()
+    lesson(repo, "api", "k2", 5, retracts=("k1",))
+    proc = jmem(repo, "distill")
+    assert proc.returncode == 0, proc.stderr
+    assert not (repo / MEM / "api" / "topics" / "short.md").exists()
+    assert git(repo, "status", "--porcelain").stdout == ""
+    msg = git(repo, "log", "-1", "--format=%B").stdout  # relative to HEAD: k1 never was
+    assert "added   k2" in msg and "k1:" not in msg
