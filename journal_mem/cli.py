@@ -307,6 +307,90 @@ def rescue(ctx: click.Context) -> int:
         click.echo(f"jmem rescue: {line}", err=True)
     return errors.REFUSED if report.failed else errors.OK
 
+# --- distill and check (issue 4) ------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--if-due", is_flag=True,
+              help="Only when pending lessons reach distill.threshold or the oldest is older "
+                   "than distill.max_age_hours; else exit 0 quietly (the post-commit hook).")
+@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option("--check", "check_only", is_flag=True,
+              help="Exit 1 if a distill would change any file; write nothing.")
+@click.option("--rebuild", is_flag=True, help="Ignore the parse cache (same bytes).")
+@click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
+@click.option("--background", is_flag=True,
+              help="Detach, log to <git-common-dir>/journal-mem/logs/distill.log, return at once.")
+@click.option("--date", "on_date", metavar="YYYY-MM-DD",
+              help="Distill as of this date instead of today (UTC): replays and tests.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
+            no_commit: bool, background: bool, on_date: str | None, as_json: bool) -> int:
+    """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
+
+    One writer for all worktrees (a second distill exits 75). Corrections reach
+    every agent that held the fact; retracted, superseded, expired and stale
+    facts are removed; MEMORY.md never exceeds its budget. The commit holds only
+    memory paths and lists what changed and why. Invalid entries are reported
+    and skipped (exit 1).
+    """
+    import datetime as dt
+
+    from journal_mem import distill as core
+    from journal_mem.context import open_context
+
+    if background:  # normally answered by main.py before click loads
+        from journal_mem.background import detach
+
+        return detach(sys.argv[1:])
+    date = None
+    if on_date:
+        try:
+            date = dt.date.fromisoformat(on_date)
+        except ValueError:
+            raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
+    opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
+                        commit=not no_commit, if_due=if_due, date=date)
+    outcome = core.distill(open_context(_cwd(ctx)), opts)
+    from journal_mem.report import distill_json, distill_lines
+
+    if as_json:
+        _emit_json(distill_json(outcome))
+    else:
+        out, err = distill_lines(outcome)
+        for line in out:
+            click.echo(line)
+        for line in err:
+            click.echo(f"jmem: {line}", err=True)
+    return outcome.exit_code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--base", metavar="REF",
+              help="Also fail when a journal entry was modified or deleted since REF.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
+    """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
+    append-only since REF, no conflict markers, symlinks or secrets in memory."""
+    from journal_mem.check import run_check
+    from journal_mem.context import open_context
+
+    problems = run_check(open_context(_cwd(ctx)), base)
+    if as_json:
+        _emit_json({"ok": not problems, "problems": problems})
+    elif problems:
+        for line in problems:
+            click.echo(line)
+        click.echo(f"jmem check: {len(problems)} problems", err=True)
+    else:
+        click.echo("jmem check: ok")
+    return errors.REFUSED if problems else errors.OK
+
+
+# --- end distill and check ---
+
 
 def run(argv: list[str]) -> int:
     """Run the CLI on `argv` inside the error boundary; return the exit code."""

@@ -135,7 +135,6 @@ def scene_refused(stage: Stage) -> None:
     stage.say("One line per problem, exit 1, no file created.")
 
 
-SCENES = [scene_setup, scene_write, scene_outbox, scene_refused]
 
 
 # --- wake-up scene (issue 5) ---------------------------------------------------
@@ -181,7 +180,6 @@ def scene_wake(stage: Stage) -> None:
     stage.run(["jmem", "status", "--sessions"], stage.worktree)
 
 
-SCENES.append(scene_wake)
 
 # --- end of wake-up scene -------------------------------------------------------
 
@@ -214,7 +212,58 @@ def scene_guard(stage: Stage) -> None:
         the worktree's MEMORY.md is back to HEAD, and the code commit went through.""")
 
 
-SCENES.append(scene_guard)
+
+# --- the six-agent correction (issue 4) -------------------------------------------
+
+SIX = ("api", "web", "search", "ingest", "billing", "docs")
+WRONG = "Filter by value finds documents that lack the field"
+
+
+def _memory_lines(stage: Stage, needle: str) -> None:
+    for agent in SIX:
+        path = os.path.join(stage.main, ".claude", "agent-memory", agent, "MEMORY.md")
+        with open(path, encoding="utf-8") as fh:
+            hits = [line for line in fh.read().splitlines() if needle in line]
+        stage.echo(f"    {agent:8} {hits[0] if hits else '(none)'}")
+
+
+def scene_six_agents(stage: Stage) -> None:
+    stage.scene("5. One wrong fact in six agents' memory, corrected everywhere by one distill")
+    for agent in SIX:
+        stage.run(["jmem", "write", "--agent", agent, "--topic", "search", "--key",
+                   "filter-by-value", "--title", WRONG], stage.main, show=agent == "api")
+    stage.say("(the same lesson was written by all six agents)")
+    stage.run(["jmem", "distill"], stage.main)
+    stage.say("Every agent's MEMORY.md now holds the wrong fact:")
+    _memory_lines(stage, "[filter-by-value")
+    stage.say("""
+        Weeks later two agents notice, in two different pull requests: api rewrites
+        the same key, search supersedes it with a new one. Nobody touches the
+        other four.""")
+    stage.run(["jmem", "write", "--agent", "api", "--topic", "search", "--key",
+               "filter-by-value", "--title",
+               "Filter by value skips documents that lack the field"], stage.main)
+    stage.run(["jmem", "write", "--agent", "search", "--topic", "search", "--key",
+               "filter-by-value-skips-missing", "--supersedes", "filter-by-value", "--title",
+               "Filter by value never matches a document missing the field",
+               "--body", "Use exists(field) to find the documents that lack it."], stage.main)
+    stage.run(["jmem", "distill"], stage.main)
+    stage.say("One distill later, all six hold the correction and none the wrong fact:")
+    _memory_lines(stage, "[filter-by-value")
+    stage.run(["git", "log", "-1", "--format=%B"], stage.main)
+    stage.say("""
+        The key is team-wide: the newest entry wins for every agent that held it,
+        and a supersede hands the old fact's holders to the new one. The commit
+        message says when it was fixed and why; `jmem check` in CI proves the
+        files equal a rebuild from the journal.""")
+    stage.run(["jmem", "check"], stage.main)
+
+
+# --- end six-agent correction ---
+
+
+SCENES = [scene_setup, scene_write, scene_outbox, scene_refused, scene_guard,
+          scene_six_agents, scene_wake]
 
 
 def run_demo(keep: bool = False, echo: Echo = print) -> int:

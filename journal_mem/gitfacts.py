@@ -68,10 +68,13 @@ def run(
     check: bool = True,
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> GitResult:
     """Run `git ARGS` in `cwd`. With `clean`, drop a hook's inherited GIT_* variables.
 
     With `check`, a non-zero exit raises GitError naming the command.
+    `pass_fds` are inherited by git (the distiller passes its lock, so that a
+    git it started keeps the lock even if the distiller itself is killed).
     """
     import subprocess
 
@@ -81,7 +84,8 @@ def run(
         env = clean_env() if clean else dict(os.environ)
     env.setdefault("LC_ALL", "C")
     proc = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False
+        ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
+        pass_fds=pass_fds,
     )
     result = GitResult(proc.returncode, proc.stdout, proc.stderr)
     if check and not result.ok:

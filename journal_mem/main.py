@@ -29,6 +29,13 @@ def main(argv: list[str] | None = None) -> int:
         if code is not None:
             return code
     # ---
+
+    # --- distill --background (post-commit hook): detach before click/pydantic load ---
+    from journal_mem.background import detach, wants_background
+
+    if wants_background(args):
+        return detach(args)
+    # --- end distill --background ---
     from journal_mem.cli import run
 
     return run(args)

@@ -1,0 +1,54 @@
+"""`distill-state.json`: which entries the distiller has folded, and the date it used.
+
+Written only by the distiller, at the top of the memory root, as
+deterministic JSON (sorted keys, indent 1, LF, one trailing newline):
+`{"schema": 1, "date": "YYYY-MM-DD", "folded": [memory-root-relative paths]}`.
+A fresh clone learns from it what is still pending; `check` rebuilds with its
+date, so expiry cannot make the check flap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class FoldState:
+    """The recorded distill: its date and the sorted paths it folded."""
+
+    date: dt.date
+    folded: tuple[str, ...]
+
+
+def render_state(state: FoldState) -> bytes:
+    """The file's bytes."""
+    data = {"schema": SCHEMA, "date": state.date.isoformat(), "folded": sorted(state.folded)}
+    return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def parse_state(data: bytes) -> FoldState | None:
+    """The recorded state, or None when the bytes are not a valid state file."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+        date = dt.date.fromisoformat(raw["date"])
+        folded = raw["folded"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    if raw.get("schema") != SCHEMA or not isinstance(folded, list):
+        return None
+    if not all(isinstance(p, str) for p in folded):
+        return None
+    return FoldState(date, tuple(sorted(folded)))
+
+
+def read_state(path: str) -> FoldState | None:
+    """The state file at `path`, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return parse_state(fh.read())
+    except OSError:
+        return None

@@ -1,0 +1,72 @@
+"""One distiller per repository: an flock'd file in `<git-common-dir>/journal-mem/`.
+
+The common git dir is shared by every worktree, so one lock covers them all.
+`fcntl.flock` is released by the kernel when the holder dies (even kill -9),
+so a stale lock is simply taken over; the file is never deleted (deleting a
+lock file races with a process about to lock it). The holder writes its pid,
+host and start time into the file so that a second distill can say who holds it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+import socket
+from types import TracebackType
+
+from journal_mem.errors import LockHeld
+
+LOCK_FILE = "distill.lock"
+
+
+def lock_path(state_dir: str) -> str:
+    return os.path.join(state_dir, LOCK_FILE)
+
+
+def holder(state_dir: str) -> str:
+    """Who holds (or last held) the lock, in words."""
+    try:
+        with open(lock_path(state_dir), encoding="utf-8") as fh:
+            info = json.loads(fh.read() or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not isinstance(info, dict) or "pid" not in info:
+        return "a distill that is just starting"
+    return f"pid {info['pid']} on {info.get('host', '?')}, since {info.get('since', '?')}"
+
+
+class DistillLock:
+    """Context manager: hold the distill lock or raise `LockHeld` at once."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.state_dir = state_dir
+        self.fd = -1
+
+    def __enter__(self) -> DistillLock:
+        os.makedirs(self.state_dir, exist_ok=True)
+        fd = os.open(lock_path(self.state_dir), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LockHeld(
+                f"another distill holds the lock ({holder(self.state_dir)})",
+                hint="it will fold these lessons too; run `jmem distill` again after it ends",
+            ) from None
+        self.fd = fd
+        since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since})
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, info.encode(), 0)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.fd >= 0:
+            try:
+                os.ftruncate(self.fd, 0)
+            finally:
+                os.close(self.fd)  # closing releases the flock
+                self.fd = -1
