@@ -228,7 +228,7 @@ def _memory_lines(stage: Stage, needle: str) -> None:
 
 
 def scene_six_agents(stage: Stage) -> None:
-    stage.scene("5. One wrong fact in six agents' memory, corrected everywhere by one distill")
+    stage.scene("One wrong fact in six agents' memory, corrected everywhere by one distill")
     for agent in SIX:
         stage.run(["jmem", "write", "--agent", agent, "--topic", "search", "--key",
                    "filter-by-value", "--title", WRONG], stage.main, show=agent == "api")
