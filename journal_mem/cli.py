@@ -392,6 +392,42 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 # --- end distill and check ---
 
 
+# --- recall (issue 5) -----------------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("question", nargs=-1, required=True)
+@click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
+@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+              help="How many facts.")
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.pass_context
+def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, limit: int,
+           rebuild: bool, as_json: bool) -> int:
+    """Ranked live facts for a natural-language QUESTION.
+
+    Each fact comes with its key, the agents holding it, its topic, date and
+    journal entry. Retracted, superseded and expired facts are never returned.
+    The index lives in the common git dir and follows the journal by itself.
+
+    \b
+    Example:
+      jmem recall how do I run the API tests --agent api
+    """
+    from journal_mem import recall as core
+    from journal_mem.context import open_context
+
+    hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
+                       rebuild=rebuild)
+    if as_json:
+        _emit_json([hit.as_json() for hit in hits])
+    else:
+        for line in core.render(hits):
+            click.echo(line)
+    return errors.OK
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI on `argv` inside the error boundary; return the exit code."""
 
