@@ -44,42 +44,50 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes) -
     """Create a new file in `folder` holding `data`; never replaces an existing file.
 
     `name_for(suffix)` gives the final file name for a random suffix. Returns
-    the path created. Leaves no temp file behind, whatever happens.
+    the path created. The content is written and fsynced before the file gets
+    its name, so no reader ever sees a half-written entry. On Linux the
+    content lives in an anonymous O_TMPFILE inode until it is linked, so a
+    process killed at any point leaves nothing behind; elsewhere a named
+    `.tmp-*` file is used and removed.
     """
     os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fd, tmp = _open_temp(folder)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        # linkat(AT_SYMLINK_FOLLOW) through /proc names the anonymous inode;
+        # passing a dir fd makes os.link use linkat rather than link(2)
+        source = tmp or f"/proc/self/fd/{fd}"
         for _ in range(MAX_TRIES):
-            final = os.path.join(folder, name_for(secrets.token_hex(SUFFIX_BYTES)))
+            name = name_for(secrets.token_hex(SUFFIX_BYTES))
             try:
-                os.link(tmp, final)
+                os.link(source, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # never replaces
             except FileExistsError:
                 continue
-            _fsync_dir(folder)
-            return final
+            os.fsync(dir_fd)
+            return os.path.join(folder, name)
         raise JournalMemError(f"could not find a free file name in {folder}")
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
         os.close(fd)
+        os.close(dir_fd)
+        if tmp:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _open_temp(folder: str) -> tuple[int, str]:
+    """(fd, path) of a new temp file in `folder`; path is "" for an anonymous O_TMPFILE."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(folder, flag | os.O_WRONLY, 0o644), ""
+        except OSError:
+            pass  # the filesystem has no O_TMPFILE: use a named temp file
+    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp
 
 
 def write_entry(folder: str, entry: Entry) -> str:

@@ -236,3 +236,20 @@ def test_concurrent_writers_lose_nothing(repo: Path) -> None:
                for f in files)
     leftovers = [p for p in (repo / MEM / "api" / "journal").iterdir() if p.name.startswith(".tmp")]
     assert leftovers == []
+
+
+@pytest.mark.parametrize("tmpfile", [True, False])
+def test_create_exclusive_never_replaces_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmpfile: bool) -> None:
+    from journal_mem.errors import JournalMemError
+    from journal_mem.journal import create_exclusive
+
+    if not tmpfile:  # a filesystem or OS without O_TMPFILE: the named temp file path
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    (tmp_path / "taken.md").write_bytes(b"old")
+    with pytest.raises(JournalMemError, match="could not find a free file name"):
+        create_exclusive(str(tmp_path), lambda suffix: "taken.md", b"new")
+    assert (tmp_path / "taken.md").read_bytes() == b"old"
+    path = create_exclusive(str(tmp_path), lambda suffix: f"n-{suffix}.md", b"new")
+    assert Path(path).read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["taken.md", Path(path).name])
