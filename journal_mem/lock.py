@@ -37,6 +37,21 @@ def holder(state_dir: str) -> str:
     return f"pid {info['pid']} on {info.get('host', '?')}, since {info.get('since', '?')}"
 
 
+def held_by(state_dir: str) -> str:
+    """Who holds the lock now, in words; "" when it is free (probed without taking it)."""
+    try:
+        fd = os.open(lock_path(state_dir), os.O_RDONLY)
+    except OSError:
+        return ""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(state_dir)
+    finally:
+        os.close(fd)  # also releases the probe's shared lock
+    return ""
+
+
 class DistillLock:
     """Context manager: hold the distill lock or raise `LockHeld` at once."""
 

@@ -12,14 +12,11 @@ import os
 import shutil
 from typing import Any
 
-from journal_mem import claude, gitfacts, sessions
+from journal_mem import claude, gitfacts, hooks, sessions
 from journal_mem.context import Context, open_context
 from journal_mem.layout import DISTILL_STATE
 from journal_mem.lessons import pending_paths
-
-GIT_HOOKS = ("pre-commit", "pre-merge-commit", "post-commit")
-_MARKERS = (b"journal-mem", b"journal_mem", b"jmem")
-LOCK_NAMES = ("lock", "distill.lock")
+from journal_mem.lock import held_by
 
 
 def collect(cwd: str) -> dict[str, Any]:
@@ -35,7 +32,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "threshold": ctx.config.distill.threshold,
         "outbox": [w[2] for w in waiting if w[3]],
         "last_distill": _last_distill(ctx),
-        "lock": _lock(layout.state_dir),
+        "lock": held_by(layout.state_dir),
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root),
@@ -104,16 +101,6 @@ def _last_distill(ctx: Context) -> dict[str, Any] | None:
             "commit": log.text().strip() if log.ok else ""}
 
 
-def _lock(state_dir: str) -> str:
-    for name in LOCK_NAMES:
-        try:
-            with open(os.path.join(state_dir, name), encoding="utf-8", errors="replace") as fh:
-                return fh.read().strip().replace("\n", " ") or name
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            continue
-    return ""
-
-
 def _budget(ctx: Context, agent: str) -> dict[str, int] | None:
     try:
         with open(ctx.layout.memory_md(agent), "rb") as fh:
@@ -125,18 +112,12 @@ def _budget(ctx: Context, agent: str) -> dict[str, int] | None:
 
 
 def _git_hooks(root: str) -> dict[str, str]:
-    res = gitfacts.run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], root,
-                       clean=True, check=False)
-    folder = res.text().strip()
+    folder = hooks.hooks_dir(root)
     states = {}
-    for name in GIT_HOOKS:
-        try:
-            with open(os.path.join(folder, name), "rb") as fh:
-                text = fh.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            states[name] = "missing"
-            continue
-        states[name] = "installed" if any(m in text for m in _MARKERS) else "foreign (not ours)"
+    for name in hooks.HOOKS:
+        path = os.path.join(folder, name)
+        states[name] = ("installed" if hooks.is_ours(path) else
+                        "foreign (not ours)" if os.path.lexists(path) else "missing")
     return states
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from helpers import git, jmem
+from helpers import base_env, git, jmem
 
 
 def test_status_reports_pending_outbox_and_missing_hooks(repo: Path, worktree: Path) -> None:
@@ -31,13 +33,22 @@ def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:
     (mem / "distill-state.json").write_text('{"schema": 1, "date": "2026-03-04", "folded": []}')
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "distill")  # a stand-in for the distiller
-    (repo / ".git" / "journal-mem").mkdir(exist_ok=True)
-    (repo / ".git" / "journal-mem" / "lock").write_text("pid 4242 on host-a\n")
-    data = json.loads(jmem(repo, "status", "--json").stdout)
+    state = repo / ".git" / "journal-mem"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from journal_mem.lock import DistillLock;"
+         "lock = DistillLock(sys.argv[1]).__enter__(); print('held', flush=True); time.sleep(60)",
+         str(state)], stdout=subprocess.PIPE, text=True, env=base_env())
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        data = json.loads(jmem(repo, "status", "--json").stdout)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert json.loads(jmem(repo, "status", "--json").stdout)["lock"] == ""
     assert data["claude_hooks"]["missing"] == []
     assert data["last_distill"]["date"] == "2026-03-04"
     assert data["last_distill"]["commit"]
-    assert data["lock"] == "pid 4242 on host-a"
+    assert data["lock"].startswith(f"pid {holder.pid} on ")
     assert data["budgets"]["api"] == {"lines": 2, "max_lines": 200, "bytes": len(text),
                                       "max_bytes": 25000}
     assert data["budgets"]["web"] is None
