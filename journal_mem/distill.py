@@ -91,13 +91,9 @@ def off_reason(ctx: Context) -> str | None:
 
 def pending(layout: Layout) -> list[str]:
     """Absolute paths of journal and outbox entries the last distill did not fold."""
-    from journal_mem.entrycache import entry_files
-    from journal_mem.journal import iter_outbox
+    from journal_mem.lessons import pending_paths
 
-    state = read_state(layout.distill_state)
-    folded = set(state.folded) if state else set()
-    out = [d.path for _, rel, d in entry_files(layout) if rel not in folded]
-    return out + [path for _, path in iter_outbox(layout)]
+    return [path for _, path, _, _ in pending_paths(layout)]
 
 
 def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:

@@ -13,7 +13,8 @@ import json
 import os
 import re
 
-from journal_mem.layout import DISTILL_STATE, JOURNAL, Layout
+from journal_mem.foldstate import read_state
+from journal_mem.layout import JOURNAL, Layout
 
 # Same pattern as entry.ENTRY_NAME_RE (a test keeps them equal): importing
 # entry.py costs ~20 ms, more than the whole rest of the hook.
@@ -55,14 +56,9 @@ class Lesson:
 
 
 def folded(layout: Layout) -> set[str]:
-    """Memory-root-relative paths the last distill folded ({} when it never ran)."""
-    try:
-        with open(os.path.join(layout.main_memory, DISTILL_STATE), "rb") as fh:
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
-        return set()
-    paths = data.get("folded") if isinstance(data, dict) else None
-    return {p for p in paths if isinstance(p, str)} if isinstance(paths, list) else set()
+    """Memory-root-relative paths the last distill folded (empty when it never ran)."""
+    state = read_state(layout.distill_state)
+    return set(state.folded) if state else set()
 
 
 Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
