@@ -191,7 +191,8 @@ def demo(keep: bool) -> int:
               help="Claude Code SessionStart/SubagentStart: hook JSON in, context JSON out.")
 @click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
               help="Budget of the pack, in characters.")
-@click.option("--query", metavar="TEXT", help="Add the topic facts that best answer TEXT.")
+@click.option("--query", metavar="TEXT",
+              help="Add the live facts this agent holds that best answer TEXT.")
 @click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), default=0.7,
               show_default=True, help="Query facts below this confidence are left out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the pack and its parts as JSON.")

@@ -46,6 +46,7 @@ class Hit:
     path: str  # repository-relative path of the journal entry that states it
     confidence: float
     score: float
+    body: str = ""
 
     def as_json(self) -> dict[str, object]:
         return {"key": self.key, "title": self.title, "agents": list(self.agents),
@@ -175,7 +176,7 @@ def search(conn: sqlite3.Connection, question: str, agent: str | None, limit: in
         return []
     sql = (
         "SELECT f.key, f.title, f.holders, f.topic, f.created, f.path, f.confidence,"
-        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS score"
+        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS score, f.body"
         " FROM fts JOIN facts f ON f.id = fts.rowid WHERE fts MATCH ?"
     )
     params: list[object] = [expression]
@@ -185,8 +186,9 @@ def search(conn: sqlite3.Connection, question: str, agent: str | None, limit: in
     sql += " ORDER BY score, f.key LIMIT ?"
     params.append(limit)
     rows = conn.execute(sql, params).fetchall()
-    return [Hit(key, title, tuple(holders.split()), topic, created, path, confidence, -score)
-            for key, title, holders, topic, created, path, confidence, score in rows]
+    return [Hit(key, title, tuple(holders.split()), topic, created, path, confidence, -score,
+                body)
+            for key, title, holders, topic, created, path, confidence, score, body in rows]
 
 
 def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int = 5,

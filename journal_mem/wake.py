@@ -3,8 +3,10 @@
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
 branch), the lessons for the agent written since the last distill (journal
 and outbox, newest first), the keys corrected since then ("do not rely on"),
-and with a query the topic facts that best answer it. Standard library only:
-the SessionStart hook builds this pack on every session start.
+and with a query the live facts the agent holds that best answer it (the
+`recall` index: the same facts its topic files hold, ranked by bm25, with
+their exact confidence). Standard library only without a query: the
+SessionStart hook builds this pack on every session start.
 
 Budget cutting drops whole lines, lowest-ranked first: MEMORY.md from its
 end (the distiller ranks it top-down, and it stays on disk), then the oldest
@@ -16,12 +18,18 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from journal_mem.layout import MEMORY_MD, Layout
 from journal_mem.lessons import Lesson, pending
 
+if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
+    from journal_mem.recall import Hit
+
 DEFAULT_MAX_CHARS = 10_000
 DEFAULT_MIN_CONFIDENCE = 0.7
+QUERY_LIMIT = 10
+QUERY_BODY_CHARS = 240
 _KEY_RE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]")
 # Rank bands: a lower rank survives longer.
 _HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
@@ -93,8 +101,12 @@ def memory_differs(layout: Layout, agent: str) -> bool:
 
 def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
           with_memory: bool = True, query: str | None = None,
+          facts: list[Hit] | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
-    """The wake-up pack of `agent`, within `max_chars` characters."""
+    """The wake-up pack of `agent`, within `max_chars` characters.
+
+    `facts` are the recalled facts answering `query` (see `for_command`).
+    """
     pack = Pack(agent)
     live, corrections = _sort_pending(pending(layout), agent, pack)
     pack.lessons, pack.corrections = live, corrections
@@ -103,7 +115,7 @@ def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
         _memory_lines(layout, agent, replaced) if with_memory else [],
         _pending_lines(layout, live),
         _correction_lines(corrections),
-        _query_lines(layout, agent, query, min_confidence) if query else [],
+        _query_lines(query, facts or [], min_confidence) if query else [],
     ]
     head = [Line(f"# journal-mem: memory of agent {agent}", _HEAD, "head"),
             Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
@@ -179,17 +191,23 @@ def _correction_lines(corrections: dict[str, str]) -> list[Line]:
     return lines
 
 
-def _query_lines(layout: Layout, agent: str, query: str, min_confidence: float) -> list[Line]:
-    from journal_mem.query import best_facts
-
-    facts = best_facts(layout, agent, query, min_confidence)
+def _query_lines(query: str, facts: list[Hit], min_confidence: float) -> list[Line]:
     if not facts:
         return [Line(f"## Facts for: {query} — none found at confidence >= {min_confidence}",
                      _QUERY, "heading")]
     lines = [Line(f"## Facts for: {query}", _QUERY, "heading")]
-    lines += [Line(fact.line(), _QUERY + i, "query", (fact.key,) if fact.key else ())
+    lines += [Line(_fact_line(fact), _QUERY + i, "query", (fact.key,))
               for i, fact in enumerate(facts, 1)]
     return lines
+
+
+def _fact_line(fact: Hit) -> str:
+    """A recalled fact as one pack line: title, key, a short body, where it comes from."""
+    text = " ".join(fact.body.split())
+    if len(text) > QUERY_BODY_CHARS:
+        text = text[: QUERY_BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    detail = f": {text}" if text else ""
+    return f"- {fact.title} [{fact.key}]{detail} ({fact.path})"
 
 
 def _fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
@@ -251,5 +269,11 @@ def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHA
         raise ConfigError(f"no memory for agent {name!r} (known: {', '.join(known) or 'none'})",
                           hint="name one with --agent, or create it with `jmem init --agent "
                                "NAME`")
-    return build(ctx.layout, name, max_chars=max_chars, query=query,
+    facts = None
+    if query:
+        from journal_mem.recall import recall
+
+        hits = recall(ctx, query, agent=name, limit=QUERY_LIMIT * 3)
+        facts = [h for h in hits if h.confidence >= min_confidence][:QUERY_LIMIT]
+    return build(ctx.layout, name, max_chars=max_chars, query=query, facts=facts,
                  min_confidence=min_confidence)

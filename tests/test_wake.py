@@ -108,36 +108,30 @@ def test_budget_cuts_oldest_pending_lessons_after_memory(repo: Path) -> None:
     assert "pending lessons" in text.rstrip("\n").split("\n")[-1]
 
 
-TOPIC = """\
-# testing
-
-## Run the API tests with -p no:randomly
-They share one database fixture; random order makes them flaky.
-key run-the-api-tests, semantic, confidence 0.8, 2026-01-02, api/journal/a.md
-
-## Flaky tests come from shared fixtures
-A guess nobody checked.
-key: flaky-guess · confidence: 0.4 · 2026-01-03
-
-## Deploys need a tag
-Push a tag to deploy.
-key deploys-need-a-tag, confidence 0.9
-"""
-
-
 def test_query_adds_best_matching_facts_above_min_confidence(repo: Path) -> None:
-    topics = repo / MEM / "api" / "topics"
-    topics.mkdir(parents=True)
-    (topics / "testing.md").write_text(TOPIC)
+    for args in (
+        ["--key", "run-the-api-tests", "--title", "Run the API tests with -p no:randomly",
+         "--body", "They share one database fixture; random order makes them flaky."],
+        ["--key", "flaky-guess", "--type", "procedural", "--confidence", "0.6",
+         "--title", "Flaky tests come from shared fixtures", "--body", "A guess."],
+        ["--key", "deploys-need-a-tag", "--title", "Deploys need a tag", "--topic", "ops"],
+        ["--key", "web-only", "--agent", "web", "--title", "Flaky web tests need a retry"],
+    ):
+        agent = [] if "--agent" in args else ["--agent", "api"]
+        topic = [] if "--topic" in args else ["--topic", "testing"]
+        assert jmem(repo, "write", *agent, *topic, *args).returncode == 0
 
     text = jmem(repo, "wake", "--agent", "api", "--query", "why are the API tests flaky").stdout
 
     assert "## Facts for: why are the API tests flaky" in text
-    assert "- Run the API tests with -p no:randomly [run-the-api-tests]" in text
-    assert "Flaky tests come from shared fixtures" not in text  # confidence 0.4 < 0.7
-    assert "Deploys need a tag" not in text  # no word in common
+    assert ("- Run the API tests with -p no:randomly [run-the-api-tests]: They share one "
+            "database fixture; random order makes them flaky. (.claude/agent-memory/api/"
+            "journal/") in text
+    assert "Flaky tests come from shared fixtures" not in text.split("## Facts for")[1]
+    assert "Deploys need a tag" not in text.split("## Facts for")[1]  # no word in common
+    assert "Flaky web tests" not in text  # web's fact, not api's
     low = jmem(repo, "wake", "--agent", "api", "--query", "flaky tests",
-               "--min-confidence", "0.3").stdout
+               "--min-confidence", "0.5").stdout
     assert "Flaky tests come from shared fixtures [flaky-guess]" in low
 
 
