@@ -262,8 +262,18 @@ def scene_six_agents(stage: Stage) -> None:
 # --- end six-agent correction ---
 
 
+def scene_recall(stage: Stage) -> None:
+    stage.scene("Any agent asks a question and gets live facts only")
+    stage.run(["jmem", "recall", "does", "filter", "by", "value", "find", "missing", "fields",
+               "--agent", "billing"], stage.worktree)
+    stage.say("""
+        Ranked by an SQLite FTS5 index in the common git dir, built from the
+        journal: the corrected fact comes back with its key, the agents holding it,
+        its topic, date and entry; the superseded one never does.""")
+
+
 SCENES = [scene_setup, scene_write, scene_outbox, scene_refused, scene_guard,
-          scene_six_agents, scene_wake]
+          scene_six_agents, scene_recall, scene_wake]
 
 
 def run_demo(keep: bool = False, echo: Echo = print) -> int:
