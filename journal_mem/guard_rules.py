@@ -28,6 +28,7 @@ from journal_mem.secretscan import scan
 from journal_mem.staged import Change
 from journal_mem.ticket import read_ticket
 
+HEX_RE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 WHAT = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed", "U": "unmerged"}
 RESCUE = "jmem rescue   (files lessons and edits in the main checkout's journal, unstages them)"
@@ -172,12 +173,20 @@ def main_rules(ctx: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
 
 
 def merge_heads(git_dir: str) -> list[str]:
-    """The commits being merged into the checkout whose git dir is `git_dir` (none: no merge)."""
+    """The commits being merged into the checkout whose git dir is `git_dir` (none: no merge).
+
+    `git merge`/`git pull` run pre-merge-commit before they write MERGE_HEAD;
+    they name each merged commit in a `GITHEAD_<id>` variable instead (git
+    2.39). `git commit` concluding a merge finds MERGE_HEAD.
+    """
+    heads = [name[8:] for name in os.environ if name.startswith("GITHEAD_")
+             and HEX_RE.fullmatch(name[8:])]
     try:
         with open(os.path.join(git_dir, "MERGE_HEAD"), encoding="ascii") as fh:
-            return [line.strip() for line in fh if line.strip()]
+            heads += [line.strip() for line in fh if line.strip()]
     except (OSError, UnicodeDecodeError):
-        return []
+        pass
+    return heads
 
 
 def merged_verbatim(ctx: Policy, cwd: str, changes: list[Change]) -> dict[str, str]:

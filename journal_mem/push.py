@@ -274,9 +274,12 @@ def push(root: str, remote: str, commit: str, branch: str) -> bool:
                        clean=True, check=False)
     if res.ok:
         return True
-    lines = res.text().splitlines()
-    if any(line.startswith("!") and "[rejected]" in line for line in lines):
+    lines = [line for line in res.text().splitlines() if line.startswith("!")]
+    if any("[rejected]" in line for line in lines):
         return False  # non-fast-forward / fetch first: the race was lost
+    if any("(failed to update ref)" in line for line in lines) and b"cannot lock ref" in \
+            res.stderr:
+        return False  # the remote's compare-and-swap lost to a push accepted meanwhile
     raise GitError(f"git push {remote} {branch} failed in {root}:\n{_err(res)}",
                    hint="the remote refused for another reason than a race (protected "
                         "branch? a hook?); nothing was lost locally")
