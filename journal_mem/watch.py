@@ -154,8 +154,6 @@ class Watcher:
         saved = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         observer.start()
         try:
-            self.log(f"watching {self.memory} and {self.outbox} "
-                     f"(debounce {self.opts.debounce:g} s); Ctrl-C stops")
             return self._loop()
         finally:
             observer.stop()
@@ -169,9 +167,11 @@ class Watcher:
         self.inbox.stopping = True
 
     def _loop(self) -> int:
-        code = self.evaluate("start")
+        code = self.evaluate("start")  # the observer already runs: no write slips by
         if self.opts.once and code is not None:
             return code
+        self.log(f"watching {self.memory} and {self.outbox} "
+                 f"(debounce {self.opts.debounce:g} s); Ctrl-C stops")
         idle_since = time.monotonic()
         while not self.inbox.stopping:
             time.sleep(SLICE_S)
