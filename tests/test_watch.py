@@ -139,9 +139,11 @@ def test_once_drains_the_outbox_and_exits(repo: Path, worktree: Path) -> None:
 def test_not_due_writes_wait_for_the_threshold(repo: Path) -> None:
     watch = Watch(repo, JMEM_DISTILL_THRESHOLD="2")
     try:  # `jmem write` stamps now: the max age (24 h) is far off
-        assert jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "One").returncode == 0
+        assert jmem(repo, "write", "--agent", "api", "--topic", "t",
+                    "--title", "One").returncode == 0
         watch.expect("not due (1 pending, threshold 2")
-        assert jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "Two").returncode == 0
+        assert jmem(repo, "write", "--agent", "api", "--topic", "t",
+                    "--title", "Two").returncode == 0
         watch.expect("committed")
     finally:
         assert watch.stop() == 0
