@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner import (  # noqa: E402
+from runner import (
     Row,
     Timing,
     bench_env,

@@ -267,7 +267,8 @@ def scene_six_agents(stage: Stage) -> None:
 
 def scene_watch(stage: Stage) -> None:
     stage.scene("The watcher files a sandboxed session's lesson and distills it")
-    env = dict(stage.env, JMEM_DISTILL_THRESHOLD="1")
+    # the watcher is the distiller here: no background distill from post-commit
+    env = dict(stage.env, JMEM_DISTILL_THRESHOLD="1", JMEM_HOOKS_DISTILL_ON_COMMIT="false")
     stage.echo("  [app]$ JMEM_DISTILL_THRESHOLD=1 jmem watch --once --debounce 0.3 &")
     watcher = subprocess.Popen(
         [sys.executable, "-m", "journal_mem", "watch", "--once", "--debounce", "0.3"],
