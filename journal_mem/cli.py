@@ -53,11 +53,16 @@ def cli(directory: str | None) -> None:
               help="Remove journal-mem's git hooks (restoring any .legacy hook); keep the data.")
 @click.option("--hooks-path-ok", is_flag=True,
               help="Install the hooks even though core.hooksPath points at another folder.")
+@click.option("--ci", type=click.Choice(["github"]), default=None,
+              help="Also write the CI workflow that checks, distills and pushes "
+                   "(.github/workflows/journal-mem.yml).")
+@click.option("--ci-install", metavar="COMMAND", default="pip install journal-mem",
+              show_default=True, help="How the CI job installs jmem.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         as_json: bool) -> int:
+         ci: str | None, ci_install: str, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -75,7 +80,8 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
     else:
         report = initialize.init(_cwd(ctx), list(agents), git_hooks=not no_git_hooks,
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
-                                 claude_agents=list(claude_agents))
+                                 claude_agents=list(claude_agents), ci=ci,
+                                 ci_install=ci_install)
     if as_json:
         _emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK
@@ -324,10 +330,16 @@ def rescue(ctx: click.Context) -> int:
               help="Detach, log to <git-common-dir>/journal-mem/logs/distill.log, return at once.")
 @click.option("--date", "on_date", metavar="YYYY-MM-DD",
               help="Distill as of this date instead of today (UTC): replays and tests.")
+@click.option("--push", "push_remote", is_flag=False, flag_value="", default=None,
+              metavar="[REMOTE]", help="Distill on top of REMOTE's distill.branch and push; "
+              "retry on the new tip when another writer wins (never forced).")
+@click.option("--attempts", type=click.IntRange(1, 50), default=8, show_default=True,
+              help="With --push: how many times to try before giving up.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
-            no_commit: bool, background: bool, on_date: str | None, as_json: bool) -> int:
+            no_commit: bool, background: bool, on_date: str | None, push_remote: str | None,
+            attempts: int, as_json: bool) -> int:
     """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
 
     One writer for all worktrees (a second distill exits 75). Corrections reach
@@ -353,6 +365,8 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
+    if push_remote is not None:  # issue 6: many machines
+        return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
     outcome = core.distill(open_context(_cwd(ctx)), opts)
     from journal_mem.report import distill_json, distill_lines
 
@@ -391,6 +405,122 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 
 
 # --- end distill and check ---
+
+# --- watch, outbox, distill --push (issue 6) -------------------------------------
+
+
+def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: int,
+                  as_json: bool) -> int:
+    """`distill --push [REMOTE]`: see journal_mem/push.py."""
+    from journal_mem.context import open_context
+    from journal_mem.push import push_distill
+    from journal_mem.report import distill_json, distill_lines
+
+    if opts.dry_run or opts.check or not opts.commit or opts.if_due:
+        raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
+                               "--no-commit and --if-due")
+    done = push_distill(open_context(_cwd(ctx)), opts, remote, attempts)
+    where = f"{done.remote}/{done.branch}"
+    if as_json:
+        data = distill_json(done.outcome) if done.outcome else {}
+        data["push"] = {"remote": done.remote, "branch": done.branch, "pushed": done.pushed,
+                        "attempts": done.attempts, "rejected": done.rejected,
+                        "steps": done.steps}
+        _emit_json(data)
+        return done.exit_code
+    if done.outcome:
+        out, err = distill_lines(done.outcome)
+        for line in out:
+            click.echo(line)
+        for line in err:
+            click.echo(f"jmem: {line}", err=True)
+    lost = f" after {done.rejected} rejected push{'es' if done.rejected != 1 else ''}" \
+        if done.rejected else ""
+    if done.pushed:
+        click.echo(f"pushed {done.pushed[:12]} to {where}{lost}")
+    else:
+        click.echo(f"{where} already holds everything: nothing to push{lost}")
+    return done.exit_code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--once", is_flag=True, help="Exit after the first distill (scripts, tests).")
+@click.option("--debounce", type=click.FloatRange(0.0, 600.0), default=1.0, show_default=True,
+              metavar="SECONDS", help="Wait until writes pause this long, then evaluate once.")
+@click.option("--interval", type=click.FloatRange(1.0), default=60.0, show_default=True,
+              metavar="SECONDS", help="Re-evaluate this often without events (max age).")
+@click.pass_context
+def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
+    """Watch the main checkout's journals and the outbox; distill when due.
+
+    Due means what `distill --if-due` means: pending lessons reach
+    distill.threshold, or the oldest is older than distill.max_age_hours. A
+    burst of writes makes one evaluation; writes during a distill make exactly
+    one more. A failing distill is logged and watching goes on. Ctrl-C or
+    SIGTERM stop it cleanly (a distill in progress finishes first).
+    """
+    from journal_mem.watch import WatchOptions
+    from journal_mem.watch import watch as core
+
+    opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
+                        interval=interval)
+    return core(_cwd(ctx), opts, lambda line: click.echo(line))
+
+
+@cli.group(context_settings=CONTEXT)
+def outbox() -> None:
+    """The outbox: lessons from sessions that cannot write into the main checkout,
+    waiting in <git-common-dir>/journal-mem/outbox/ for the next distill."""
+
+
+@outbox.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def outbox_list(ctx: click.Context, as_json: bool) -> int:
+    """Every waiting entry, and whether the next drain will file it."""
+    from journal_mem.context import open_context
+    from journal_mem.outbox import waiting
+
+    context = open_context(_cwd(ctx))
+    items = waiting(context.layout, context.config.budget.entry_bytes)
+    if as_json:
+        _emit_json([w.as_json() for w in items])
+        return errors.OK
+    for w in items:
+        click.echo(f"{w.agent}: {w.title or '(invalid)'}\n  {w.path}")
+        for problem in w.problems:
+            click.echo(f"  invalid: {problem}")
+    click.echo(f"outbox: {len(items)} waiting"
+               + (f", {sum(1 for w in items if w.problems)} invalid" if items else ""))
+    return errors.OK
+
+
+@outbox.command("drain", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def outbox_drain(ctx: click.Context, as_json: bool) -> int:
+    """Move every valid entry into the main journal now (every distill does this too).
+
+    Nothing leaves the outbox before its copy is in the journal; an invalid
+    entry stays there and is reported (exit 1).
+    """
+    from journal_mem.context import open_context
+    from journal_mem.outbox import drain_now
+
+    context = open_context(_cwd(ctx))
+    done = drain_now(context.layout, context.config.budget.entry_bytes)
+    if as_json:
+        _emit_json({"moved": done.moved, "invalid": done.invalid})
+    else:
+        for path in done.moved:
+            click.echo(f"moved into the journal: {path}")
+        for problem in done.invalid:
+            click.echo(f"jmem: left in the outbox: {problem}", err=True)
+        click.echo(f"outbox: {len(done.moved)} moved, {len(done.invalid)} left (invalid)")
+    return errors.REFUSED if done.invalid else errors.OK
+
+
+# --- end watch, outbox, distill --push ---
 
 
 # --- recall (issue 5) -----------------------------------------------------------

@@ -272,8 +272,51 @@ def scene_recall(stage: Stage) -> None:
         its topic, date and entry; the superseded one never does.""")
 
 
+
+# --- the watcher drains the outbox (issue 6) --------------------------------------
+
+
+def scene_watch(stage: Stage) -> None:
+    stage.scene("The watcher files a sandboxed session's lesson and distills it")
+    # the watcher is the distiller here: no background distill from post-commit
+    env = dict(stage.env, JMEM_DISTILL_THRESHOLD="1", JMEM_HOOKS_DISTILL_ON_COMMIT="false")
+    stage.echo("  [app]$ JMEM_DISTILL_THRESHOLD=1 jmem watch --once --debounce 0.3 &")
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "journal_mem", "watch", "--once", "--debounce", "0.3"],
+        cwd=stage.main, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert watcher.stdout is not None
+    seen = []
+    for line in watcher.stdout:  # until it watches (or has already distilled and left)
+        seen.append(line.rstrip("\n"))
+        if "jmem watch: watching" in line:
+            break
+    stage.say("""
+        The watcher observes the main checkout's journals and the outbox. A session
+        that may only write into the outbox (sandboxed, or isolated in its worktree)
+        records a lesson:""")
+    stage.run(["jmem", "write", "--agent", "web", "--topic", "build", "--outbox",
+               "--title", "Cache node_modules between CI runs; installs take 4 minutes"],
+              stage.worktree)
+    try:
+        rest, _ = watcher.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        rest, _ = watcher.communicate()
+    for line in [*seen, *rest.splitlines()]:
+        stage.echo(f"    {line.replace(stage.root + os.sep, '')}")
+    stage.say("""
+        One file event, one debounce, one distill: the outbox entry was moved into
+        the main journal (nothing leaves the outbox before its copy is safe), folded
+        into web's MEMORY.md and committed. Without --once the watcher keeps going;
+        Ctrl-C stops it cleanly.""")
+    stage.run(["grep", "-n", "node_modules", ".claude/agent-memory/web/MEMORY.md"], stage.main)
+
+
+# --- end of the watcher scene ---
+
+
 SCENES = [scene_setup, scene_write, scene_outbox, scene_refused, scene_guard,
-          scene_six_agents, scene_recall, scene_wake]
+          scene_six_agents, scene_recall, scene_wake, scene_watch]
 
 
 def run_demo(keep: bool = False, echo: Echo = print) -> int:

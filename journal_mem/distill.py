@@ -143,6 +143,11 @@ def distill(ctx: Context, opts: Options) -> Outcome:
         raise
 
 
+def distill_locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
+    """One distill by a caller that already holds the distill lock (`distill --push`)."""
+    return _locked(ctx, opts, lock_fd)
+
+
 def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     layout, config = ctx.layout, ctx.config
     if not os.path.isdir(layout.main_memory):

@@ -36,11 +36,13 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
 
 
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
-         claude: bool = True, claude_agents: list[str] | None = None) -> InitReport:
+         claude: bool = True, claude_agents: list[str] | None = None,
+         ci: str | None = None, ci_install: str = "") -> InitReport:
     """Set up journal-mem in the main checkout of the repository at `cwd`.
 
     Config, memory root and agent folders; then the git hooks (`git_hooks`),
-    the Claude Code hooks (`claude`) and agent definitions (`claude_agents`).
+    the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
+    with `ci` ("github"), the CI workflow that distills and pushes.
     """
     bad = [a for a in agents if not is_name(a)]
     if bad:
@@ -68,7 +70,32 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         _install_hooks(root, report, hooks_path_ok)
     if claude or claude_agents:
         init_claude(repo, report, hooks=claude, agents=claude_agents or [])
+    if ci:
+        init_ci(root, ci, ci_install, config.distill.branch or branch, config.memory_root,
+                report)
     return report
+
+
+# --- CI workflow: the fleet's single distiller (issue 6) ---------------------------
+
+
+def init_ci(root: str, provider: str, install: str, branch: str, memory_root: str,
+            report: InitReport) -> None:
+    """Write the CI workflow (`ciflow.py`) unless one exists."""
+    from journal_mem import ciflow
+
+    if provider not in ciflow.PROVIDERS:
+        raise ConfigError(f"--ci: {provider!r} is not supported (one of: "
+                          f"{', '.join(ciflow.PROVIDERS)})")
+    if not branch:
+        raise ConfigError("--ci: no branch to distill on (detached HEAD, distill.branch unset)",
+                          hint="set distill.branch in .claude/journal-mem.toml")
+    path, created = ciflow.write_workflow(root, branch, memory_root, install)
+    if created:
+        report.done.append(f"created {path} (check and distill --push on {branch}; "
+                           "commit and push it)")
+    else:
+        report.notes.append(f"kept the existing {path} (not rewritten)")
 
 
 # --- Claude Code: settings.json hooks and agent files (wake/remind) ---------

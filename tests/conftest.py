@@ -40,3 +40,20 @@ def worktree(repo: Path, tmp_path: Path) -> Path:
     return add_worktree(repo, tmp_path / "wt")
 
 
+
+
+# --- the `slow` marker: skipped unless --runslow (issue 6) ---------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
