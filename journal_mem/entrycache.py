@@ -22,8 +22,9 @@ from typing import Any
 from journal_mem.entry import Entry, parse
 from journal_mem.errors import InvalidEntry
 from journal_mem.layout import JOURNAL, Layout
+from journal_mem.secretscan import scan
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: secrets make an entry invalid
 Parsed = Entry | tuple[str, ...]  # an entry, or its problems
 _Item = tuple[int, int, int, bytes, Parsed]  # size, mtime_ns, inode, digest, parsed
 
@@ -105,9 +106,15 @@ class _Cache:
 
 def _parse(data: bytes, name: str, agent: str, entry_bytes: int) -> Parsed:
     try:
-        return parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
+        entry = parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
     except InvalidEntry as exc:
         return tuple(exc.problems)
+    # A lesson holding a secret is never folded or committed (`check` reports it too):
+    # the distiller's own commit is not scanned by the guard.
+    found = scan(data.decode("utf-8"))
+    if found:
+        return tuple(f"secret: {f.describe()}" for f in found)
+    return entry
 
 
 def entry_files(layout: Layout) -> list[tuple[str, str, os.DirEntry[str]]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,27 @@ def worktree(repo: Path, tmp_path: Path) -> Path:
     return add_worktree(repo, tmp_path / "wt")
 
 
+# --- reliability suite (issue 7): a flag for the long run ----------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", default=False,
+                     help="run the reliability suite at full size (as JMEM_RELIABILITY_SCALE=long)")
+
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the figures the reliability tests recorded (`record_property("reliability: …")`);
+    they travel with each test report, so this works under xdist too."""
+    lines = []
+    for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
+            "failed", []):
+        if getattr(report, "when", "call") != "call":
+            continue
+        for name, value in getattr(report, "user_properties", []):
+            if str(name).startswith("reliability: "):
+                lines.append(f"{str(name)[len('reliability: '):]}: {value}")
+    if lines:
+        terminalreporter.write_sep("-", "reliability figures")
+        for line in sorted(lines):
+            terminalreporter.write_line(line)
