@@ -20,9 +20,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(1, str(ROOT))
-from runner import Row, Timing, bench_env, jmem_argv, python_baseline, table, time_command
+from runner import (  # noqa: E402
+    Row,
+    Timing,
+    bench_env,
+    jmem_argv,
+    python_baseline,
+    table,
+    time_command,
+)
 
-from fixtures.generate import generate, git, lessons, write_lessons
+from fixtures.generate import generate, git, lessons, write_lessons  # noqa: E402
 
 AGENTS = 20
 WORK = ROOT / "bench" / "results" / "repos"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_distill import SIZES, label, repo_for, reset
-from runner import Row, Skipped, bench_env, cat_baseline, jmem_argv, table, time_command
+from bench_distill import SIZES, label, repo_for, reset  # noqa: E402
+from runner import Row, Skipped, bench_env, cat_baseline, jmem_argv, table, time_command  # noqa: E402
 
 QUERY = "flaky test fixture database order"
 

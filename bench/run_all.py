@@ -24,7 +24,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from runner import BASELINES, Row, Skipped, installed_script, machine_line, table
+from runner import BASELINES, Row, Skipped, installed_script, machine_line, table  # noqa: E402
 
 ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_distill", "bench_recall")
 

@@ -20,7 +20,7 @@ SIZES = {
     "lessons_per_writer": (250, 1000),
     "kill_repos": (3, 10),
     "kills_per_repo": (15, 20),
-    "race_rounds": (4, 20),
+    "race_rounds": (10, 50),
     "fuzz_examples": (10_000, 100_000),
 }
 
