@@ -204,6 +204,8 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
                            journal.invalid)
             out.commit = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, text,
                                        layout.state_dir, lock_fd) or None
+            if out.commit:  # HEAD vouches for these files now
+                remember(layout, {}, paths, keep_old=True)
             out.status = "distilled" if out.commit or out.written else out.status
     return out
 
@@ -351,7 +353,10 @@ def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -
             os.unlink(os.path.join(layout.main_memory, rel))
         except FileNotFoundError:
             pass
-    remember(layout, blobs, gone, keep_old=False)
+    # Old blobs stay recorded until a commit holds them: an earlier distill killed
+    # after `git add` left them staged, and a later one killed before its own
+    # `git add` must not take them for hand edits (found by the kill -9 suite).
+    remember(layout, blobs, gone, keep_old=True)
 
 
 def _repo_rel(layout: Layout, rel: str) -> str:
@@ -375,8 +380,8 @@ def recorded(layout: Layout) -> dict[str, list[str]]:
 
 
 def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool) -> None:
-    """Record the blob ids about to be written (`keep_old`: besides the old ones), or,
-    once written, exactly the ones now on disk (`gone` paths are forgotten)."""
+    """Record the blob ids about to be written (`keep_old`: besides the old ones, else
+    only them); `gone` paths are forgotten (deleted, or committed)."""
     data = recorded(layout)
     for path, blob in blobs.items():
         data[path] = sorted({*data.get(path, []), blob}) if keep_old else [blob]
