@@ -124,12 +124,13 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     # wrote and this one removed) would make `git add` and `git commit` fail.
     wanted = set(paths)
     known = index_blobs(root, prefix, wanted)
-    paths = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
-    if paths:
-        gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                     root, clean=True, stdin=_pathspecs(paths), pass_fds=fds)
-    staged = index_blobs(root, prefix, wanted)
     head = head_blobs(root, prefix, wanted)
+    add = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
+    if add:
+        gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                     root, clean=True, stdin=_pathspecs(add), pass_fds=fds)
+    staged = index_blobs(root, prefix, wanted)
+    # A deletion an earlier (killed) distill already staged is in HEAD only: commit it too.
     paths = [p for p in paths if p in staged or p in head]
     if not paths:
         return ""
