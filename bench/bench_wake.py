@@ -7,37 +7,37 @@ distill, as after a distill at the default threshold), a 200-line MEMORY.md
 in the main checkout, and the hook runs from a linked worktree whose own
 MEMORY.md is older (so the main one is injected: the most work it does).
 
-    python bench/bench_wake.py [--lessons 10000] [--pending 10] [--runs 20]
+    python bench/bench_wake.py [RUNS]
+
+Also against `cat` of the main MEMORY.md (what Claude Code's own load costs).
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+from runner import (
+    Row,
+    cat_baseline,
+    git,
+    jmem_argv,
+    python_baseline,
+    table,
+    time_command,
+)
 
 from journal_mem.entry import build, render
-from journal_mem.gitfacts import clean_env
 
 AGENTS = ("api", "web")
 MEM = os.path.join(".claude", "agent-memory")
-
-
-def git(cwd: str, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=ENV)
-
-
-ENV = clean_env({"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
-                 "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"})
-for _name in [k for k in ENV if k.startswith("JMEM_")]:
-    del ENV[_name]
 
 
 def make_repo(root: str, lessons: int, pending: int) -> tuple[str, str]:
@@ -45,7 +45,8 @@ def make_repo(root: str, lessons: int, pending: int) -> tuple[str, str]:
     main, wt = os.path.join(root, "main"), os.path.join(root, "wt")
     os.makedirs(main)
     git(main, "init", "-q", "-b", "main")
-    run_jmem(main, "init", "--no-git-hooks", *[f"--agent={a}" for a in AGENTS])
+    time_command([*jmem_argv(), "init", "--no-git-hooks", "--no-claude",
+                  *[f"--agent={a}" for a in AGENTS]], main, runs=1, warmup=False)
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     folded = []
     for i in range(lessons):
@@ -73,59 +74,41 @@ def make_repo(root: str, lessons: int, pending: int) -> tuple[str, str]:
     return main, wt
 
 
-def jmem_argv() -> list[str]:
-    """The console script when installed (what Claude Code runs), else `python -m`."""
-    script = os.path.join(os.path.dirname(sys.executable), "jmem")
-    return [script] if os.path.exists(script) else [sys.executable, "-m", "journal_mem"]
+LESSONS, PENDING = 10_000, 10
 
 
-def run_jmem(cwd: str, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*jmem_argv(), *args], cwd=cwd, input=stdin, capture_output=True,
-                          check=True, env=ENV)
-
-
-def timed(argv: list[str], cwd: str, stdin: bytes, runs: int) -> list[float]:
-    """Wall-clock milliseconds of `runs` runs after one warm-up."""
-    out = []
-    for i in range(runs + 1):
-        t0 = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, check=True, env=ENV)
-        if i:
-            out.append((time.perf_counter() - t0) * 1000)
-    return out
-
-
-def summary(label: str, ms: list[float]) -> str:
-    return (f"{label:<44} median {statistics.median(ms):6.1f} ms  "
-            f"(min {min(ms):.1f} – max {max(ms):.1f}, n={len(ms)})")
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lessons", type=int, default=10_000)
-    parser.add_argument("--pending", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=20)
-    opts = parser.parse_args()
+def rows(runs: int = 10) -> list[Row]:
+    """`wake --hook claude` from a worktree of a 10k-lesson repository, against its baselines."""
     root = tempfile.mkdtemp(prefix="jmem-bench-wake-")
     try:
-        _main, wt = make_repo(root, opts.lessons, opts.pending)
+        main, wt = make_repo(root, LESSONS, PENDING)
         stdin = json.dumps({"session_id": "bench", "cwd": wt, "hook_event_name": "SubagentStart",
                             "agent_type": "api", "agent_id": "b1"}).encode()
-        out = json.loads(run_jmem(wt, "wake", "--hook", "claude", stdin=stdin).stdout)
-        context = out["hookSpecificOutput"]["additionalContext"]
-        assert "Lesson" in context and "[jmem: cut" in context, context[-800:]
-        base = timed([sys.executable, "-c", "pass"], wt, b"", opts.runs)
-        hook = timed([*jmem_argv(), "wake", "--hook", "claude"], wt, stdin, opts.runs)
-        ratio = statistics.median(hook) / statistics.median(base)
-        print(f"repository: {opts.lessons} lessons, {opts.pending} pending, from a worktree; "
-              f"context {len(context)} chars")
-        print(summary("python -c pass (baseline)", base))
-        print(summary("jmem wake --hook claude", hook))
-        print(f"ratio {ratio:.1f}x (goal <= 6x and <= 60 ms)")
+        check_output(wt, stdin)
+        base = python_baseline(wt, runs)
+        cat = cat_baseline(os.path.join(main, MEM, "api", "MEMORY.md"), runs)
+        hook = time_command([*jmem_argv(), "wake", "--hook", "claude"], wt, runs, stdin=stdin)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return 0
+    label = "wake --hook claude, 10k lessons, from a worktree"
+    return [
+        Row(label, hook, "python -c pass", base, "≤ 60 ms and ≤ 6×",
+            hook.median <= 60 and hook.median <= 6 * base.median),
+        Row(label, hook, "cat MEMORY.md", cat, "–", None),
+    ]
+
+
+def check_output(wt: str, stdin: bytes) -> None:
+    """The hook injects the pending lessons and says what it cut: it did the full work."""
+    import subprocess
+
+    from runner import bench_env
+
+    proc = subprocess.run([*jmem_argv(), "wake", "--hook", "claude"], cwd=wt, input=stdin,
+                          capture_output=True, check=True, env=bench_env())
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Lesson" in context and "[jmem: cut" in context, context[-800:]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    print(table(rows(int(sys.argv[1]) if len(sys.argv) > 1 else 10), "wake"))

@@ -12,6 +12,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,15 +25,25 @@ IDENTITY = {
 }
 
 
+class Skipped(Exception):
+    """A benchmark that cannot run in this build; its message says why."""
+
+
 @dataclass(frozen=True)
 class Timing:
     """Milliseconds of N runs after one warm-up."""
 
     samples: tuple[float, ...]
+    peak_mb: tuple[float, ...] = ()  # peak RSS of each timed run (the process itself)
 
     @property
     def median(self) -> float:
         return statistics.median(self.samples)
+
+    @property
+    def peak(self) -> float:
+        """The largest peak RSS of the timed runs, in MB (0 when not measured)."""
+        return max(self.peak_mb, default=0.0)
 
     @property
     def span(self) -> str:
@@ -86,27 +97,63 @@ def jmem_argv() -> list[str]:
 
 def time_command(argv: Sequence[str] | Callable[[], Sequence[str]], cwd: str | Path,
                  runs: int = 10, env: dict[str, str] | None = None, stdin: bytes = b"",
-                 setup: Callable[[], None] | None = None, check: bool = True) -> Timing:
-    """Whole-process wall time of a command: one warm-up, then `runs` timed runs."""
-    samples = []
-    for i in range(runs + 1):
+                 setup: Callable[[], None] | None = None, check: bool = True,
+                 warmup: bool = True) -> Timing:
+    """Whole-process wall time of a command: one warm-up, then `runs` timed runs.
+
+    Each run's peak RSS comes from `wait4`, so it is that process alone.
+    """
+    samples, peaks = [], []
+    for i in range(runs + 1 if warmup else runs):
         if setup is not None:
             setup()
         args = list(argv() if callable(argv) else argv)
-        start = time.perf_counter()
-        proc = subprocess.run(args, cwd=cwd, env=env or bench_env(), input=stdin,
-                              capture_output=True, check=False)
-        elapsed = (time.perf_counter() - start) * 1000
-        if check and proc.returncode != 0:
-            raise RuntimeError(f"{args} failed ({proc.returncode}): {proc.stderr.decode()}")
-        if i:
+        elapsed, peak = _run_once(args, cwd, env or bench_env(), stdin, check)
+        if i or not warmup:
             samples.append(elapsed)
-    return Timing(tuple(samples))
+            peaks.append(peak)
+    return Timing(tuple(samples), tuple(peaks))
+
+
+def _run_once(args: list[str], cwd: str | Path, env: dict[str, str], stdin: bytes,
+              check: bool) -> tuple[float, float]:
+    """(milliseconds, peak RSS in MB) of one run; output goes to a temp file, not a pipe
+    (a pipe would need a reader thread, and `communicate` reaps the child before `wait4`)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as inp:
+        inp.write(stdin)
+        inp.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=inp, stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = (time.perf_counter() - start) * 1000
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if check and proc.returncode != 0:
+            out.seek(0)
+            raise RuntimeError(f"{args} failed ({proc.returncode}): "
+                               f"{out.read().decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024
 
 
 def python_baseline(cwd: str | Path, runs: int = 10) -> Timing:
     """A bare start of this venv's interpreter: `python -c pass`."""
     return time_command([sys.executable, "-c", "pass"], cwd, runs)
+
+
+def git_baseline(cwd: str | Path, runs: int = 10) -> Timing:
+    """The cheapest git call a hook makes: `git diff --cached --name-only`."""
+    return time_command(["git", "diff", "--cached", "--name-only"], cwd, runs)
+
+
+def cat_baseline(path: str | Path, runs: int = 10) -> Timing:
+    """Reading a file the way Claude Code's native load does, as a process: `cat`."""
+    return time_command(["cat", str(path)], Path(path).parent, runs)
+
+
+BASELINES = {
+    "python -c pass": "a bare start of the venv's interpreter",
+    "git diff --cached": "`git diff --cached --name-only` in the same repository",
+    "cat MEMORY.md": "`cat` of a 200-line MEMORY.md",
+}
 
 
 def git(cwd: str | Path, *args: str) -> None:

@@ -155,6 +155,8 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
                           hint="run `jmem init --agent NAME` first")
     writing = not (opts.dry_run or opts.check)
     before_status = refuse_unsafe(ctx, opts) if writing else []
+    if writing:
+        sweep_leftovers(layout)
     drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
     journal = read_journal(layout, config.budget.entry_bytes, use_cache=not opts.rebuild)
     date = opts.date or today()
@@ -203,6 +205,8 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
                            journal.invalid)
             out.commit = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, text,
                                        layout.state_dir, lock_fd) or None
+            if out.commit:  # HEAD vouches for these files now
+                remember(layout, {}, paths, keep_old=True)
             out.status = "distilled" if out.commit or out.written else out.status
     return out
 
@@ -297,7 +301,7 @@ def atomic_write(path: str, data: bytes) -> None:
     """Replace `path` with `data` all at once: temp file in the same folder, then rename."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".tmp-distill-{secrets.token_hex(6)}")
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{secrets.token_hex(6)}")
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -308,6 +312,30 @@ def atomic_write(path: str, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+TMP_PREFIX = ".tmp-distill-"
+
+
+def sweep_leftovers(layout: Layout) -> None:
+    """Delete the temp files of a distill killed mid-write (issue 7: kill -9 tests).
+
+    Only the lock holder writes `.tmp-distill-*` files and we hold the lock, so every
+    one found belongs to a dead distill; nothing else is touched.
+    """
+    folders = [layout.main_memory]
+    for agent in layout.agents_on_disk():
+        folders += [layout.agent_dir(agent), os.path.join(layout.agent_dir(agent), TOPICS)]
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.startswith(TMP_PREFIX)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
 
 
 def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -> None:
@@ -326,7 +354,10 @@ def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -
             os.unlink(os.path.join(layout.main_memory, rel))
         except FileNotFoundError:
             pass
-    remember(layout, blobs, gone, keep_old=False)
+    # Old blobs stay recorded until a commit holds them: an earlier distill killed
+    # after `git add` left them staged, and a later one killed before its own
+    # `git add` must not take them for hand edits (found by the kill -9 suite).
+    remember(layout, blobs, gone, keep_old=True)
 
 
 def _repo_rel(layout: Layout, rel: str) -> str:
@@ -350,8 +381,8 @@ def recorded(layout: Layout) -> dict[str, list[str]]:
 
 
 def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool) -> None:
-    """Record the blob ids about to be written (`keep_old`: besides the old ones), or,
-    once written, exactly the ones now on disk (`gone` paths are forgotten)."""
+    """Record the blob ids about to be written (`keep_old`: besides the old ones, else
+    only them); `gone` paths are forgotten (deleted, or committed)."""
     data = recorded(layout)
     for path, blob in blobs.items():
         data[path] = sorted({*data.get(path, []), blob}) if keep_old else [blob]
@@ -392,6 +423,14 @@ def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
         raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
                               hint="switch to a branch, or use --no-commit")
     status = memgit.status(root, ctx.layout.memory_root)
+    links = ctx.layout.symlinked_folders()  # issue 7: a link would send writes outside
+    if links:
+        raise PolicyViolation(
+            "distill refused, nothing changed: symlinks under the memory root:\n"
+            + "\n".join(f"{link}: a symlink; memory is never written through one"
+                        for link in links),
+            hint="replace each link with a real folder (`jmem check` lists them)",
+        )
     problems = unsafe_edits(ctx, status)
     if problems:
         raise PolicyViolation(

@@ -22,8 +22,9 @@ from typing import Any
 from journal_mem.entry import Entry, parse
 from journal_mem.errors import InvalidEntry
 from journal_mem.layout import JOURNAL, Layout
+from journal_mem.secretscan import scan
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: secrets make an entry invalid; entries rebuilt by shared_entry
 Parsed = Entry | tuple[str, ...]  # an entry, or its problems
 _Item = tuple[int, int, int, bytes, Parsed]  # size, mtime_ns, inode, digest, parsed
 
@@ -41,18 +42,35 @@ def cache_path(layout: Layout) -> str:
     return os.path.join(layout.state_dir, "cache", "entries.pickle")
 
 
-def _entry_reduce(entry: Entry) -> tuple[type[Entry], tuple[object, ...]]:
+def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
     # Pickle an entry as its field values: the dataclass default (a state dict
     # through __setstate__) is about three times slower for 100k entries.
-    return Entry, tuple(getattr(entry, name) for name in _FIELDS)
+    return shared_entry, tuple(getattr(entry, name) for name in _FIELDS)
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
+# Fields with few distinct values (agents, topics, types, keys a correction reuses):
+# 100k entries hold one copy of each value, not 100k (issue 7: distill 100k <= 300 MB).
+_SHARED_FIELDS = tuple(_FIELDS.index(name) for name in (
+    "agent", "topic", "type", "importance", "key", "supersedes", "retracts", "applies_to",
+    "tags"))
+_SHARED: dict[object, object] = {}
+
+
+def shared_entry(*values: Any) -> Entry:
+    """An entry from its field values, with the repetitive ones shared between entries."""
+    fields = list(values)
+    for i in _SHARED_FIELDS:
+        fields[i] = _SHARED.setdefault(fields[i], fields[i])
+    return Entry(*fields)
 
 
 def _pickler(fh: Any) -> pickle.Pickler:
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, Entry: _entry_reduce}
+    # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
+    # Nothing pickled here refers to itself; shared values are re-shared on load.
+    pickler.fast = True
     return pickler
 
 
@@ -105,9 +123,15 @@ class _Cache:
 
 def _parse(data: bytes, name: str, agent: str, entry_bytes: int) -> Parsed:
     try:
-        return parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
+        entry = parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
     except InvalidEntry as exc:
         return tuple(exc.problems)
+    # A lesson holding a secret is never folded or committed (`check` reports it too):
+    # the distiller's own commit is not scanned by the guard.
+    found = scan(data.decode("utf-8"))
+    if found:
+        return tuple(f"secret: {f.describe()}" for f in found)
+    return shared_entry(*(getattr(entry, name) for name in _FIELDS))
 
 
 def entry_files(layout: Layout) -> list[tuple[str, str, os.DirEntry[str]]]:
@@ -143,6 +167,20 @@ def _fresh(path: str, name: str, agent: str, rel: str, st: os.stat_result,
 
 def read_journal(layout: Layout, entry_bytes: int, use_cache: bool = True) -> Journal:
     """Parse (or recall from the cache) every entry of the main journal."""
+    import gc
+
+    # Entries hold no reference cycles: the collector would only re-scan every entry
+    # made so far, again and again, as 100k of them are parsed or unpickled.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_journal(layout, entry_bytes, use_cache)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_journal(layout: Layout, entry_bytes: int, use_cache: bool) -> Journal:
     cache = _Cache(cache_path(layout), entry_bytes, use_cache)
     old = cache.items
     by_digest = {item[3]: item[4] for item in old.values()}

@@ -176,7 +176,19 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
     is hashed as the XOR of its words' hashes, so "minus one word" is one XOR:
     linear in the number of facts, no pairwise comparison.
     """
-    by_sig: dict[int, list[str]] = {}
+    # A signature maps to its first key, and to a list only once a second key shares
+    # it: most signatures are unique, and a list each cost ~40 MB at 100k facts.
+    by_sig: dict[int, str | list[str]] = {}
+
+    def add(sig: int, key: str) -> None:
+        seen = by_sig.setdefault(sig, key)
+        if seen is key:
+            return
+        if isinstance(seen, str):
+            by_sig[sig] = [seen, key]
+        else:
+            seen.append(key)
+
     for fact in facts:
         words = set(_TOKEN.findall(fact.title.casefold()))
         if len(words) < 2 or len(words) > 24:
@@ -185,11 +197,11 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
         whole = 0
         for h in hashes:
             whole ^= h
-        by_sig.setdefault(whole, []).append(fact.key)
+        add(whole, fact.key)
         if len(words) >= 3:
             for h in hashes:
-                by_sig.setdefault(whole ^ h, []).append(fact.key)
-    groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if len(keys) > 1}
+                add(whole ^ h, fact.key)
+    groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if isinstance(keys, list)}
     return sorted(g for g in groups if len(g) > 1)
 
 

@@ -68,4 +68,44 @@ class Layout:
             return []
         return sorted(
             n for n in names if is_name(n) and os.path.isdir(os.path.join(self.main_memory, n))
+            and not os.path.islink(os.path.join(self.main_memory, n))  # never read through one
         )
+
+    # --- symlinks under the memory root (issue 7: hostile trees) ---------------
+
+    def symlink_on_way(self, path: str) -> str | None:
+        """The first folder from the memory root down to `path` (inclusive) that is a
+        symlink, repository-relative; None when every one is a real folder.
+
+        A symlinked agent, journal or topics folder would make a writer create
+        files wherever the link points, outside the repository.
+        """
+        top = self.main_memory
+        rel = os.path.relpath(path, top)
+        if rel.startswith(os.pardir):
+            return None  # not under the memory root (the outbox lives in the git dir)
+        current = top
+        for part in ([] if rel == os.curdir else rel.split(os.sep)):
+            if os.path.islink(current):
+                break
+            current = os.path.join(current, part)
+        return self.rel(current) if os.path.islink(current) else None
+
+    def symlinked_folders(self) -> list[str]:
+        """Repository-relative paths of the memory root, agent folders and their journal
+        and topics folders that are symlinks: what no writer may write through."""
+        top = self.main_memory
+        found = [self.rel(top)] if os.path.islink(top) else []
+        try:
+            names = sorted(os.listdir(top))
+        except (FileNotFoundError, NotADirectoryError):
+            return found
+        for name in names:
+            agent = os.path.join(top, name)
+            if os.path.islink(agent):
+                found.append(self.rel(agent))
+                continue
+            for sub in (JOURNAL, TOPICS):
+                if os.path.islink(os.path.join(agent, sub)):
+                    found.append(self.rel(os.path.join(agent, sub)))
+        return found

@@ -51,29 +51,31 @@ def status(root: str, prefix: str) -> list[tuple[str, str]]:
     return out
 
 
-def ls_blobs(root: str, args: list[str]) -> dict[str, str]:
-    """{repo-relative path: blob id} from `git ls-tree -r` or `git ls-files -s` output."""
+def ls_blobs(root: str, args: list[str], only: set[str] | None = None) -> dict[str, str]:
+    """{repo-relative path: blob id} from `git ls-tree -r` or `git ls-files -s` output
+    (with `only`, just those paths: 100k journal paths would cost ~25 MB a listing)."""
     res = gitfacts.run([*args], root, clean=True, check=False)
     out: dict[str, str] = {}
     if not res.ok:
         return out
     for item in res.stdout.split(b"\0"):
-        meta, _, path = item.partition(b"\t")
+        meta, _, raw = item.partition(b"\t")
         parts = meta.split()
         if len(parts) >= 3:
-            blob = parts[2] if args[0] == "ls-tree" else parts[1]
-            out[path.decode("utf-8", "surrogateescape")] = blob.decode()
+            path = raw.decode("utf-8", "surrogateescape")
+            if only is None or path in only:
+                out[path] = (parts[2] if args[0] == "ls-tree" else parts[1]).decode()
     return out
 
 
-def head_blobs(root: str, prefix: str) -> dict[str, str]:
+def head_blobs(root: str, prefix: str, only: set[str] | None = None) -> dict[str, str]:
     """{path: blob id} under `prefix` in HEAD ({} before the first commit)."""
-    return ls_blobs(root, ["ls-tree", "-r", "-z", "HEAD", "--", prefix])
+    return ls_blobs(root, ["ls-tree", "-r", "-z", "HEAD", "--", prefix], only)
 
 
-def index_blobs(root: str, prefix: str) -> dict[str, str]:
+def index_blobs(root: str, prefix: str, only: set[str] | None = None) -> dict[str, str]:
     """{path: blob id} under `prefix` in the index."""
-    return ls_blobs(root, ["ls-files", "-s", "-z", "--", prefix])
+    return ls_blobs(root, ["ls-files", "-s", "-z", "--", prefix], only)
 
 
 def tree_paths(root: str, rev: str) -> frozenset[str]:
@@ -120,13 +122,15 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     base = ["--literal-pathspecs"]
     # A path git never knew and that is gone now (a file an earlier --no-commit run
     # wrote and this one removed) would make `git add` and `git commit` fail.
-    known = index_blobs(root, prefix)
-    paths = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
-    if paths:
+    wanted = set(paths)
+    known = index_blobs(root, prefix, wanted)
+    head = head_blobs(root, prefix, wanted)
+    add = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
+    if add:
         gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                     root, clean=True, stdin=_pathspecs(paths), pass_fds=fds)
-    staged = index_blobs(root, prefix)
-    head = head_blobs(root, prefix)
+                     root, clean=True, stdin=_pathspecs(add), pass_fds=fds)
+    staged = index_blobs(root, prefix, wanted)
+    # A deletion an earlier (killed) distill already staged is in HEAD only: commit it too.
     paths = [p for p in paths if p in staged or p in head]
     if not paths:
         return ""

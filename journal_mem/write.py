@@ -73,4 +73,30 @@ def compose(
 
 def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
-    return record(ctx.layout, entry, outbox=outbox or env_flag("JMEM_OUTBOX"))
+    outbox = outbox or env_flag("JMEM_OUTBOX")
+    refuse_hostile(ctx, entry, outbox)
+    return record(ctx.layout, entry, outbox=outbox)
+
+
+def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
+    """Refuse a lesson that holds a secret (as the guard would, `guard.scan_secrets`), and
+    a journal folder reached through a symlink (the file would land outside the repository).
+    """
+    if ctx.config.guard.scan_secrets:
+        from journal_mem.entry import render
+        from journal_mem.secretscan import scan
+
+        found = scan(render(entry))
+        if found:
+            raise InvalidEntry([f"secret: {f.describe()} (lessons are committed and shared: "
+                                "leave the secret out, name where it is kept instead)"
+                                for f in found])
+    link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
+    if link:
+        from journal_mem.errors import PolicyViolation
+
+        raise PolicyViolation(
+            f"{link} is a symlink: memory folders must be real folders inside the repository; "
+            "nothing written",
+            hint="replace the link with a real folder, or file the lesson with --outbox",
+        )

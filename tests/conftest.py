@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import IDENTITY, add_worktree, git, jmem, make_repo
@@ -48,6 +49,8 @@ def worktree(repo: Path, tmp_path: Path) -> Path:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the tests marked slow")
+    parser.addoption("--long", action="store_true", default=False,
+                     help="run the reliability suite at full size (as JMEM_RELIABILITY_SCALE=long)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -57,3 +60,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+
+# --- reliability suite (issue 7): a flag for the long run ----------------------------
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the figures the reliability tests recorded (`record_property("reliability: …")`);
+    they travel with each test report, so this works under xdist too."""
+    lines = []
+    for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
+            "failed", []):
+        if getattr(report, "when", "call") != "call":
+            continue
+        for name, value in getattr(report, "user_properties", []):
+            if str(name).startswith("reliability: "):
+                lines.append(f"{str(name)[len('reliability: '):]}: {value}")
+    if lines:
+        terminalreporter.write_sep("-", "reliability figures")
+        for line in sorted(lines):
+            terminalreporter.write_line(line)
