@@ -30,6 +30,14 @@ def main(argv: list[str] | None = None) -> int:
             return code
     # ---
 
+    # --- recall on a warm index: standard library only ---
+    if args[:1] == ["recall"]:
+        from journal_mem.recall import fast_main as recall_fast
+
+        code = recall_fast(args[1:])
+        if code is not None:
+            return code
+
     # --- distill --background (post-commit hook): detach before click/pydantic load ---
     from journal_mem.background import detach, wants_background
 

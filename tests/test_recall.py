@@ -126,3 +126,35 @@ def test_question_of_only_stopwords_finds_nothing(memory: Path) -> None:
     assert match_expression("what is the") == ""
     assert recall(memory, "what is the") == []
     assert jmem(memory, "recall", "what is the").stdout.strip() == "no live fact matches"
+
+
+def test_warm_query_answers_without_click_or_pydantic(memory: Path) -> None:
+    import subprocess
+    import sys
+
+    from helpers import base_env
+
+    code = ("import sys; from journal_mem.main import main; code = main(['recall', 'flaky',"
+            " 'api', 'tests', '--limit', '1']);"
+            "print('heavy:', sorted({'click', 'pydantic', 'journal_mem.fold'} & set(sys.modules)))")
+
+    def run() -> list[str]:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=memory, env=base_env(),
+                              capture_output=True, text=True, check=True)
+        return proc.stdout.splitlines()
+
+    cold = run()  # no index yet: the full command builds it
+    assert cold[0].startswith("1. Run the API tests serially") and "'click'" in cold[-1]
+    warm = run()
+    assert warm[:-1] == cold[:-1] and warm[-1] == "heavy: []"
+    write(memory, "api", "testing", "api-tests-ci", "API tests in CI use a fresh database", "")
+    stale = run()  # a new lesson: the index is stale, the full command updates it
+    assert "'click'" in stale[-1]
+    assert run()[-1] == "heavy: []"
+
+
+def test_facts_holding_every_word_rank_first(memory: Path) -> None:
+    write(memory, "api", "noise", "noise", "Database database database database", "database")
+    hits = recall(memory, "database migration alembic", "--limit", "3")
+    assert hits[0]["key"] == "migrations-alembic"
+    assert "noise" in [h["key"] for h in hits]  # filled in from the partial matches
