@@ -104,6 +104,11 @@ def race(rounds: int, parallel: bool) -> tuple[float, int, int]:
         final = work / "final"
         git(work, "clone", "-q", str(remote), str(final))
         run([*jmem_argv(), "check"], final)  # every lesson folded, files equal a rebuild
+        lessons = len(list(final.glob(".claude/agent-memory/*/journal/*.md")))
+        expected = len(AGENTS) * rounds
+        if len(rejected) != expected or lessons != expected:  # a thread failed, or a loss
+            raise RuntimeError(f"race: {len(rejected)} of {expected} pushes finished, "
+                               f"{lessons} of {expected} lessons on the remote")
         return seconds, len(rejected), sum(rejected)
 
 
@@ -165,14 +170,15 @@ def distill_baseline(runs: int) -> Timing:
         return time_command([*jmem_argv(), "distill"], main, runs, setup=one_lesson)
 
 
-def rows(runs: int, rounds: int = 5) -> tuple[list[Row], str]:
-    """The rows, and a line with the race's counts."""
+def rows(runs: int, rounds: int = 5) -> list[Row]:
+    """The race (it raises unless every lesson landed) and the watcher's latency."""
     seq_s, _, _ = race(rounds, parallel=False)
     par_s, pushes, rejected = race(rounds, parallel=True)
     steps = f"4 clones × {rounds} rounds"
     baseline = distill_baseline(runs)
     out = [
-        Row(f"race: {steps}, write + distill --push", Timing((par_s * 1000,)),
+        Row(f"race: {steps}, write + distill --push ({pushes} pushes, {rejected} rejected "
+            "and retried)", Timing((par_s * 1000,)),
             "same steps, one clone at a time", Timing((seq_s * 1000,)),
             "every lesson lands, no force", True),
     ]
@@ -180,8 +186,7 @@ def rows(runs: int, rounds: int = 5) -> tuple[list[Row], str]:
         out.append(Row(f"watch: write → MEMORY.md (debounce {debounce:g} s)",
                        watch_latency(runs, debounce), "jmem distill (1 new lesson)", baseline,
                        "–", None))
-    note = f"race: {pushes} pushes, {rejected} rejected and retried, {par_s:.1f} s"
-    return out, note
+    return out
 
 
 def main() -> int:
@@ -189,10 +194,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    found, note = rows(args.runs, args.rounds)
-    print(table(found, f"journal-mem scale ({machine_line()})"))
-    print()
-    print(note)
+    print(table(rows(args.runs, args.rounds), f"journal-mem scale ({machine_line()})"))
     return 0
 
 
