@@ -45,18 +45,12 @@ def find_top(cwd: str) -> str:
     return path
 
 
-def truthy(value: object) -> bool:
-    """A setting's truth: booleans from the file, 1/true/yes/on from the environment."""
-    if isinstance(value, str):
-        return value.strip().lower() in settings.TRUE_WORDS
-    return bool(value)
-
-
 def disabled_reason(top: str) -> str | None:
     """Why the guard is switched off, or None when it is on."""
     if settings.env_flag("JMEM_DISABLE"):
         return "JMEM_DISABLE=1"
-    if not truthy(settings.fast_setting(top, "hooks.guard")):
+    switch = settings.fast_settings(top, "hooks.guard")["hooks.guard"]
+    if not settings.as_bool(switch, "hooks.guard"):
         return "hooks.guard = false"
     return None
 

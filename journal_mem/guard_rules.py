@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from journal_mem import gitfacts, settings, staged
 from journal_mem.entry import parse
 from journal_mem.errors import OK, REFUSED, ConfigError, InvalidEntry
-from journal_mem.guard import Verdict, truthy
+from journal_mem.guard import Verdict
 from journal_mem.journal import is_entry_name
 from journal_mem.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS, Layout
 from journal_mem.names import is_name
@@ -80,8 +80,10 @@ def load_policy(cwd: str) -> Policy:
         repo=repo,
         layout=Layout(repo, str(settings.get(merged, "memory_root"))),
         default_agent=str(settings.get(merged, "default_agent")),
-        append_only=truthy(settings.get(merged, "guard.append_only")),
-        scan_secrets=truthy(settings.get(merged, "guard.scan_secrets")),
+        append_only=settings.as_bool(settings.get(merged, "guard.append_only"),
+                                     "guard.append_only"),
+        scan_secrets=settings.as_bool(settings.get(merged, "guard.scan_secrets"),
+                                      "guard.scan_secrets"),
         entry_bytes=entry_bytes,
     )
 

@@ -15,10 +15,6 @@ import sys
 from journal_mem import claude, gitfacts, settings
 from journal_mem.layout import Layout
 
-# The settings these hooks read; the TOML file is parsed only if it sets one.
-_READ = ("memory_root", "default_agent", "agents", "wake", "remind")
-_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
-
 
 class HookSettings:
     """The few settings the hooks need, merged (flags > env > file > defaults)."""
@@ -26,13 +22,14 @@ class HookSettings:
     __slots__ = ("agents", "default_agent", "memory_root", "remind", "wake")
 
     def __init__(self, root: str) -> None:
-        merged = settings.gather(root, file_data=None if _file_sets_one(root) else {})[0]
-        self.memory_root = str(settings.get(merged, "memory_root")).strip().strip("/")
-        self.default_agent = str(settings.get(merged, "default_agent"))
-        agents = settings.get(merged, "agents")
+        got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
+                                     "hooks.wake", "hooks.remind")
+        self.memory_root = str(got["memory_root"]).strip().strip("/")
+        self.default_agent = str(got["default_agent"])
+        agents = got["agents"]
         self.agents = [str(a) for a in agents] if isinstance(agents, list) else []
-        self.wake = _bool(settings.get(merged, "hooks.wake"), "hooks.wake")
-        self.remind = _bool(settings.get(merged, "hooks.remind"), "hooks.remind")
+        self.wake = settings.as_bool(got["hooks.wake"], "hooks.wake")
+        self.remind = settings.as_bool(got["hooks.remind"], "hooks.remind")
 
 
 def dispatch(args: list[str]) -> int | None:
@@ -63,12 +60,9 @@ def wake_hook(data: bytes, agent: str | None = None,
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
         payload = claude.read_input(data)
         event = claude.text_field(payload, "hook_event_name") or event
-        repo = gitfacts.locate(_cwd(payload))
-        conf = HookSettings(repo.main_root)
+        layout, conf, name = _target(payload, agent)
         if not conf.wake:
             return _off("wake-up is off (hooks.wake = false): memory not loaded")
-        layout = Layout(repo, conf.memory_root)
-        name = _agent(payload, agent, conf)
         problem = _unknown_agent(layout, name, conf)
         if problem:
             return _warn(event, problem)
@@ -111,12 +105,9 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
         payload = claude.read_input(data)
         if payload.get("stop_hook_active") is True:
             return 0
-        repo = gitfacts.locate(_cwd(payload))
-        conf = HookSettings(repo.main_root)
+        layout, conf, name = _target(payload, agent)
         if not conf.remind:
             return _off("reminder is off (hooks.remind = false)")
-        layout = Layout(repo, conf.memory_root)
-        name = _agent(payload, agent, conf)
         problem = _unknown_agent(layout, name, conf)
         if problem:
             print(f"journal-mem warning: {problem}", file=sys.stderr)
@@ -148,6 +139,14 @@ def _cwd(payload: dict[str, object]) -> str:
     return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
+def _target(payload: dict[str, object],
+            agent: str | None) -> tuple[Layout, HookSettings, str]:
+    """The memory layout, settings and agent a hook works for."""
+    repo = gitfacts.locate(_cwd(payload))
+    conf = HookSettings(repo.main_root)
+    return Layout(repo, conf.memory_root), conf, _agent(payload, agent, conf)
+
+
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
     """--agent, else the subagent's name, else JMEM_AGENT, else default_agent."""
     return (agent or claude.text_field(payload, "agent_type")
@@ -162,34 +161,6 @@ def _unknown_agent(layout: Layout, agent: str, conf: HookSettings) -> str:
         return ""
     return (f"no memory for agent {agent!r} (known: {', '.join(known) or 'none'}); "
             f"run `jmem init --agent NAME` to give it one")
-
-
-def _file_sets_one(root: str) -> bool:
-    """Whether the config file sets (uncommented) any setting the hooks read."""
-    try:
-        with open(os.path.join(root, settings.CONFIG_FILE), "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "[")) or "=" not in stripped:
-            continue
-        key = stripped.split("=", 1)[0]  # `wake`, `hooks.wake`, `"wake"`, `hooks = {…}`
-        if any(part.strip().strip("\"'") in (*_READ, "hooks") for part in key.split(".")):
-            return True
-    return False
-
-
-def _bool(value: object, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in settings.TRUE_WORDS or text in _FALSE_WORDS:
-        return text in settings.TRUE_WORDS
-    from journal_mem.errors import ConfigError
-
-    raise ConfigError(f"{name}: {value!r} is not true or false")
 
 
 def _off(message: str) -> int:

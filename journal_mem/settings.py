@@ -45,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 
 def env_name(section: str, key: str) -> str:
@@ -147,13 +148,10 @@ def get(merged: dict[str, Any], dotted: str) -> Any:
 
 def fast_memory_root(root: str) -> str:
     """The memory root for the hook fast path, with no TOML parse unless needed."""
-    env = env_value("JMEM_MEMORY_ROOT")
-    if env is not None:
-        return env.strip().strip("/")
-    return str(fast_setting(root, "memory_root")).strip("/")
+    return str(fast_settings(root, "memory_root")["memory_root"]).strip().strip("/")
 
 
-# --- hook fast paths (guard) -------------------------------------------------
+# --- hook fast paths (guard, wake, remind, recall) ----------------------------
 
 
 def file_sets(data: bytes, key: str) -> bool:
@@ -169,18 +167,38 @@ def file_sets(data: bytes, key: str) -> bool:
     return False
 
 
-def fast_setting(root: str, dotted: str) -> Any:
-    """One setting for a hook fast path: environment, else file, else default.
+def fast_settings(root: str, *dotted: str) -> dict[str, Any]:
+    """Some settings for a hook fast path (flags aside: env > file > defaults).
 
-    The TOML file is parsed only when it really assigns the key: `init` writes
-    every default commented out, and `tomllib` costs ~7 ms to import.
+    The TOML file is read once and parsed only when a line really assigns one
+    of the keys: `init` writes every default commented out, and `tomllib`
+    costs ~7 ms to import.
     """
-    section, _, key = dotted.rpartition(".")
-    if env_value(env_name(section, key)) is None:
-        try:
-            with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
-                if not file_sets(fh.read(), key):
-                    return get({}, dotted)
-        except (FileNotFoundError, NotADirectoryError):
-            return get({}, dotted)
-    return get(gather(root)[0], dotted)
+    keys = [d.rpartition(".") for d in dotted]
+    try:
+        with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
+            data = fh.read()
+    except (FileNotFoundError, NotADirectoryError):
+        data = b""
+    if any(file_sets(data, key) for _, _, key in keys):
+        merged = gather(root)[0]
+    elif any(env_value(env_name(section, key)) is not None for section, _, key in keys):
+        merged = gather(root, file_data={})[0]
+    else:
+        merged = {}
+    return {d: get(merged, d) for d in dotted}
+
+
+def as_bool(value: object, name: str) -> bool:
+    """A switch's truth: a TOML boolean, or 1/true/yes/on and 0/false/no/off (any case).
+
+    Anything else is an error, not "off": a typo must not silently disable a hook.
+    """
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS or text in FALSE_WORDS:
+        return text in TRUE_WORDS
+    from journal_mem.errors import ConfigError
+
+    raise ConfigError(f"{name}: {value!r} is not true or false")
