@@ -148,3 +148,17 @@ def test_snapshot_needs_no_pydantic(tmp_path: Path) -> None:
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=REPO_ROOT).stdout.split()
     assert second == ["200", "False"]
+
+
+def test_hook_switch_typo_is_an_error_not_off(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from journal_mem.settings import as_bool, fast_settings
+
+    write_config(tmp_path, "[hooks]\nguard = false\n")
+    assert fast_settings(str(tmp_path), "hooks.guard", "hooks.wake") == {
+        "hooks.guard": False, "hooks.wake": True}
+    monkeypatch.setenv("JMEM_HOOKS_WAKE", "OFF")
+    assert as_bool(fast_settings(str(tmp_path), "hooks.wake")["hooks.wake"], "hooks.wake") is False
+    monkeypatch.setenv("JMEM_HOOKS_WAKE", "maybe")
+    with pytest.raises(ConfigError, match=r"hooks\.wake: 'maybe' is not true or false"):
+        as_bool(fast_settings(str(tmp_path), "hooks.wake")["hooks.wake"], "hooks.wake")
