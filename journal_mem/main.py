@@ -1,7 +1,9 @@
 """Console entry point of `jmem` / `journal-mem`.
 
-The hook commands answer from here without importing click or pydantic
-(their fast paths); everything else goes through the click CLI.
+The commands that run inside hooks or at agent wake-up answer from here
+without importing click or pydantic (their fast paths, standard library
+only); each returns None when its arguments need the full CLI, and
+everything else goes through click.
 """
 
 from __future__ import annotations
@@ -9,41 +11,32 @@ from __future__ import annotations
 import sys
 
 
+def _fast(args: list[str]) -> int | None:
+    """The exit code of a fast path, or None to hand over to the click CLI."""
+    command = args[0] if args else ""
+    if command in ("wake", "remind") and any(a.startswith("--hook") for a in args):
+        from journal_mem.hookpath import dispatch  # Claude Code hooks
+
+        return dispatch(args)
+    if command == "guard":
+        from journal_mem.guard import fast_main  # git pre-commit / pre-merge-commit
+
+        return fast_main(args[1:])
+    if command == "recall":
+        from journal_mem.recall import fast_main as recall_fast  # warm index
+
+        return recall_fast(args[1:])
+    from journal_mem.background import detach, wants_background  # post-commit hook
+
+    return detach(args) if wants_background(args) else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     args = sys.argv[1:] if argv is None else argv
-    # --- Claude Code hook fast paths (wake/remind --hook claude) ---
-    if args[:1] in (["wake"], ["remind"]) and any(a.startswith("--hook") for a in args):
-        from journal_mem.hookpath import dispatch
-
-        code = dispatch(args)
-        if code is not None:
-            return code
-    # --- end of hook fast paths ---
-
-    # --- guard fast path (issue 3): the git hooks answer without click or pydantic
-    if args[:1] == ["guard"]:
-        from journal_mem.guard import fast_main
-
-        code = fast_main(args[1:])
-        if code is not None:
-            return code
-    # ---
-
-    # --- recall on a warm index: standard library only ---
-    if args[:1] == ["recall"]:
-        from journal_mem.recall import fast_main as recall_fast
-
-        code = recall_fast(args[1:])
-        if code is not None:
-            return code
-
-    # --- distill --background (post-commit hook): detach before click/pydantic load ---
-    from journal_mem.background import detach, wants_background
-
-    if wants_background(args):
-        return detach(args)
-    # --- end distill --background ---
+    code = _fast(args)
+    if code is not None:
+        return code
     from journal_mem.cli import run
 
     return run(args)
