@@ -16,6 +16,8 @@ import hashlib
 import os
 import pickle
 import secrets
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,31 +136,35 @@ def _parse(data: bytes, name: str, agent: str, entry_bytes: int) -> Parsed:
     return shared_entry(*(getattr(entry, name) for name in _FIELDS))
 
 
-def entry_files(layout: Layout) -> list[tuple[str, str, os.DirEntry[str]]]:
-    """(agent, memory-root-relative path, dir entry) of every journal entry file, sorted."""
+def entry_files(layout: Layout) -> list[tuple[str, str, str]]:
+    """(agent, memory-root-relative path, file name) of every journal entry file, sorted.
+
+    Names only (no `os.DirEntry`): at 100k entries the dir entries and their
+    cached stats would be tens of MB held for the whole read.
+    """
     from journal_mem.journal import is_entry_name
 
     out = []
     for agent in layout.agents_on_disk():
         try:
-            with os.scandir(layout.journal_dir(agent)) as it:
-                found = [d for d in it if is_entry_name(d.name)]
+            names = [n for n in os.listdir(layout.journal_dir(agent)) if is_entry_name(n)]
         except (FileNotFoundError, NotADirectoryError):
             continue
-        out += [(agent, f"{agent}/{JOURNAL}/{d.name}", d) for d in found]
+        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names]
     out.sort(key=lambda t: t[1])
     return out
 
 
 def _fresh(path: str, name: str, agent: str, rel: str, st: os.stat_result,
-           by_digest: dict[bytes, Parsed], entry_bytes: int, journal: Journal) -> _Item:
+           by_digest: Callable[[], dict[bytes, Parsed]], entry_bytes: int,
+           journal: Journal) -> _Item:
     """Read one file whose stat changed; parse it unless its digest is known."""
     with open(path, "rb") as fh:
         data = fh.read()
     # The digest covers the path too: a hand-written entry's date and agent
     # come from its name and folder, so equal bytes elsewhere may parse differently.
     digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
-    parsed = by_digest.get(digest)
+    parsed = by_digest().get(digest)
     if parsed is None:
         parsed = _parse(data, name, agent, entry_bytes)
         journal.parsed += 1
@@ -183,21 +189,29 @@ def read_journal(layout: Layout, entry_bytes: int, use_cache: bool = True) -> Jo
 def _read_journal(layout: Layout, entry_bytes: int, use_cache: bool) -> Journal:
     cache = _Cache(cache_path(layout), entry_bytes, use_cache)
     old = cache.items
-    by_digest = {item[3]: item[4] for item in old.values()}
+    digests: list[dict[bytes, Parsed]] = []
+
+    def by_digest() -> dict[bytes, Parsed]:  # built once, and only if a file changed
+        if not digests:
+            digests.append({item[3]: item[4] for item in old.values()})
+        return digests[0]
+
     new: dict[str, _Item] = {}
     journal = Journal()
     changed = False
-    for agent, rel, dirent in entry_files(layout):
+    for agent, rel, name in entry_files(layout):
         item = old.get(rel)
-        if dirent.is_symlink():
+        path = os.path.join(layout.journal_dir(agent), name)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:  # removed since the listing (never by journal-mem)
+            continue
+        if stat.S_ISLNK(st.st_mode):
             parsed: Parsed = ("file: is a symlink; journal entries are regular files",)
             item = (0, 0, 0, b"", parsed)
-        else:
-            st = dirent.stat(follow_symlinks=False)
-            if item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
-                item = _fresh(dirent.path, dirent.name, agent, rel, st, by_digest,
-                              entry_bytes, journal)
-                changed = True
+        elif item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
+            item = _fresh(path, name, agent, rel, st, by_digest, entry_bytes, journal)
+            changed = True
         new[rel] = item
         if isinstance(item[4], Entry):
             journal.entries.append((rel, item[4]))
