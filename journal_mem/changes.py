@@ -71,7 +71,7 @@ def message(
     counts = (f"+{sum(len(c.added) for c in changes.values())} "
               f"~{sum(len(c.changed) for c in changes.values())} "
               f"-{sum(len(c.removed) for c in changes.values())}")
-    lines = [f"jmem distill {date}: {len(folded)} new lessons folded, facts {counts}", ""]
+    lines = [f"jmem distill {date}: {lessons(len(folded))} folded, facts {counts}", ""]
     if folded:
         lines += ["Lessons folded:", *_capped([f"  {p}" for p in folded]), ""]
     for agent, ch in changes.items():
@@ -90,3 +90,8 @@ def message(
         lines += _capped([f"  {p}: {probs[0]}" for p, probs in invalid.items()])
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def lessons(count: int) -> str:
+    """The count of new lessons in words: "1 new lesson", "2 new lessons"."""
+    return f"{count} new lesson" + ("" if count == 1 else "s")

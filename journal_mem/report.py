@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from journal_mem.changes import lessons
 from journal_mem.distill import Outcome
 
 SHOW = 10  # list items shown before "… and N more"
@@ -31,7 +32,7 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
     if o.status == "unchanged":
         out.append(f"nothing to distill: the memory files are up to date ({o.date})")
     else:
-        out.append(f"{verb}: {len(o.new_lessons)} new lessons folded as of {o.date}; "
+        out.append(f"{verb}: {lessons(len(o.new_lessons))} folded as of {o.date}; "
                    f"{len(o.written)} files written, {len(o.deleted)} removed")
     for agent, ch in o.changes.items():
         out.append(f"  {agent}: +{len(ch.added)} ~{len(ch.changed)} -{len(ch.removed)}")
