@@ -112,15 +112,20 @@ def race(rounds: int, parallel: bool) -> tuple[float, int, int]:
         return seconds, len(rejected), sum(rejected)
 
 
+def initialised_repo(main: Path) -> Path:
+    """A new repository with agent api, set up by `jmem init` (no hooks) and committed."""
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    run([*jmem_argv(), "init", "--agent", "api", "--no-git-hooks", "--no-claude"], main)
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "init")
+    return main
+
+
 def watch_latency(runs: int, debounce: float) -> Timing:
     """Milliseconds from creating a lesson file to its title in MEMORY.md."""
     with tempfile.TemporaryDirectory(prefix="jmem-bench-watch-") as tmp:
-        main = Path(tmp) / "main"
-        main.mkdir()
-        git(main, "init", "-q", "-b", "main")
-        run([*jmem_argv(), "init", "--agent", "api", "--no-git-hooks", "--no-claude"], main)
-        git(main, "add", "-A")
-        git(main, "commit", "-q", "-m", "init")
+        main = initialised_repo(Path(tmp) / "main")
         env = bench_env(JMEM_DISTILL_THRESHOLD="1")
         proc = subprocess.Popen([*jmem_argv(), "watch", "--debounce", str(debounce)], cwd=main,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -153,12 +158,7 @@ def watch_latency(runs: int, debounce: float) -> Timing:
 def distill_baseline(runs: int) -> Timing:
     """One `jmem distill` process folding one new lesson (what the watcher saves a person)."""
     with tempfile.TemporaryDirectory(prefix="jmem-bench-distill-") as tmp:
-        main = Path(tmp) / "main"
-        main.mkdir()
-        git(main, "init", "-q", "-b", "main")
-        run([*jmem_argv(), "init", "--agent", "api", "--no-git-hooks", "--no-claude"], main)
-        git(main, "add", "-A")
-        git(main, "commit", "-q", "-m", "init")
+        main = initialised_repo(Path(tmp) / "main")
         counter = iter(range(10_000))
 
         def one_lesson() -> None:

@@ -24,6 +24,15 @@ def _emit_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _emit(data: object, lines: list[str], as_json: bool) -> None:
+    """The report as JSON, or as its lines of text."""
+    if as_json:
+        _emit_json(data)
+    else:
+        for line in lines:
+            click.echo(line)
+
+
 @click.group(context_settings=CONTEXT)
 @click.option(
     "-C", "directory", type=click.Path(file_okay=False), default=None, metavar="PATH",
@@ -253,18 +262,10 @@ def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
 
     if session_count is not None:
         records = core.session_log(_cwd(ctx), session_count)
-        if as_json:
-            _emit_json(records)
-        else:
-            for line in core.render_sessions(records):
-                click.echo(line)
-        return errors.OK
-    report = core.collect(_cwd(ctx))
-    if as_json:
-        _emit_json(report)
+        _emit(records, core.render_sessions(records), as_json)
     else:
-        for line in core.render(report):
-            click.echo(line)
+        report = core.collect(_cwd(ctx))
+        _emit(report, core.render(report), as_json)
     return errors.OK
 
 
@@ -551,11 +552,7 @@ def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, lim
 
     hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
                        rebuild=rebuild)
-    if as_json:
-        _emit_json([hit.as_json() for hit in hits])
-    else:
-        for line in core.render(hits):
-            click.echo(line)
+    _emit([hit.as_json() for hit in hits], core.render(hits), as_json)
     return errors.OK
 
 
