@@ -14,7 +14,7 @@ import datetime as dt
 import json
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from journal_mem import gitfacts, memgit
@@ -31,6 +31,7 @@ from journal_mem.outbox import Drained, drain
 from journal_mem.render import render
 from journal_mem.settings import env_flag
 
+INVALID = "invalid-entries.json"  # in the state dir's cache: entries found invalid
 WRITTEN = "distill-written.json"  # in the state dir: blob ids this machine's distiller wrote
 
 
@@ -90,10 +91,53 @@ def off_reason(ctx: Context) -> str | None:
 
 
 def pending(layout: Layout) -> list[str]:
-    """Absolute paths of journal and outbox entries the last distill did not fold."""
+    """Absolute paths of journal and outbox entries the last distill did not fold.
+
+    An entry the last distill found invalid does not count while it is
+    unchanged: it cannot be folded, and counting it would start a failing
+    background distill on every commit until someone fixes it (the distill
+    that found it exited 1 and named it).
+    """
     from journal_mem.lessons import pending_paths
 
-    return [path for _, path, _, _ in pending_paths(layout)]
+    known = _known_invalid(layout)
+    return [path for _, path, rel, _ in pending_paths(layout)
+            if known.get(rel) is None or known[rel] != _stat_key(path)]
+
+
+def _invalid_path(layout: Layout) -> str:
+    return os.path.join(layout.state_dir, "cache", INVALID)
+
+
+def _stat_key(path: str) -> list[int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _known_invalid(layout: Layout) -> dict[str, list[int]]:
+    try:
+        with open(_invalid_path(layout), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def remember_invalid(layout: Layout, invalid: Iterable[str]) -> None:
+    """Record the journal entries this distill could not fold, with their stat (cache)."""
+    keys = {rel: _stat_key(os.path.join(layout.main_memory, rel)) for rel in invalid}
+    path = _invalid_path(layout)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({rel: key for rel, key in keys.items() if key}, fh, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # only a cache: without it such entries count as pending
 
 
 def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
@@ -159,6 +203,7 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
         sweep_leftovers(layout)
     drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
     journal = read_journal(layout, config.budget.entry_bytes, use_cache=not opts.rebuild)
+    remember_invalid(layout, journal.invalid)
     date = opts.date or today()
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
     refs = ref_checker(ctx.repo.main_root, "HEAD")

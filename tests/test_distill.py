@@ -186,6 +186,20 @@ def test_old_pending_lesson_makes_it_due(repo: Path) -> None:
     assert (repo / MEM / "api" / "MEMORY.md").exists()
 
 
+def test_an_unchanged_invalid_entry_does_not_keep_it_due(repo: Path) -> None:
+    bad = repo / MEM / "api" / "journal" / "2026-05-01-broken.md"
+    bad.write_text("---\nagent: api\ntopic: t\nsupersede: [x]\n---\n# Broken\n")
+    due_at_once = base_env(JMEM_DISTILL_MAX_AGE_HOURS="0")
+    proc = jmem(repo, "distill", "--if-due", env=due_at_once)  # runs, reports it, exit 1
+    assert proc.returncode == 1 and "2026-05-01-broken.md" in proc.stdout + proc.stderr
+    again = jmem(repo, "distill", "--if-due", env=due_at_once)  # unchanged: not pending
+    assert again.returncode == 0 and "not due" in again.stdout + again.stderr
+    bad.write_text("---\nagent: api\ntopic: t\nsupersedes: [x]\n---\n# Fixed\n")
+    fixed = jmem(repo, "distill", "--if-due", env=due_at_once)  # changed: pending, folded
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "Fixed" in (repo / MEM / "api" / "MEMORY.md").read_text()
+
+
 def test_background_returns_at_once_and_logs(repo: Path) -> None:
     lesson(repo, "api", "k1")
     tip = head(repo)
