@@ -34,7 +34,7 @@ from runner import (
     time_command,
 )
 
-from journal_mem.entry import build, render
+from journal_mem.model.entry import build, render
 
 AGENTS = ("api", "web")
 MEM = os.path.join(".claude", "agent-memory")

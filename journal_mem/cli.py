@@ -82,7 +82,7 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
     """
-    from journal_mem import initialize
+    from journal_mem.commands import initialize
 
     if uninstall:
         report = initialize.uninstall(_cwd(ctx))
@@ -150,8 +150,8 @@ def write(ctx: click.Context, agent: str | None, topic: str | None, title: str |
       jmem write --agent api --topic testing --title "Run the API tests with -p no:randomly" \\
           --body "They share a database fixture; random order makes them flaky."
     """
-    from journal_mem import write as core
-    from journal_mem.context import open_context
+    from journal_mem.commands import write as core
+    from journal_mem.store.context import open_context
 
     context = open_context(_cwd(ctx))
     fields: dict[str, Any] = {
@@ -192,7 +192,7 @@ def write(ctx: click.Context, agent: str | None, topic: str | None, title: str |
 @click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
 def demo(keep: bool) -> int:
     """Tell the whole story in a temporary repository, narrating each step."""
-    from journal_mem.demo import run_demo
+    from journal_mem.commands.demo import run_demo
 
     return run_demo(keep=keep, echo=click.echo)
 
@@ -221,10 +221,10 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     it never fails: errors become a one-line warning, exit 0.
     """
     if hook:
-        from journal_mem.hookpath import wake_hook
+        from journal_mem.commands.claude_hooks import wake_hook
 
         return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 10_000))
-    from journal_mem.wake import for_command
+    from journal_mem.commands.wake import for_command
 
     ctx = click.get_current_context()
     pack = for_command(_cwd(ctx), agent, max_chars=max_chars, query=query,
@@ -244,7 +244,7 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 def remind(agent: str | None, hook: str) -> int:
     """Stop/SubagentStop hook: once per session, ask the agent to record its lesson
     if it wrote none since the session started. Never fails: exit 0."""
-    from journal_mem.hookpath import remind_hook
+    from journal_mem.commands.claude_hooks import remind_hook
 
     del hook
     return remind_hook(sys.stdin.buffer.read(), agent)
@@ -258,7 +258,7 @@ def remind(agent: str | None, hook: str) -> int:
 def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
-    from journal_mem import status as core
+    from journal_mem.commands import status as core
 
     if session_count is not None:
         records = core.session_log(_cwd(ctx), session_count)
@@ -287,7 +287,7 @@ def guard(hook: str | None) -> int:
     path, the rule and the command that does it right; exit 1 blocks the
     commit. JMEM_DISABLE=1 or hooks.guard = false turn it off.
     """
-    from journal_mem.guard import decide
+    from journal_mem.commands.guard import decide
 
     ctx = click.get_current_context()
     verdict = decide(_cwd(ctx), hook)
@@ -306,7 +306,7 @@ def rescue(ctx: click.Context) -> int:
     (topic inbox). The worktree's copies go back to HEAD, unstaged. A file
     stays where it is when filing it fails.
     """
-    from journal_mem.rescue import rescue as do_rescue
+    from journal_mem.commands.rescue import rescue as do_rescue
 
     report = do_rescue(_cwd(ctx))
     for line in report.lines:
@@ -351,11 +351,11 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
     """
     import datetime as dt
 
-    from journal_mem import distill as core
-    from journal_mem.context import open_context
+    from journal_mem.commands import distill as core
+    from journal_mem.store.context import open_context
 
     if background:  # normally answered by main.py before click loads
-        from journal_mem.background import detach
+        from journal_mem.commands.background import detach
 
         return detach(sys.argv[1:])
     date = None
@@ -369,7 +369,7 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
     if push_remote is not None:  # issue 6: many machines
         return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
     outcome = core.distill(open_context(_cwd(ctx)), opts)
-    from journal_mem.report import distill_json, distill_lines
+    from journal_mem.commands.report import distill_json, distill_lines
 
     if as_json:
         _emit_json(distill_json(outcome))
@@ -390,8 +390,8 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
 def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
-    from journal_mem.check import run_check
-    from journal_mem.context import open_context
+    from journal_mem.commands.check import run_check
+    from journal_mem.store.context import open_context
 
     problems = run_check(open_context(_cwd(ctx)), base)
     if as_json:
@@ -413,9 +413,9 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: int,
                   as_json: bool) -> int:
     """`distill --push [REMOTE]`: see journal_mem/push.py."""
-    from journal_mem.context import open_context
-    from journal_mem.push import push_distill
-    from journal_mem.report import distill_json, distill_lines
+    from journal_mem.commands.push import push_distill
+    from journal_mem.commands.report import distill_json, distill_lines
+    from journal_mem.store.context import open_context
 
     if opts.dry_run or opts.check or not opts.commit or opts.if_due:
         raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
@@ -460,8 +460,8 @@ def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> i
     one more. A failing distill is logged and watching goes on. Ctrl-C or
     SIGTERM stop it cleanly (a distill in progress finishes first).
     """
-    from journal_mem.watch import WatchOptions
-    from journal_mem.watch import watch as core
+    from journal_mem.commands.watch import WatchOptions
+    from journal_mem.commands.watch import watch as core
 
     opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
                         interval=interval)
@@ -479,8 +479,8 @@ def outbox() -> None:
 @click.pass_context
 def outbox_list(ctx: click.Context, as_json: bool) -> int:
     """Every waiting entry, and whether the next drain will file it."""
-    from journal_mem.context import open_context
-    from journal_mem.outbox import waiting
+    from journal_mem.store.context import open_context
+    from journal_mem.store.outbox import waiting
 
     context = open_context(_cwd(ctx))
     items = waiting(context.layout, context.config.budget.entry_bytes)
@@ -505,8 +505,8 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
     Nothing leaves the outbox before its copy is in the journal; an invalid
     entry stays there and is reported (exit 1).
     """
-    from journal_mem.context import open_context
-    from journal_mem.outbox import drain_now
+    from journal_mem.store.context import open_context
+    from journal_mem.store.outbox import drain_now
 
     context = open_context(_cwd(ctx))
     done = drain_now(context.layout, context.config.budget.entry_bytes)
@@ -547,8 +547,8 @@ def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, lim
     Example:
       jmem recall how do I run the API tests --agent api
     """
-    from journal_mem import recall as core
-    from journal_mem.context import open_context
+    from journal_mem.commands import recall as core
+    from journal_mem.store.context import open_context
 
     hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
                        rebuild=rebuild)

@@ -15,18 +15,18 @@ def _fast(args: list[str]) -> int | None:
     """The exit code of a fast path, or None to hand over to the click CLI."""
     command = args[0] if args else ""
     if command in ("wake", "remind") and any(a.startswith("--hook") for a in args):
-        from journal_mem.hookpath import dispatch  # Claude Code hooks
+        from journal_mem.commands.claude_hooks import dispatch  # Claude Code hooks
 
         return dispatch(args)
     if command == "guard":
-        from journal_mem.guard import fast_main  # git pre-commit / pre-merge-commit
+        from journal_mem.commands.guard import fast_main  # git pre-commit / pre-merge-commit
 
         return fast_main(args[1:])
     if command == "recall":
-        from journal_mem.recall import fast_main as recall_fast  # warm index
+        from journal_mem.commands.recall import fast_main as recall_fast  # warm index
 
         return recall_fast(args[1:])
-    from journal_mem.background import detach, wants_background  # post-commit hook
+    from journal_mem.commands.background import detach, wants_background  # post-commit hook
 
     return detach(args) if wants_background(args) else None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+TOPICS = "topics"  # folder of an agent's distilled topic files
+MEMORY_MD = "MEMORY.md"  # an agent's distilled index, the file Claude Code loads
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
-from journal_mem.context import open_context
-from journal_mem.entry import build
-from journal_mem.journal import record
+from journal_mem.model.entry import build
+from journal_mem.store.context import open_context
+from journal_mem.store.journal import record
 
 
 def main(cwd: str, writer: str, count: int, agent: str, outbox: bool) -> None:

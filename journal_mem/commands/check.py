@@ -1,0 +1,159 @@
+"""`jmem check [--base REF]`: the CI backstop (catches `--no-verify` and hand edits).
+
+Every journal entry valid; the distilled files equal a rebuild from the
+folded entries on the recorded date (so expiry cannot make it flap) with refs
+judged against the tree the distill saw; budgets held; no journal entry
+modified or deleted since REF; no conflict markers, symlinks or secrets under
+the memory root. Returns one line per problem.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from journal_mem.commands.distill import distilled_on_disk, ref_checker
+from journal_mem.gitops import gitfacts, memgit
+from journal_mem.model.fold import fold
+from journal_mem.model.foldstate import FoldState, read_state, render_state
+from journal_mem.model.render import over_budget, render
+from journal_mem.model.secretscan import scan
+from journal_mem.store.context import Context
+from journal_mem.store.entrycache import read_journal
+from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD
+
+_CONFLICT = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def run_check(ctx: Context, base: str | None) -> list[str]:
+    """Every problem found, one line each (empty: all good)."""
+    problems: list[str] = []
+    problems += derived_problems(ctx)
+    problems += budget_problems(ctx)
+    if base:
+        problems += append_only_problems(ctx, base)
+    problems += file_problems(ctx)
+    return problems
+
+
+def _mem(ctx: Context, rel: str) -> str:
+    return f"{ctx.layout.memory_root}/{rel}"
+
+
+def ref_rev(ctx: Context) -> str:
+    """The commit whose tree the last distill judged refs against.
+
+    A distill commits only memory paths on top of HEAD, so the last commit
+    that wrote the state file has that tree; an uncommitted state means HEAD.
+    """
+    root, path = ctx.repo.main_root, ctx.layout.rel(ctx.layout.distill_state)
+    dirty = memgit.status(root, path)
+    sha = None if dirty else memgit.last_commit_of(root, path)
+    return sha or "HEAD"
+
+
+def derived_problems(ctx: Context) -> list[str]:
+    """Invalid entries, and distilled files that differ from a rebuild."""
+    layout, config = ctx.layout, ctx.config
+    journal = read_journal(layout, config.budget.entry_bytes, use_cache=False)
+    problems = [f"{_mem(ctx, p)}: invalid entry: {why}"
+                for p, whys in journal.invalid.items() for why in whys]
+    state = read_state(layout.distill_state)
+    on_disk = distilled_on_disk(layout)
+    if state is None:
+        if on_disk:
+            problems.append(f"{_mem(ctx, DISTILL_STATE)}: missing or unreadable, but distilled "
+                            "files exist: run `jmem distill`")
+        return problems
+    valid = dict(journal.entries)
+    for rel in state.folded:
+        if rel not in valid:
+            problems.append(f"{_mem(ctx, rel)}: folded by the last distill but now missing or "
+                            "invalid (journal entries are append-only)")
+    entries = [(rel, valid[rel]) for rel in state.folded if rel in valid]
+    agents = set(config.agents) | {rel.split("/", 1)[0] for rel, _ in entries}
+    agents |= {a for a in layout.agents_on_disk() if os.path.isfile(layout.memory_md(a))}
+    result = fold(entries, agents=sorted(agents), date=state.date,
+                  ref_exists=ref_checker(ctx.repo.main_root, ref_rev(ctx)), config=config)
+    expected = render(result, sorted(agents), config.budget).files
+    expected[DISTILL_STATE] = render_state(FoldState(state.date, state.folded))
+    problems += _compare(ctx, expected, on_disk | {DISTILL_STATE})
+    return problems
+
+
+def _compare(ctx: Context, expected: dict[str, bytes], present: set[str]) -> list[str]:
+    problems = []
+    for rel in sorted(set(expected) | present):
+        path = os.path.join(ctx.layout.main_memory, rel)
+        try:
+            with open(path, "rb") as fh:
+                data: bytes | None = fh.read()
+        except OSError:
+            data = None
+        if rel not in expected:
+            problems.append(f"{_mem(ctx, rel)}: not produced by a rebuild (hand-made?)")
+        elif data is None:
+            problems.append(f"{_mem(ctx, rel)}: missing; a rebuild produces it")
+        elif data != expected[rel]:
+            problems.append(f"{_mem(ctx, rel)}: differs from a rebuild (hand edit, or "
+                            "`jmem distill --rebuild` needed)")
+    return problems
+
+
+def budget_problems(ctx: Context) -> list[str]:
+    """MEMORY.md over any budget, or a topic file over its line budget."""
+    budget = ctx.config.budget
+    problems = []
+    for rel in sorted(distilled_on_disk(ctx.layout)):
+        with open(os.path.join(ctx.layout.main_memory, rel), encoding="utf-8",
+                  errors="replace") as fh:
+            text = fh.read()
+        if rel.endswith("/" + MEMORY_MD):
+            problems += [f"{_mem(ctx, rel)}: over budget: {p}" for p in over_budget(text, budget)]
+        elif text.count("\n") > budget.topic_lines:
+            problems.append(f"{_mem(ctx, rel)}: over budget: {text.count(chr(10))} lines, "
+                            f"budget {budget.topic_lines}")
+    return problems
+
+
+def append_only_problems(ctx: Context, base: str) -> list[str]:
+    """Journal entries modified or deleted by any commit in BASE..HEAD."""
+    res = gitfacts.run(
+        ["log", "--no-renames", "--name-status", "-z", "--format=", f"{base}..HEAD", "--",
+         ctx.layout.memory_root],
+        ctx.repo.main_root, clean=True,
+    )
+    fields = [f.decode("utf-8", "surrogateescape") for f in res.stdout.split(b"\0")]
+    problems = set()
+    fields = [f.strip("\n") for f in fields]
+    for status, path in zip(fields[::2], fields[1::2], strict=False):
+        parts = path.split("/")
+        if status[:1] in ("M", "D", "T") and len(parts) >= 3 and parts[-2] == JOURNAL:
+            what = "deleted" if status.startswith("D") else "modified"
+            problems.add(f"{path}: journal entry {what} since {base} (append-only)")
+    return sorted(problems)
+
+
+def file_problems(ctx: Context) -> list[str]:
+    """Symlinks, conflict markers and secrets anywhere under the memory root."""
+    problems = []
+    top = ctx.layout.main_memory
+    for folder, dirs, files in os.walk(top):
+        for name in sorted(dirs + files):
+            path = os.path.join(folder, name)
+            rel = ctx.layout.rel(path)
+            if os.path.islink(path):
+                problems.append(f"{rel}: a symlink under the memory root")
+            elif name in files:
+                problems += [f"{rel}: {p}" for p in _text_problems(path)]
+    return problems
+
+
+def _text_problems(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8", "replace")
+    except OSError as exc:
+        return [f"unreadable: {exc.strerror}"]
+    problems = ["unresolved conflict markers"] if _CONFLICT.search(text) else []
+    return problems + [f"secret: {f.describe()}" for f in scan(text)]

@@ -1,0 +1,337 @@
+"""`jmem demo`: the whole story in a temporary repository, narrated.
+
+Every step runs the real `jmem` program and real git in a real repository
+with a linked worktree; the narration says what happened and why.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+
+from journal_mem.gitops.gitfacts import clean_env
+
+Echo = Callable[[str], None]
+
+
+class Stage:
+    """A temporary repository and a way to run commands in it, printing them."""
+
+    def __init__(self, root: str, echo: Echo) -> None:
+        self.root = root
+        self.echo = echo
+        self.scenes = 0
+        self.env = clean_env({
+            "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+            "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+        })
+        for name in [k for k in self.env if k.startswith("JMEM_")]:
+            del self.env[name]
+        # the Claude Code hooks call `jmem` from PATH: this very installation
+        self.env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + self.env.get("PATH", "")
+
+    def say(self, text: str) -> None:
+        self.echo("")
+        for line in text.strip().splitlines():
+            self.echo(f"  {line.strip()}")
+
+    def scene(self, title: str) -> None:
+        self.scenes += 1
+        self.echo("")
+        self.echo(f"== {self.scenes}. {title} ==")
+
+    def run(self, args: list[str], cwd: str, *, stdin: str | None = None, show: bool = True,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run a command (`jmem …` runs this very program) and show its output."""
+        shown = " ".join(shlex.quote(a) for a in args)
+        argv = [sys.executable, "-m", "journal_mem", *args[1:]] if args[0] == "jmem" else args
+        rel = os.path.relpath(cwd, self.root)
+        if show:
+            self.echo(f"  [{rel}]$ {shown}")
+        proc = subprocess.run(argv, cwd=cwd, env=self.env, input=stdin, text=True,
+                              capture_output=True, check=False)
+        if show:
+            for line in (proc.stdout + proc.stderr).rstrip().splitlines():
+                self.echo(f"    {line.replace(self.root + os.sep, '')}")
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"demo step failed: {shown} (exit {proc.returncode})\n"
+                               f"{proc.stdout}{proc.stderr}")
+        return proc
+
+    def git(self, *args: str, cwd: str | None = None) -> None:
+        self.run(["git", *args], cwd or self.main, show=False)
+
+    @property
+    def main(self) -> str:
+        return os.path.join(self.root, "app")
+
+    @property
+    def worktree(self) -> str:
+        return os.path.join(self.root, "app-feature")
+
+
+def scene_setup(stage: Stage) -> None:
+    stage.scene("A repository with two agents")
+    os.makedirs(os.path.join(stage.main, "src"))
+    stage.git("init", "-q", "-b", "main")
+    with open(os.path.join(stage.main, "src", "app.py"), "w") as fh:
+        fh.write("print('hello')\n")
+    stage.run(["jmem", "init", "--agent", "api", "--agent", "web"], stage.main)
+    stage.git("add", "-A")
+    stage.git("commit", "-q", "-m", "start")
+    stage.run(["git", "worktree", "add", "-q", "-b", "feature", stage.worktree], stage.main)
+    stage.say("""
+        The main checkout (app/) holds the memory. The api agent works in a linked
+        worktree (app-feature/) on its own branch, as parallel agents do.""")
+
+
+def scene_write(stage: Stage) -> None:
+    stage.scene("An agent records a lesson from its worktree")
+    sub = os.path.join(stage.worktree, "src")
+    proc = stage.run(
+        ["jmem", "write", "--agent", "api", "--topic", "testing",
+         "--title", "Run the API tests with -p no:randomly",
+         "--body", "They share one database fixture; random order makes them flaky."],
+        sub,
+    )
+    path = proc.stdout.strip()
+    in_main = path.startswith(stage.main + os.sep)
+    in_worktree = os.path.exists(os.path.join(stage.worktree, os.path.relpath(path, stage.main)))
+    stage.say(f"""
+        It ran in app-feature/src, yet the file was created in the MAIN checkout's
+        journal ({'yes' if in_main else 'NO'}), not in the worktree ({'NO' if not in_worktree
+        else 'yes?!'}). The worktree's branch will be merged or thrown away; the
+        main checkout's journal is where every agent's memory is distilled from.
+        A new file per lesson means two agents never conflict.""")
+    stage.run(["cat", path], stage.main)
+
+
+def scene_outbox(stage: Stage) -> None:
+    stage.scene("A sandboxed session writes to the outbox")
+    proc = stage.run(
+        ["jmem", "write", "--agent", "web", "--topic", "build", "--outbox", "--json",
+         "--title", "The web build needs NODE_OPTIONS=--max-old-space-size=4096"],
+        stage.worktree,
+    )
+    stage.say("""
+        A session that may not write into the main checkout uses the outbox in the
+        repository's common git dir (.git/journal-mem/outbox/), shared by every
+        worktree and never committed. The next distill moves it into the journal.""")
+    del proc
+
+
+def scene_refused(stage: Stage) -> None:
+    stage.scene("Bad input is refused, loudly, and nothing is written")
+    stage.run(
+        ["jmem", "write", "--agent", "../x", "--topic", "t", "--title", "x",
+         "--confidence", "2"],
+        stage.worktree, check=False,
+    )
+    stage.say("One line per problem, exit 1, no file created.")
+
+
+
+
+# --- wake-up scene (issue 5) ---------------------------------------------------
+
+
+def scene_wake(stage: Stage) -> None:
+    stage.scene("A subagent wakes up in its worktree, and is reminded to write its lesson")
+    import json
+
+    stage.run(["jmem", "init", "--claude-agent", "api"], stage.main)
+    stage.say("""
+        `jmem init` (the first scene) merged SessionStart/SubagentStart (jmem wake --hook claude)
+        and Stop/SubagentStop (jmem remind --hook claude) into .claude/settings.json;
+        --claude-agent wrote the subagent's definition with `memory: project`.
+        Claude Code now starts the api subagent in app-feature/ and runs the hook:""")
+    payload = {"session_id": "demo-session", "cwd": stage.worktree,
+               "hook_event_name": "SubagentStart", "agent_id": "agent-1", "agent_type": "api"}
+    stdin = json.dumps(payload)
+    shown = stdin.replace(stage.root + os.sep, "")
+    stage.echo(f"  [app-feature]$ echo '{shown}' | jmem wake --hook claude")
+    proc = stage.run(["jmem", "wake", "--hook", "claude"], stage.worktree, stdin=stdin,
+                     show=False)
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    stage.say("What the agent sees, added to its context (additionalContext):")
+    for line in context.rstrip("\n").split("\n"):
+        stage.echo(f"    | {line.replace(stage.root + os.sep, '')}")
+    stage.say("""
+        Nothing is distilled yet, so Claude Code's native MEMORY.md load has nothing;
+        the hook adds the lessons written since the last distill, from the MAIN
+        checkout and the outbox. When the agent stops without recording a lesson,
+        the Stop hook asks it once:""")
+    stop = json.dumps({**payload, "hook_event_name": "SubagentStop",
+                       "stop_hook_active": False})
+    stage.echo("  [app-feature]$ echo '{…SubagentStop…}' | jmem remind --hook claude")
+    proc = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
+                     show=False)
+    for line in json.loads(proc.stdout)["reason"].split("\n"):
+        stage.echo(f"    | {line}")
+    again = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
+                      show=False)
+    stage.say(f"Asked again, it lets the agent stop ({'no output' if not again.stdout else '?!'}):"
+              " one reminder per session. `jmem status --sessions` shows what each one got:")
+    stage.run(["jmem", "status", "--sessions"], stage.worktree)
+
+
+
+# --- end of wake-up scene -------------------------------------------------------
+
+# --- guard scene (issue 3) ------------------------------------------------------
+
+
+def scene_guard(stage: Stage) -> None:
+    stage.scene("The guard: a worktree commit that edits memory is refused, then rescued")
+    memory_md = os.path.join(stage.worktree, ".claude", "agent-memory", "api", "MEMORY.md")
+    os.makedirs(os.path.dirname(memory_md), exist_ok=True)
+    with open(memory_md, "a", encoding="utf-8") as fh:
+        fh.write("- The API answers 429 after 100 requests a minute; back off 2 s\n")
+    with open(os.path.join(stage.worktree, "src", "client.py"), "w") as fh:
+        fh.write("RETRY_AFTER_S = 2\n")
+    stage.say("""
+        The api agent, curating its own memory the way Claude Code does, appended a
+        line to MEMORY.md in its worktree and staged it with its code. That line would
+        be lost with the worktree, or fight the distiller in a merge.""")
+    stage.run(["git", "add", "-A"], stage.worktree)
+    stage.run(["git", "commit", "-q", "-m", "client: back off on 429"], stage.worktree,
+              check=False)
+    stage.say("""
+        The pre-commit hook that `jmem init` installed (shared by every worktree)
+        refused the commit, named the rule and the command that does it right.""")
+    stage.run(["jmem", "rescue"], stage.worktree)
+    stage.run(["git", "commit", "-q", "-m", "client: back off on 429"], stage.worktree)
+    stage.run(["git", "status", "--short"], stage.worktree)
+    stage.say("""
+        The added line is now a lesson in the main checkout's journal (topic inbox),
+        the worktree's MEMORY.md is back to HEAD, and the code commit went through.""")
+
+
+
+# --- the six-agent correction (issue 4) -------------------------------------------
+
+SIX = ("api", "web", "search", "ingest", "billing", "docs")
+WRONG = "Filter by value finds documents that lack the field"
+
+
+def _memory_lines(stage: Stage, needle: str) -> None:
+    for agent in SIX:
+        path = os.path.join(stage.main, ".claude", "agent-memory", agent, "MEMORY.md")
+        with open(path, encoding="utf-8") as fh:
+            hits = [line for line in fh.read().splitlines() if needle in line]
+        stage.echo(f"    {agent:8} {hits[0] if hits else '(none)'}")
+
+
+def scene_six_agents(stage: Stage) -> None:
+    stage.scene("One wrong fact in six agents' memory, corrected everywhere by one distill")
+    for agent in SIX:
+        stage.run(["jmem", "write", "--agent", agent, "--topic", "search", "--key",
+                   "filter-by-value", "--title", WRONG], stage.main, show=agent == "api")
+    stage.say("(the same lesson was written by all six agents)")
+    stage.run(["jmem", "distill"], stage.main)
+    stage.say("Every agent's MEMORY.md now holds the wrong fact:")
+    _memory_lines(stage, "[filter-by-value")
+    stage.say("""
+        Weeks later two agents notice, in two different pull requests: api rewrites
+        the same key, search supersedes it with a new one. Nobody touches the
+        other four.""")
+    stage.run(["jmem", "write", "--agent", "api", "--topic", "search", "--key",
+               "filter-by-value", "--title",
+               "Filter by value skips documents that lack the field"], stage.main)
+    stage.run(["jmem", "write", "--agent", "search", "--topic", "search", "--key",
+               "filter-by-value-skips-missing", "--supersedes", "filter-by-value", "--title",
+               "Filter by value never matches a document missing the field",
+               "--body", "Use exists(field) to find the documents that lack it."], stage.main)
+    stage.run(["jmem", "distill"], stage.main)
+    stage.say("One distill later, all six hold the correction and none the wrong fact:")
+    _memory_lines(stage, "[filter-by-value")
+    stage.run(["git", "log", "-1", "--format=%B"], stage.main)
+    stage.say("""
+        The key is team-wide: the newest entry wins for every agent that held it,
+        and a supersede hands the old fact's holders to the new one. The commit
+        message says when it was fixed and why; `jmem check` in CI proves the
+        files equal a rebuild from the journal.""")
+    stage.run(["jmem", "check"], stage.main)
+
+
+# --- end six-agent correction ---
+
+
+def scene_recall(stage: Stage) -> None:
+    stage.scene("Any agent asks a question and gets live facts only")
+    stage.run(["jmem", "recall", "does", "filter", "by", "value", "find", "missing", "fields",
+               "--agent", "billing"], stage.worktree)
+    stage.say("""
+        Ranked by an SQLite FTS5 index in the common git dir, built from the
+        journal: the corrected fact comes back with its key, the agents holding it,
+        its topic, date and entry; the superseded one never does.""")
+
+
+
+# --- the watcher drains the outbox (issue 6) --------------------------------------
+
+
+def scene_watch(stage: Stage) -> None:
+    stage.scene("The watcher files a sandboxed session's lesson and distills it")
+    # the watcher is the distiller here: no background distill from post-commit
+    env = dict(stage.env, JMEM_DISTILL_THRESHOLD="1", JMEM_HOOKS_DISTILL_ON_COMMIT="false")
+    stage.echo("  [app]$ JMEM_DISTILL_THRESHOLD=1 jmem watch --once --debounce 0.3 &")
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "journal_mem", "watch", "--once", "--debounce", "0.3"],
+        cwd=stage.main, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert watcher.stdout is not None
+    seen = []
+    for line in watcher.stdout:  # until it watches (or has already distilled and left)
+        seen.append(line.rstrip("\n"))
+        if "jmem watch: watching" in line:
+            break
+    stage.say("""
+        The watcher observes the main checkout's journals and the outbox. A session
+        that may only write into the outbox (sandboxed, or isolated in its worktree)
+        records a lesson:""")
+    stage.run(["jmem", "write", "--agent", "web", "--topic", "build", "--outbox",
+               "--title", "Cache node_modules between CI runs; installs take 4 minutes"],
+              stage.worktree)
+    try:
+        rest, _ = watcher.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        rest, _ = watcher.communicate()
+    for line in [*seen, *rest.splitlines()]:
+        stage.echo(f"    {line.replace(stage.root + os.sep, '')}")
+    stage.say("""
+        One file event, one debounce, one distill: the outbox entry was moved into
+        the main journal (nothing leaves the outbox before its copy is safe), folded
+        into web's MEMORY.md and committed. Without --once the watcher keeps going;
+        Ctrl-C stops it cleanly.""")
+    stage.run(["grep", "-n", "node_modules", ".claude/agent-memory/web/MEMORY.md"], stage.main)
+
+
+# --- end of the watcher scene ---
+
+
+SCENES = [scene_setup, scene_write, scene_outbox, scene_refused, scene_guard,
+          scene_six_agents, scene_recall, scene_wake, scene_watch]
+
+
+def run_demo(keep: bool = False, echo: Echo = print) -> int:
+    """Play every scene in a fresh temporary repository."""
+    root = os.path.realpath(tempfile.mkdtemp(prefix="jmem-demo-"))
+    stage = Stage(root, echo)
+    try:
+        echo(f"journal-mem demo in {root}")
+        for scene in SCENES:
+            scene(stage)
+        echo("")
+        echo("The end. Every step above ran the real jmem and real git.")
+    finally:
+        if keep:
+            echo(f"(kept {root})")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0

@@ -1,0 +1,66 @@
+"""How a distill's outcome is told: lines for a person, a mapping for `--json`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from journal_mem.commands.distill import Outcome
+from journal_mem.model.changes import lessons
+
+SHOW = 10  # list items shown before "… and N more"
+
+
+def _some(items: list[str]) -> str:
+    head = ", ".join(items[:SHOW])
+    return head + (f", … and {len(items) - SHOW} more" if len(items) > SHOW else "")
+
+
+def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
+    """(stdout lines, stderr lines) for an outcome."""
+    out: list[str] = []
+    err: list[str] = []
+    if o.status in ("not-due", "disabled", "busy"):
+        return [o.note], []
+    for path in o.drained.moved:
+        out.append(f"outbox: moved into the journal: {path}")
+    for problem in o.drained.invalid:
+        err.append(f"outbox entry left in the outbox: {problem}")
+    for path, problems in o.invalid.items():
+        err += [f"invalid entry skipped: {path}: {p}" for p in problems]
+    verb = {"distilled": "distilled", "would-change": "would change",
+            "dry-run": "would write", "unchanged": "up to date"}[o.status]
+    if o.status == "unchanged":
+        out.append(f"nothing to distill: the memory files are up to date ({o.date})")
+    else:
+        out.append(f"{verb}: {lessons(len(o.new_lessons))} folded as of {o.date}; "
+                   f"{len(o.written)} files written, {len(o.deleted)} removed")
+    for agent, ch in o.changes.items():
+        out.append(f"  {agent}: +{len(ch.added)} ~{len(ch.changed)} -{len(ch.removed)}")
+        out += [f"    removed {k}: {why}" for k, why in list(ch.removed.items())[:SHOW]]
+    if o.commit:
+        out.append(f"committed {o.commit[:12]}")
+    for agent, keys in o.evicted.items():
+        out.append(f"evicted (no room in a topic file; still in the journal): {agent}: "
+                   f"{_some(keys)}")
+    if o.near_duplicates:
+        groups = [" ~ ".join(g) for g in o.near_duplicates]
+        out.append(f"near-duplicate titles (not merged; check them): {_some(groups)}")
+    for key, why in sorted(o.flagged.items()):
+        out.append(f"flagged {key}: {why}")
+    if o.invalid or o.drained.invalid:
+        err.append("some entries were invalid and skipped: exit 1")
+    return out, err
+
+
+def distill_json(o: Outcome) -> dict[str, Any]:
+    """The outcome as plain data."""
+    return {
+        "status": o.status, "date": o.date, "note": o.note, "commit": o.commit,
+        "new_lessons": o.new_lessons, "written": o.written, "deleted": o.deleted,
+        "changes": {a: {"added": c.added, "changed": c.changed, "removed": c.removed}
+                    for a, c in o.changes.items()},
+        "outbox": {"moved": o.drained.moved, "invalid": o.drained.invalid},
+        "invalid": {p: list(v) for p, v in o.invalid.items()},
+        "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
+        "flagged": o.flagged, "exit_code": o.exit_code,
+    }  # fmt: skip

@@ -1,0 +1,193 @@
+"""`jmem rescue`: move memory changes out of a linked worktree, losing nothing.
+
+Each new lesson (staged or untracked) under the worktree's memory root is
+validated and filed into the main checkout's journal through `journal.record`,
+the writer `write` uses. Edits of MEMORY.md, topic files or any other
+markdown file in an agent's folder (Claude Code curating its own memory)
+become one new lesson per added line (topic `inbox`). Afterwards the
+worktree's copy goes back to HEAD and is unstaged. A file is put back only
+after everything it held was filed: if filing fails, it stays as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass, field
+
+from journal_mem.commands.guard_rules import classify
+from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
+from journal_mem.gitops import gitfacts, staged
+from journal_mem.model.entry import TITLE_MAX, Entry, build, parse
+from journal_mem.model.secretscan import scan
+from journal_mem.store.context import Context, open_context
+from journal_mem.store.journal import record
+
+INBOX = "inbox"
+_MARKUP_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)")
+_WORDS_RE = re.compile(r"\w")
+
+
+@dataclass
+class RescueReport:
+    """What went where; `failed` lines name what stayed in the worktree, and why."""
+
+    lines: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Source:
+    path: str  # repo-relative
+    rel: str  # relative to the memory root
+    data: bytes | None  # None: deleted in the worktree
+    in_head: bool
+
+
+def rescue(cwd: str) -> RescueReport:
+    """Rescue every memory change of the linked worktree around `cwd`."""
+    ctx = open_context(cwd)
+    if ctx.repo.is_main:
+        raise PolicyViolation(
+            "jmem rescue moves memory out of a linked worktree; this is the main checkout",
+            hint="lessons written here are already in the journal: commit them "
+                 "(the guard checks them)")
+    report = RescueReport()
+    sources = _sources(ctx)
+    if not sources:
+        report.lines.append(f"nothing to rescue under {ctx.layout.memory_root}/ in this worktree")
+    for source in sources:
+        try:
+            _rescue_one(ctx, source, report)
+        except (JournalMemError, OSError) as exc:
+            reason = exc.message if isinstance(exc, JournalMemError) else str(exc)
+            report.failed.append(f"{source.path}: left in place: {reason}")
+    return report
+
+
+def _sources(ctx: Context) -> list[_Source]:
+    """Every path under the memory root that differs from HEAD (index, work tree, untracked)."""
+    top, root = ctx.repo.worktree_root, ctx.layout.memory_root
+    has_head = gitfacts.has_head(top)
+    head = staged.tree_blobs(top, "HEAD", root) if has_head else {}
+    index = {c.path: c for c in staged.changes(top, root, clean=True)}
+    against = "HEAD" if has_head else gitfacts.EMPTY_TREE
+    work = {c.path for c in staged.changes(top, root, against=against, cached=False, clean=True)}
+    paths = sorted(set(index) | work | set(staged.untracked(top, root, clean=True)))
+    blobs = staged.read_blobs(top, [c.new_blob for c in index.values() if c.status != "D"],
+                              clean=True)
+    sources = []
+    for path in paths:
+        full = os.path.join(top, path)
+        data: bytes | None = None
+        if os.path.isfile(full) and not os.path.islink(full):
+            with open(full, "rb") as fh:
+                data = fh.read()
+        elif path in index and index[path].status != "D":
+            data = blobs.get(index[path].new_blob)
+        sources.append(_Source(path, path[len(root) + 1 :], data, path in head))
+    return sources
+
+
+def _rescue_one(ctx: Context, source: _Source, report: RescueReport) -> None:
+    kind, agent = classify(source.rel)
+    if source.data is None:
+        _restore(ctx, source)
+        report.lines.append(f"{source.path}: deleted here; restored from HEAD (to delete a "
+                            "fact everywhere: jmem write … --retracts KEY)")
+    elif kind == "entry" and agent is not None:
+        _file_entry(ctx, source, agent, report)
+    elif agent is not None and (kind == "distilled" or source.rel.endswith(".md")):
+        _file_lines(ctx, source, agent, report)
+    elif kind in ("keep", "distilled"):
+        _restore(ctx, source)
+        report.lines.append(f"{source.path}: restored from HEAD (only the distiller writes it)")
+    else:
+        report.failed.append(f"{source.path}: left in place: not a lesson or a memory file; "
+                             "move it out of the memory root")
+
+
+def _file_entry(ctx: Context, source: _Source, agent: str, report: RescueReport) -> None:
+    """A lesson file: validate, file it in the main journal, then put the worktree back."""
+    assert source.data is not None
+    entry = parse(source.data, filename=source.rel, folder_agent=agent,
+                  entry_bytes=ctx.config.budget.entry_bytes)
+    _no_secrets(ctx, source.data.decode("utf-8", "replace"))
+    if source.in_head:  # an edit of a committed entry: file it as the newer lesson (same key)
+        entry = dataclasses.replace(entry, created=dt.datetime.now(dt.UTC))
+    written = record(ctx.layout, entry)
+    _restore(ctx, source)
+    report.lines.append(f"{source.path} -> {written.path}")
+    if written.note:
+        report.lines.append(f"  note: {written.note}")
+
+
+def _file_lines(ctx: Context, source: _Source, agent: str, report: RescueReport) -> None:
+    """A curated memory file: each added line becomes one inbox lesson."""
+    assert source.data is not None
+    old = b""
+    if source.in_head:
+        old = gitfacts.run(["show", f"HEAD:{source.path}"], ctx.repo.worktree_root,
+                           clean=True).stdout
+    lines = added_lines(old.decode("utf-8", "replace"), source.data.decode("utf-8", "replace"))
+    branch = gitfacts.current_branch(ctx.repo.worktree_root) or "detached HEAD"
+    origin = f"jmem rescue: added to {source.path} on {branch}"[:500]
+    entries = [_line_entry(ctx, agent, line, origin) for line in lines]
+    for entry in entries:
+        _no_secrets(ctx, f"{entry.title}\n{entry.body}")
+    written = [record(ctx.layout, entry) for entry in entries]
+    _restore(ctx, source)
+    count = ("1 added line filed as a lesson" if len(written) == 1
+             else f"{len(written)} added lines filed as lessons")
+    report.lines.append(f"{source.path}: {count} (topic {INBOX}); restored from HEAD")
+    report.lines += [f"  -> {w.path}" for w in written]
+
+
+def added_lines(old: str, new: str) -> list[str]:
+    """Lines of `new` that `old` does not have, without list markup, blanks or headings."""
+    import difflib
+
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    out = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag not in ("insert", "replace"):
+            continue
+        for line in new_lines[j1:j2]:
+            text = _MARKUP_RE.sub("", line.strip()).strip()
+            if text and not text.startswith("#") and _WORDS_RE.search(text):
+                out.append(text)
+    return out
+
+
+def _line_entry(ctx: Context, agent: str, line: str, origin: str) -> Entry:
+    title, body = line, ""
+    if len(line) > TITLE_MAX:
+        title, body = line[: TITLE_MAX - 1].rstrip() + "…", line
+    return build(agent=agent, topic=INBOX, title=title, body=body, source=origin,
+                 entry_bytes=ctx.config.budget.entry_bytes)
+
+
+def _no_secrets(ctx: Context, text: str) -> None:
+    if not ctx.config.guard.scan_secrets:
+        return
+    findings = scan(text)
+    if findings:
+        raise InvalidEntry([f"holds what looks like a secret: {f.describe()}" for f in findings]
+                           + ["remove it (rotate it if it was real) and run jmem rescue again"])
+
+
+def _restore(ctx: Context, source: _Source) -> None:
+    """Put the worktree's copy back to HEAD and unstage it (a new file is removed)."""
+    top = ctx.repo.worktree_root
+    if source.in_head:
+        gitfacts.run(["--literal-pathspecs", "restore", "--source=HEAD", "--staged",
+                      "--worktree", "--", source.path], top, clean=True)
+        return
+    gitfacts.run(["--literal-pathspecs", "rm", "--cached", "-q", "--ignore-unmatch", "--",
+                  source.path], top, clean=True)
+    full = os.path.join(top, source.path)
+    if os.path.lexists(full):
+        os.unlink(full)

@@ -1,0 +1,127 @@
+"""`jmem status`: the first thing to run when "memory doesn't work".
+
+Pending lessons per agent, the outbox, the last distill, the lock, budget use
+of each MEMORY.md, and which git and Claude Code hooks are installed. With
+`--sessions`, what the last sessions were given when they woke up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+from journal_mem import claude
+from journal_mem.gitops import gitfacts, hooks
+from journal_mem.store import sessions
+from journal_mem.store.context import Context, open_context
+from journal_mem.store.layout import DISTILL_STATE
+from journal_mem.store.lessons import pending_paths
+from journal_mem.store.lock import held_by
+
+
+def collect(cwd: str) -> dict[str, Any]:
+    """Everything `status` reports, as plain data (printed as is by `--json`)."""
+    ctx = open_context(cwd)
+    layout = ctx.layout
+    agents = sorted(set(layout.agents_on_disk()) | set(ctx.config.agents))
+    waiting = pending_paths(layout)
+    return {
+        "main_checkout": ctx.repo.main_root,
+        "worktree": None if ctx.repo.is_main else ctx.repo.worktree_root,
+        "pending": {a: sum(1 for w in waiting if w[0] == a and not w[3]) for a in agents},
+        "threshold": ctx.config.distill.threshold,
+        "outbox": [w[2] for w in waiting if w[3]],
+        "last_distill": _last_distill(ctx),
+        "lock": held_by(layout.state_dir),
+        "budgets": {a: _budget(ctx, a) for a in agents},
+        "git_hooks": _git_hooks(ctx.repo.main_root),
+        "claude_hooks": _claude_hooks(ctx.repo.main_root),
+    }
+
+
+def session_log(cwd: str, limit: int) -> list[dict[str, Any]]:
+    """The last `limit` wake-ups recorded in the session log, oldest first."""
+    repo = gitfacts.locate(cwd)
+    return sessions.read(repo.state_dir, limit)
+
+
+def render(report: dict[str, Any]) -> list[str]:
+    """The report as the lines `status` prints."""
+    out = [f"main checkout: {report['main_checkout']}"]
+    if report["worktree"]:
+        out.append(f"this worktree: {report['worktree']} (memory is read and written in the "
+                   "main checkout)")
+    pending = ", ".join(f"{a} {n}" for a, n in report["pending"].items()) or "no agents"
+    out.append(f"pending lessons: {pending} (a distill starts at {report['threshold']})")
+    out.append(f"outbox: {len(report['outbox'])} waiting" +
+               "".join(f"\n  {p}" for p in report["outbox"]))
+    last = report["last_distill"]
+    out.append("last distill: " + (f"{last['date']} (commit {last['commit'] or 'not committed'})"
+                                   if last else "never"))
+    lock = report["lock"]
+    out.append(f"lock: held ({lock})" if lock else "lock: free")
+    for agent, use in report["budgets"].items():
+        out.append(f"{agent}/MEMORY.md: " + (
+            f"{use['lines']}/{use['max_lines']} lines, {use['bytes']}/{use['max_bytes']} bytes"
+            if use else "not distilled yet"))
+    hooks = report["git_hooks"]
+    out.append("git hooks: " + ", ".join(f"{h} {state}" for h, state in hooks.items()))
+    ch = report["claude_hooks"]
+    out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
+                                         f"missing {', '.join(ch['missing'])} (run jmem init)"))
+    if not ch["jmem_on_path"]:
+        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it "
+                   "(pipx install journal-mem, or uv tool install journal-mem)")
+    return out
+
+
+def render_sessions(records: list[dict[str, Any]]) -> list[str]:
+    """One line per recorded wake-up."""
+    if not records:
+        return ["no session has woken up with journal-mem yet"]
+    out = []
+    for r in records:
+        keys = r.get("keys") or []
+        who = r.get("agent", "?") + (f" ({r['agent_id']})" if r.get("agent_id") else "")
+        out.append(f"{r.get('time', '?')}  {r.get('session_id') or '-'}  {who}  "
+                   f"{len(keys)} keys: {', '.join(keys) if keys else '-'}")
+    return out
+
+
+def _last_distill(ctx: Context) -> dict[str, Any] | None:
+    try:
+        with open(ctx.layout.distill_state, "rb") as fh:
+            state = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    rel = f"{ctx.layout.memory_root}/{DISTILL_STATE}"
+    log = gitfacts.run(["log", "-1", "--format=%h %cs", "--", rel], ctx.repo.main_root,
+                       clean=True, check=False)
+    return {"date": state.get("date") if isinstance(state, dict) else None,
+            "commit": log.text().strip() if log.ok else ""}
+
+
+def _budget(ctx: Context, agent: str) -> dict[str, int] | None:
+    try:
+        with open(ctx.layout.memory_md(agent), "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    return {"lines": data.count(b"\n"), "max_lines": ctx.config.budget.memory_lines,
+            "bytes": len(data), "max_bytes": ctx.config.budget.memory_bytes}
+
+
+def _git_hooks(root: str) -> dict[str, str]:
+    folder = hooks.hooks_dir(root)
+    states = {}
+    for name in hooks.HOOKS:
+        path = os.path.join(folder, name)
+        states[name] = ("installed" if hooks.is_ours(path) else
+                        "foreign (not ours)" if os.path.lexists(path) else "missing")
+    return states
+
+
+def _claude_hooks(root: str) -> dict[str, Any]:
+    return {"missing": claude.missing_hooks(root), "jmem_on_path": shutil.which("jmem") is not None}

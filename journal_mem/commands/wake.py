@@ -1,0 +1,279 @@
+"""The wake-up pack (DESIGN §2.7): what an agent must know when it starts.
+
+In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
+branch), the lessons for the agent written since the last distill (journal
+and outbox, newest first), the keys corrected since then ("do not rely on"),
+and with a query the live facts the agent holds that best answer it (the
+`recall` index: the same facts its topic files hold, ranked by bm25, with
+their exact confidence). Standard library only without a query: the
+SessionStart hook builds this pack on every session start.
+
+Budget cutting drops whole lines, lowest-ranked first: MEMORY.md from its
+end (the distiller ranks it top-down, and it stays on disk), then the oldest
+pending lessons, then the weakest query facts; the header and the
+corrections go last. One final line says what was cut and where to read it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from journal_mem.store.layout import MEMORY_MD, Layout
+from journal_mem.store.lessons import Lesson, pending
+
+if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
+    from journal_mem.commands.recall import Hit
+
+DEFAULT_MAX_CHARS = 10_000
+DEFAULT_MIN_CONFIDENCE = 0.7
+QUERY_LIMIT = 10
+QUERY_BODY_CHARS = 240
+_KEY_RE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]")
+# Rank bands: a lower rank survives longer.
+_HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
+
+
+class Line:
+    """One line of the pack, with its rank and what cutting it means."""
+
+    __slots__ = ("keys", "kind", "rank", "text")
+
+    def __init__(self, text: str, rank: int, kind: str, keys: tuple[str, ...] = ()) -> None:
+        self.text = text
+        self.rank = rank
+        self.kind = kind
+        self.keys = keys
+
+
+class Pack:
+    """A built pack: its text, the keys it carries, and what was cut."""
+
+    __slots__ = ("agent", "corrections", "cut", "keys", "lessons", "problems", "text")
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.text = ""
+        self.keys: list[str] = []
+        self.cut: dict[str, int] = {}
+        self.lessons: list[Lesson] = []
+        self.corrections: dict[str, str] = {}
+        self.problems: list[str] = []
+
+    def as_json(self) -> dict[str, object]:
+        """The pack for `wake --json`."""
+        return {
+            "agent": self.agent,
+            "text": self.text,
+            "keys": self.keys,
+            "pending": [{"key": x.key, "title": x.title, "path": x.path,
+                         "created": x.created.isoformat() if x.created else None}
+                        for x in self.lessons],
+            "do_not_rely_on": self.corrections,
+            "cut": self.cut,
+            "problems": self.problems,
+        }
+
+
+def loaded_natively(layout: Layout, agent: str, event: str) -> bool:
+    """True when Claude Code itself loads this agent's MEMORY.md: only into a subagent
+    whose definition (project or user `.claude/agents/<agent>.md`) says `memory: project`."""
+    if event != "SubagentStart":
+        return False
+    for folder in (layout.repo.worktree_root, os.path.expanduser("~")):
+        text = _read(os.path.join(folder, ".claude", "agents", f"{agent}.md"))
+        if text is not None:
+            front = text.split("\n---", 1)[0] if text.startswith("---") else ""
+            return any(line.split("#")[0].strip().replace(" ", "") == "memory:project"
+                       for line in front.split("\n"))
+    return False
+
+
+def memory_differs(layout: Layout, agent: str) -> bool:
+    """True when the worktree's own MEMORY.md is not the main checkout's (Claude Code
+    loads the worktree's copy natively, so the pack must carry the main one)."""
+    if layout.repo.is_main:
+        return False
+    own = os.path.join(layout.repo.worktree_root, layout.memory_root, agent, MEMORY_MD)
+    return _read(own) != _read(layout.memory_md(agent))
+
+
+def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
+          with_memory: bool = True, query: str | None = None,
+          facts: list[Hit] | None = None,
+          min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
+    """The wake-up pack of `agent`, within `max_chars` characters.
+
+    `facts` are the recalled facts answering `query` (see `for_command`).
+    """
+    pack = Pack(agent)
+    live, corrections = _sort_pending(pending(layout), agent, pack)
+    pack.lessons, pack.corrections = live, corrections
+    replaced = set(corrections) | {x.key for x in live}
+    sections = [
+        _memory_lines(layout, agent, replaced) if with_memory else [],
+        _pending_lines(layout, live),
+        _correction_lines(corrections),
+        _query_lines(query, facts or [], min_confidence) if query else [],
+    ]
+    head = [Line(f"# journal-mem: memory of agent {agent}", _HEAD, "head"),
+            Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
+                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
+    if pack.problems:
+        head.append(Line(f"jmem warning: {len(pack.problems)} pending entries could not be "
+                         f"read, e.g. {pack.problems[0]}", _HEAD, "head"))
+    kept = _fit([*head, *(line for s in sections for line in s)], max_chars, pack)
+    pack.text = "\n".join(line.text for line in kept) + "\n"
+    pack.keys = sorted({k for line in kept for k in line.keys})
+    return pack
+
+
+def _sort_pending(lessons: list[Lesson], agent: str,
+                  pack: Pack) -> tuple[list[Lesson], dict[str, str]]:
+    """Live pending lessons for `agent` (newest first) and the corrected keys.
+
+    Keys are team-wide: a lesson superseded or retracted by a newer pending
+    one, or older than a pending lesson with the same key, is not live.
+    """
+    gone: dict[str, str] = {}
+    seen: set[str] = set()
+    live: list[Lesson] = []
+    for lesson in lessons:  # newest first
+        if lesson.problem:
+            pack.problems.append(f"{lesson.rel}: {lesson.problem}")
+            continue
+        if lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent):
+            live.append(lesson)
+        seen.add(lesson.key)
+        for key in lesson.supersedes:
+            gone.setdefault(key, f"superseded by {lesson.key}")
+        for key in lesson.retracts:
+            gone.setdefault(key, "retracted")
+    corrections = {k: why for k, why in sorted(gone.items()) if k not in {x.key for x in live}}
+    return live, corrections
+
+
+def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
+    text = _read(layout.memory_md(agent))
+    if text is None:
+        return []
+    where = "main checkout" if not layout.repo.is_main else "this checkout"
+    lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", _MEMORY, "heading")]
+    for i, raw in enumerate(text.rstrip("\n").split("\n"), 1):
+        keys = tuple(_KEY_RE.findall(raw))
+        if keys and replaced.intersection(keys):
+            continue  # corrected since the last distill: never show the stale fact
+        lines.append(Line(raw, _MEMORY + i, "memory", keys))
+    return lines
+
+
+def _pending_lines(layout: Layout, live: list[Lesson]) -> list[Line]:
+    if not live:
+        return []
+    lines = [Line("## Lessons since the last distill, newest first (they override "
+                  f"MEMORY.md lines with the same key; files under {layout.main_memory}/)",
+                  _PENDING, "heading")]
+    for i, lesson in enumerate(live, 1):
+        day = lesson.created.date().isoformat() if lesson.created else "?"
+        where = f"{layout.state_dir}/{lesson.rel}" if lesson.outbox else lesson.rel
+        lines.append(Line(f"- {lesson.title} [{lesson.key}] ({day}; {where})", _PENDING + i,
+                          "pending", (lesson.key,)))
+    return lines
+
+
+def _correction_lines(corrections: dict[str, str]) -> list[Line]:
+    if not corrections:
+        return []
+    lines = [Line("## Corrected since the last distill", _HEAD, "heading")]
+    lines += [Line(f"do not rely on: {key} ({why})", _HEAD, "correction", (key,))
+              for key, why in corrections.items()]
+    return lines
+
+
+def _query_lines(query: str, facts: list[Hit], min_confidence: float) -> list[Line]:
+    if not facts:
+        return [Line(f"## Facts for: {query} — none found at confidence >= {min_confidence}",
+                     _QUERY, "heading")]
+    lines = [Line(f"## Facts for: {query}", _QUERY, "heading")]
+    lines += [Line(_fact_line(fact), _QUERY + i, "query", (fact.key,))
+              for i, fact in enumerate(facts, 1)]
+    return lines
+
+
+def _fact_line(fact: Hit) -> str:
+    """A recalled fact as one pack line: title, key, a short body, where it comes from."""
+    text = " ".join(fact.body.split())
+    if len(text) > QUERY_BODY_CHARS:
+        text = text[: QUERY_BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    detail = f": {text}" if text else ""
+    return f"- {fact.title} [{fact.key}]{detail} ({fact.path})"
+
+
+def _fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
+    """Drop whole lines, highest rank first, until the pack and its note fit."""
+    total = sum(len(line.text) + 1 for line in lines)
+    if total <= max_chars:
+        return lines
+    dropped: set[int] = set()
+    counts: dict[str, int] = {}
+    order = sorted(range(len(lines)), key=lambda i: lines[i].rank, reverse=True)
+    for i in order:
+        if total + len(_cut_note(counts, pack)) + 1 <= max_chars:
+            break
+        if lines[i].kind == "heading":
+            continue  # a heading goes with the last line of its section, below
+        dropped.add(i)
+        counts[lines[i].kind] = counts.get(lines[i].kind, 0) + 1
+        total -= len(lines[i].text) + 1
+    kept = [line for i, line in enumerate(lines) if i not in dropped]
+    kept = [line for j, line in enumerate(kept)
+            if line.kind != "heading" or (j + 1 < len(kept) and kept[j + 1].kind
+                                          not in ("heading", "head"))]
+    pack.cut = counts
+    return [*kept, Line(_cut_note(counts, pack), _HEAD, "note")]
+
+
+_WHERE = {"memory": "lines of MEMORY.md", "pending": "pending lessons",
+          "query": "query facts", "correction": "corrected keys", "head": "header lines",
+          "heading": "headings"}
+
+
+def _cut_note(counts: dict[str, int], pack: Pack) -> str:
+    parts = [f"{n} {_WHERE[kind]}" for kind, n in sorted(counts.items())] or ["nothing"]
+    return (f"[jmem: cut {', '.join(parts)} to fit the budget; read the rest with "
+            f"`jmem wake --agent {pack.agent} --max-chars 100000`, or in the main checkout's "
+            f"MEMORY.md, topics/ and journal/]")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHARS,
+                query: str | None = None,
+                min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
+    """`jmem wake`: the full pack (MEMORY.md always included) for a named or default agent."""
+    from journal_mem.config.settings import env_value
+    from journal_mem.errors import ConfigError
+    from journal_mem.store.context import open_context
+
+    ctx = open_context(cwd)
+    name = agent or env_value("JMEM_AGENT") or ctx.config.default_agent
+    known = sorted(set(ctx.layout.agents_on_disk()) | set(ctx.config.agents))
+    if name not in known:
+        raise ConfigError(f"no memory for agent {name!r} (known: {', '.join(known) or 'none'})",
+                          hint="name one with --agent, or create it with `jmem init --agent "
+                               "NAME`")
+    facts = None
+    if query:
+        from journal_mem.commands.recall import recall
+
+        hits = recall(ctx, query, agent=name, limit=QUERY_LIMIT * 3)
+        facts = [h for h in hits if h.confidence >= min_confidence][:QUERY_LIMIT]
+    return build(ctx.layout, name, max_chars=max_chars, query=query, facts=facts,
+                 min_confidence=min_confidence)

@@ -1,0 +1,66 @@
+"""`jmem status`: pending, outbox, last distill, lock, budgets, hooks, sessions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import base_env, git, jmem
+
+
+def test_status_reports_pending_outbox_and_missing_hooks(repo: Path, worktree: Path) -> None:
+    jmem(worktree, "write", "--agent", "api", "--topic", "t", "--title", "One")
+    jmem(worktree, "write", "--agent", "web", "--topic", "t", "--title", "Two", "--outbox")
+    proc = jmem(worktree, "status")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f"main checkout: {repo}" in out
+    assert "pending lessons: api 1, web 0 (a distill starts at 10)" in out
+    assert "outbox: 1 waiting\n  outbox/web/" in out
+    assert "last distill: never" in out
+    assert "lock: free" in out
+    assert "git hooks: pre-commit missing" in out
+    assert "Claude Code hooks: missing SessionStart, SubagentStart, Stop, SubagentStop" in out
+
+
+def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:
+    assert jmem(repo, "init").returncode == 0
+    mem = repo / ".claude" / "agent-memory"
+    text = "# api\n- A fact [a-fact]\n"
+    (mem / "api" / "MEMORY.md").write_text(text)
+    (mem / "distill-state.json").write_text('{"schema": 1, "date": "2026-03-04", "folded": []}')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "distill")  # a stand-in for the distiller
+    state = repo / ".git" / "journal-mem"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from journal_mem.store.lock import DistillLock;"
+         "lock = DistillLock(sys.argv[1]).__enter__(); print('held', flush=True); time.sleep(60)",
+         str(state)], stdout=subprocess.PIPE, text=True, env=base_env())
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        data = json.loads(jmem(repo, "status", "--json").stdout)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert json.loads(jmem(repo, "status", "--json").stdout)["lock"] == ""
+    assert data["claude_hooks"]["missing"] == []
+    assert data["last_distill"]["date"] == "2026-03-04"
+    assert data["last_distill"]["commit"]
+    assert data["lock"].startswith(f"pid {holder.pid} on ")
+    assert data["budgets"]["api"] == {"lines": 2, "max_lines": 200, "bytes": len(text),
+                                      "max_bytes": 25000}
+    assert data["budgets"]["web"] is None
+
+
+def test_status_sessions_lists_what_each_session_was_given(repo: Path) -> None:
+    assert "no session" in jmem(repo, "status", "--sessions").stdout
+    jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "Seen lesson")
+    stdin = json.dumps({"session_id": "abc", "cwd": str(repo), "agent_type": "api",
+                        "hook_event_name": "SubagentStart", "agent_id": "x1"})
+    assert jmem(repo, "wake", "--hook", "claude", stdin=stdin).returncode == 0
+    out = jmem(repo, "status", "--sessions").stdout
+    assert "abc  api (x1)  1 keys: seen-lesson" in out
+    records = json.loads(jmem(repo, "status", "--sessions", "5", "--json").stdout)
+    assert records[-1]["keys"] == ["seen-lesson"]
