@@ -107,20 +107,21 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
     write `.claude/agents/NAME.md` for each of `agents`, in the main checkout."""
     import shutil
 
-    from journal_mem import claude
+    from journal_mem.claude import settings as claude_settings
 
     root = repo.main_root
     if hooks:
-        report.done += claude.merge_settings(root)
+        report.done += claude_settings.merge_settings(root)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
                                 "install it with `pipx install journal-mem` or "
                                 "`uv tool install journal-mem`")
     layout = Layout(repo, load(root).memory_root)
     for name in agents:
-        path = claude.write_agent(root, name)
+        path = claude_settings.write_agent(root, name)
         if path is None:
-            report.notes.append(f"kept the existing {claude.AGENTS}/{name}.md (not rewritten)")
+            report.notes.append(
+                f"kept the existing {claude_settings.AGENTS}/{name}.md (not rewritten)")
         else:
             report.done.append(f"created {os.path.relpath(path, root)}")
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
