@@ -1,4 +1,6 @@
-"""`jmem init --ci github`: the CI job that is the single distiller of a fleet (DESIGN §6).
+"""`jmem init --ci github`: the CI job that is the single distiller of a fleet.
+
+See docs/DESIGN.md, "Many machines".
 
 On every push to the memory branch that touches a journal, and on a daily
 schedule, one job runs `jmem check` (the backstop for `--no-verify`) and

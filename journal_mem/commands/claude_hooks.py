@@ -70,7 +70,7 @@ def wake_hook(data: bytes, agent: str | None = None,
             return _warn(event, problem)
         text = _wake(layout, payload, name, event, max_chars)
         print(protocol.context_output(event, text))
-    except Exception as exc:  # never fail a session (DESIGN §2.8)
+    except Exception as exc:  # docs/DESIGN.md, "Hooks never fail a session"
         return _warn(event, f"memory not loaded: {_describe(exc)}")
     return 0
 

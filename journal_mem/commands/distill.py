@@ -363,7 +363,7 @@ TMP_PREFIX = ".tmp-distill-"
 
 
 def sweep_leftovers(layout: Layout) -> None:
-    """Delete the temp files of a distill killed mid-write (issue 7: kill -9 tests).
+    """Delete the temp files of a distill killed mid-write (tests/reliability/).
 
     Only the lock holder writes `.tmp-distill-*` files and we hold the lock, so every
     one found belongs to a dead distill; nothing else is touched.
@@ -468,7 +468,7 @@ def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
         raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
                               hint="switch to a branch, or use --no-commit")
     status = memgit.status(root, ctx.layout.memory_root)
-    links = ctx.layout.symlinked_folders()  # issue 7: a link would send writes outside
+    links = ctx.layout.symlinked_folders()  # a link would send writes outside
     if links:
         raise PolicyViolation(
             "distill refused, nothing changed: symlinks under the memory root:\n"

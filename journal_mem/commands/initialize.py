@@ -19,7 +19,7 @@ class InitReport:
 
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # git hooks (issue 3): lines explaining why init refused to install (exit 1)
+    # git hooks: lines explaining why init refused to install (exit 1)
     refused: list[str] = field(default_factory=list)
 
 
@@ -76,7 +76,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     return report
 
 
-# --- CI workflow: the fleet's single distiller (issue 6) ---------------------------
+# --- CI workflow: the fleet's single distiller -------------------------------------
 
 
 def init_ci(root: str, provider: str, install: str, branch: str, memory_root: str,
@@ -127,7 +127,7 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
 
 
-# --- git hooks (issue 3) -------------------------------------------------------
+# --- git hooks -----------------------------------------------------------------
 
 
 def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
