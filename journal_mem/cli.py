@@ -65,13 +65,14 @@ def cli(directory: str | None) -> None:
 @click.option("--ci", type=click.Choice(["github"]), default=None,
               help="Also write the CI workflow that checks, distills and pushes "
                    "(.github/workflows/journal-mem.yml).")
-@click.option("--ci-install", metavar="COMMAND", default="pip install journal-mem",
-              show_default=True, help="How the CI job installs jmem.")
+@click.option("--ci-install", metavar="COMMAND", default=None,
+              help="How the CI job installs jmem [default: pinned to the commit this jmem "
+                   "runs from, when a remote has it; else init refuses and asks for this].")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str, as_json: bool) -> int:
+         ci: str | None, ci_install: str | None, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),

@@ -8,7 +8,8 @@ schedule, one job runs `jmem check` (the backstop for `--no-verify`) and
 cancels a running job, so two CI distillers never race; a push that loses
 to a person's push is retried on the new tip by `distill --push` itself.
 The push uses the workflow's GITHUB_TOKEN, whose pushes start no workflow,
-so the distill commit does not trigger the job again.
+so the distill commit does not trigger the job again. What the job installs
+is chosen by `cisource.py`.
 """
 
 from __future__ import annotations
@@ -16,18 +17,16 @@ from __future__ import annotations
 import os
 
 WORKFLOW = os.path.join(".github", "workflows", "journal-mem.yml")
-DEFAULT_INSTALL = "pip install journal-mem"
 PROVIDERS = ("github",)
 ZERO = "0" * 40
 
 
-
-def render_workflow(branch: str, memory_root: str, install: str = DEFAULT_INSTALL) -> str:
-    """The workflow file's text."""
+def render_workflow(branch: str, memory_root: str, install: str) -> str:
+    """The workflow file's text; `install` (one or more shell lines) runs as a block."""
     from journal_mem.resources import fill
 
     return fill("github-workflow.yml", branch=branch, memory_root=memory_root.strip("/"),
-                install=install.strip() or DEFAULT_INSTALL, zero=ZERO)
+                install=install.strip().replace("\n", "\n" + " " * 10), zero=ZERO)
 
 
 def write_workflow(root: str, branch: str, memory_root: str, install: str) -> tuple[str, bool]:
