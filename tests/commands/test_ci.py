@@ -175,3 +175,15 @@ def test_unknown_ci_provider_is_a_usage_error(tmp_path: Path) -> None:
     proc = jmem(repo, "init", "--ci", "gitlab")
     assert proc.returncode == 2
     assert not (repo / ".github").exists()
+
+
+def test_no_hint_names_the_unpublished_package(tmp_path: Path) -> None:
+    """jmem is not on the package index: `pipx install journal-mem` would install
+    whatever someone registers under that name."""
+    repo = make_repo(tmp_path / "project")
+    env = base_env(PATH=f"{Path(shutil.which('git') or '/usr/bin/git').parent}:/bin")
+    init = jmem(repo, "init", "--no-git-hooks", env=env)
+    status = jmem(repo, "status", env=env)
+    for out in (init.stderr, status.stdout + status.stderr):
+        assert "journal-mem checkout (the name is not on the package index)" in out
+        assert "install journal-mem" not in out
