@@ -17,11 +17,12 @@ from journal_mem.store.context import Context
 
 def snapshot(ctx: Context, date: dt.date | None = None) -> dict[str, Any]:
     """The snapshot document of the repository's memory on `date` (today by default)."""
-    from journal_mem.commands.distill import ref_checker, today
+    from journal_mem.commands.distill import today
     from journal_mem.gitops import gitfacts
     from journal_mem.model.fold import fold
     from journal_mem.model.foldstate import read_state
     from journal_mem.model.snapshot import build
+    from journal_mem.store.distill.folding import ref_checker
     from journal_mem.store.entrycache import read_journal
 
     layout, config = ctx.layout, ctx.config
@@ -42,8 +43,8 @@ def write_snapshot(doc: dict[str, Any], path: str) -> None:
     """Write the document to `path` all at once (a reader never sees half a snapshot)."""
     import os
 
-    from journal_mem.commands.distill import atomic_write
     from journal_mem.model.snapshot import dumps
+    from journal_mem.store.distill.files import atomic_write
 
     atomic_write(os.path.abspath(path), dumps(doc).encode("utf-8"))
 

@@ -27,11 +27,11 @@ from typing import Protocol
 from journal_mem.model.drafts import Draft, join_body, title_and_body
 from journal_mem.model.mdblocks import ITEM, Block, blocks, plain_heading
 from journal_mem.model.mdimport import topic_of
-from journal_mem.names import MEMORY_MD, TOPICS, is_name
+from journal_mem.names import MEMORY_MD, is_name
 
 SOURCE = "hand edit"
-_KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? \[(?P<key>[a-z0-9][a-z0-9-]{0,63})\]$",
-                    re.DOTALL)
+_KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
+                    r"\[(?P<key>[a-z0-9][a-z0-9-]{0,63})\]$", re.DOTALL)
 _PROVENANCE = re.compile(r"^> key `(?P<key>[a-z0-9][a-z0-9-]{0,63})`")
 _FOOTER = re.compile(r"^\d+ more facts (are|on this topic are) only in ")
 PRINCIPLES = "Principles"

@@ -48,7 +48,7 @@ def memory_files(layout: Layout, agents: list[str] | None = None) -> list[MemFil
     for agent in layout.agents_on_disk():
         if agents and agent not in agents:
             continue
-        found = [(MEMORY_MD, None)]
+        found: list[tuple[str, str | None]] = [(MEMORY_MD, None)]
         try:
             names = sorted(os.listdir(os.path.join(layout.agent_dir(agent), TOPICS)))
         except (FileNotFoundError, NotADirectoryError):
