@@ -67,11 +67,13 @@ def cli(directory: str | None) -> None:
                    "(.github/workflows/journal-mem.yml).")
 @click.option("--ci-install", metavar="COMMAND", default="pip install journal-mem",
               show_default=True, help="How the CI job installs jmem.")
+@click.option("--no-import", is_flag=True,
+              help="Do not import existing hand-written memory; only say how to.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str, as_json: bool) -> int:
+         ci: str | None, ci_install: str, no_import: bool, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -81,6 +83,8 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
     hook that is not ours is kept as <name>.legacy and still runs first).
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
+    Existing MEMORY.md and topic files that jmem did not write are counted and
+    imported as lessons in one commit (unless --no-import).
     """
     from journal_mem.commands import initialize
 
@@ -90,7 +94,7 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
         report = initialize.init(_cwd(ctx), list(agents), git_hooks=not no_git_hooks,
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
                                  claude_agents=list(claude_agents), ci=ci,
-                                 ci_install=ci_install)
+                                 ci_install=ci_install, import_existing=not no_import)
     if as_json:
         _emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK

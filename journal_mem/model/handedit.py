@@ -33,7 +33,6 @@ SOURCE = "hand edit"
 _KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
                     r"\[(?P<key>[a-z0-9][a-z0-9-]{0,63})\]$", re.DOTALL)
 _PROVENANCE = re.compile(r"^> key `(?P<key>[a-z0-9][a-z0-9-]{0,63})`")
-_FOOTER = re.compile(r"^\d+ more facts (are|on this topic are) only in ")
 PRINCIPLES = "Principles"
 
 
@@ -89,6 +88,8 @@ class _Piece:
 
 
 def _memory_pieces(text: str) -> list[_Piece]:
+    """Keyed fact lines, and every other line on its own (MEMORY.md is line-oriented: a
+    note typed under the footer joins its paragraph, but is still a new line)."""
     out = []
     for block in blocks(text):
         section = block.section
@@ -99,22 +100,24 @@ def _memory_pieces(text: str) -> list[_Piece]:
             match = _KEYED.match(" ".join(block.text.split()))
             if match:
                 out.append(_Piece(match["key"], match["text"], block.detail, topic, principle))
-                continue
-        elif not heading or _FOOTER.match(block.text):
-            continue  # the header and the footer are the distiller's words
-        out.append(_Piece("", block.text, block.detail, topic, principle))
+            else:
+                out.append(_Piece("", block.text, block.detail, topic, principle))
+            continue
+        out += [_Piece("", line.strip(), "", topic, principle)
+                for line in block.text.split("\n") if line.strip()]
     return out
 
 
-def _section_key(group: list[Block]) -> str:
-    for block in group:
-        match = _PROVENANCE.match(block.text)
-        if block.kind == "quote" and match:
-            return match["key"]
-    return ""
+def _section_key(group: list[Block]) -> int:
+    """The index of the provenance line in a fact section, or -1."""
+    for i, block in enumerate(group):
+        if block.kind == "quote" and _PROVENANCE.match(block.text):
+            return i
+    return -1
 
 
 def _topic_pieces(text: str, topic: str) -> list[_Piece]:
+    """Fact sections (keyed by their provenance line) and every other block on its own."""
     out = []
     groups: list[list[Block]] = []
     for block in blocks(text):
@@ -124,13 +127,16 @@ def _topic_pieces(text: str, topic: str) -> list[_Piece]:
             groups.append([block])
     for group in groups:
         section = group[0].section
-        rest = [b for b in group if not (b.kind == "quote" and _PROVENANCE.match(b.text))]
-        if section is None or section[0] < 2:  # before the first fact: the header, or new text
-            out += [_Piece("", b.text, b.detail, topic) for b in rest
-                    if not b.text.startswith("<!--") and not _FOOTER.match(b.text)]
+        at = _section_key(group) if section and section[0] >= 2 else -1
+        if section is not None and section[0] >= 2 and at < 0:  # a new section by hand
+            out.append(_Piece("", section[1], join_body(*map(_as_markdown, group)), topic))
             continue
-        body = join_body(*(_as_markdown(b) for b in rest))
-        out.append(_Piece(_section_key(group), section[1], body, topic))
+        if at >= 0:
+            match = _PROVENANCE.match(group[at].text)
+            assert match is not None and section is not None
+            out.append(_Piece(match["key"], section[1],
+                              join_body(*map(_as_markdown, group[:at])), topic))
+        out += [_Piece("", _as_markdown(b), "", topic) for b in group[at + 1:]]
     return out
 
 

@@ -106,6 +106,13 @@ def _item(tokens: list[Any], i: int, lines: list[str],
     return Block(ITEM, text, detail, headings, start + 1)
 
 
+def headings(text: str) -> list[tuple[int, str]]:
+    """(level, text) of every heading of `text`, in order."""
+    tokens = _parser().parse(text)
+    return [(int(t.tag[1:]), tokens[i + 1].content.strip()) for i, t in enumerate(tokens)
+            if t.type == "heading_open"]
+
+
 def plain_heading(text: str) -> str:
     """A heading's text without a trailing `(YYYY-MM-DD)` date."""
     import re
