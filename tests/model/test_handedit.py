@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 from journal_mem.model.drafts import to_entry
+from journal_mem.model.entry import Entry
 from journal_mem.model.fold import Fact, fold
 from journal_mem.model.handedit import edit_lessons
 from journal_mem.model.render import render
-from journal_mem.model.entry import Entry
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC)
 DAY = dt.datetime(2026, 8, 1, 9, 0, tzinfo=dt.UTC)

@@ -15,6 +15,7 @@ NOW = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 
 def test_the_documented_shape_becomes_lessons() -> None:
     drafts, invalid = mem0_drafts(EXPORT.read_bytes(), "mem0: export.json", "main")
+    assert len(invalid) == 3 + 1  # record 6 has two problems
     assert len(drafts) == 3
     first, rule, expiring = (to_entry(d, NOW, 8192) for d in drafts)
     assert (first.agent, first.type, first.confidence, first.topic) == (
