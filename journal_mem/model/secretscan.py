@@ -1,4 +1,4 @@
-"""Secrets in lesson text: a focused set of patterns (DESIGN §2.3, issue 3 item 6).
+"""Secrets in lesson text: a focused set of patterns (docs/DESIGN.md, "Journal entries").
 
 Named `secretscan` so that it does not shadow the standard library's `secrets`.
 A maintained detector (detect-secrets 1.5) was measured first: ~95 ms to
