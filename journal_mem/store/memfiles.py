@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 
 from journal_mem.model.drafts import Draft
+from journal_mem.model.entry import Entry
 from journal_mem.model.mdimport import Origin, is_generated, memory_drafts
 from journal_mem.names import MEMORY_MD, TOPICS, is_name
 from journal_mem.store.layout import Layout
@@ -112,3 +113,29 @@ def drafts_of(layout: Layout, files: list[MemFile], kind: str = KIND) -> list[Dr
         source, created = where[f.rel]
         out += memory_drafts(f.text, Origin(f.agent, source, created), f.topic)
     return out
+
+
+def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, Entry]],
+                 entry_bytes: int) -> list[str]:
+    """The memory-root-relative paths of `files` holding a fact the journal lacks."""
+    from journal_mem.errors import InvalidEntry
+    from journal_mem.model.drafts import unique_keys
+    from journal_mem.store.importer import Known, settle
+
+    known = Known(entries)
+    now = dt.datetime.now(dt.UTC)
+    where = provenance(layout, files)
+    lacking: set[str] = set()
+    drafts = []
+    for f in files:
+        source, created = where[f.rel]
+        drafts += [(f.rel, d) for d in memory_drafts(f.text, Origin(f.agent, source, created),
+                                                     f.topic)]
+    keyed = unique_keys([d for _, d in drafts])
+    for (rel, _), draft in zip(drafts, keyed, strict=True):
+        try:
+            if settle(draft, known, now, entry_bytes) is not None:
+                lacking.add(rel)
+        except InvalidEntry:
+            lacking.add(rel)
+    return sorted(lacking)

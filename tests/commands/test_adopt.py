@@ -115,3 +115,17 @@ def test_a_committed_hand_written_topic_file_is_imported_not_deleted(repo: Path)
     assert proc.returncode == 0, proc.stderr
     assert "Page the DBA for replica lag over 30 s" in memory_md(repo, "api")
     assert extra.read_text().startswith("# oncall (api)")
+
+
+def test_check_waits_for_imported_hand_written_files_and_names_the_others(
+        tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    write_tree(main, agents=2, topics=2, lines=30)
+    assert jmem(main, "init", "--no-git-hooks", "--no-claude", "--no-import").returncode == 0
+    proc = jmem(main, "check")
+    assert proc.returncode == 1
+    assert ".claude/agent-memory/architect/MEMORY.md: hand-written memory not in the journal " \
+           "yet: run `jmem import memory`" in proc.stdout + proc.stderr
+    assert jmem(main, "import", "memory").returncode == 0
+    proc = jmem(main, "check")  # imported: the files only wait for the distill
+    assert proc.returncode == 0, proc.stdout + proc.stderr
