@@ -625,6 +625,31 @@ def stats(ctx: click.Context, since: Any, as_json: bool) -> int:
     return errors.OK
 
 
+@cli.command(context_settings=CONTEXT)
+@click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Folder for index.html [<git-common-dir>/journal-mem/report].")
+@click.option("--open", "open_", is_flag=True, help="Open the page in a browser.")
+@click.pass_context
+def report(ctx: click.Context, out_dir: str | None, open_: bool) -> int:
+    """One static HTML page of the team's memory (no server, no network).
+
+    Timelines of every fact held by several agents or corrected (one lane per
+    holder, coloured by the version it loaded), budgets, pending lessons and
+    their age, evictions, stale-ref drops, open conflicts and the stats table.
+    """
+    from journal_mem.commands.teamreport import write_report
+    from journal_mem.store.context import open_context
+
+    context = open_context(_cwd(ctx))
+    path = write_report(context, out_dir or os.path.join(context.layout.state_dir, "report"))
+    click.echo(path)
+    if open_:
+        import webbrowser
+
+        webbrowser.open(f"file://{path}")
+    return errors.OK
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI on `argv` inside the error boundary; return the exit code."""
 

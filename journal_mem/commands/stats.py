@@ -71,8 +71,9 @@ def dropped_and_evicted(ctx: Context, entries: list[Any]) -> dict[str, Any]:
         label = next((name for name, prefix in RULES if why.startswith(prefix)), "other")
         reasons[label] += 1
     evicted = {a: len(r.evicted) for a, r in rendered.agents.items() if r.evicted}
+    stale = {k: why for k, why in result.removed.items() if why.startswith("refs gone")}
     return {"live_facts": len(result.facts), "dropped": {n: reasons[n] for n, _ in RULES},
-            "evicted": evicted, "evicted_total": sum(evicted.values()),
+            "evicted": evicted, "evicted_total": sum(evicted.values()), "stale_keys": stale,
             "distill_date": date.isoformat() if state else None,
             "pending": len(entries) - len(done)}
 
