@@ -1,8 +1,9 @@
 """`jmem stats`: the team's memory in numbers.
 
-Journal entries written (per agent, per month), the distilled files and the
-lines they hold (the "maintained memory": every line of every `MEMORY.md` and
-topic file), the agents with a `MEMORY.md` of their own ("personal files"),
+Journal entries written (per agent, per month), the distilled topic files,
+the lines of maintained memory (every line of every agent's `MEMORY.md`: the
+memory agents load, under the line cap; topic-file lines are counted apart),
+the agents with a `MEMORY.md` of their own ("personal files"),
 the line cap and each agent's use of it, facts evicted by the budget, facts
 dropped by each rule, pending lessons, and the ratio of entries to maintained
 lines. Counts come from the files on disk and a fold at the last distill's
@@ -39,7 +40,7 @@ def _lines(path: str) -> tuple[int, int]:
 def files(ctx: Context) -> dict[str, Any]:
     """Distilled files on disk: topic files, lines, personal files, budget use."""
     cap = ctx.config.budget.memory_lines
-    topic_files = lines = 0
+    topic_files = lines = topic_lines = 0
     per_agent: dict[str, dict[str, Any]] = {}
     for agent in ctx.layout.agents_on_disk():
         memory = ctx.layout.memory_md(agent)
@@ -51,8 +52,8 @@ def files(ctx: Context) -> dict[str, Any]:
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             if name.endswith(".md") and os.path.isfile(os.path.join(folder, name)):
                 topic_files += 1
-                lines += _lines(os.path.join(folder, name))[0]
-    return {"topic_files": topic_files, "maintained_lines": lines,
+                topic_lines += _lines(os.path.join(folder, name))[0]
+    return {"topic_files": topic_files, "maintained_lines": lines, "topic_lines": topic_lines,
             "personal_files": len(per_agent), "cap": cap, "agents": per_agent}
 
 
@@ -105,7 +106,8 @@ def render_lines(s: dict[str, Any]) -> list[str]:
         f"journal entries{since}: {s['entries']}"
         + (f" ({s['invalid_entries']} invalid)" if s["invalid_entries"] else ""),
         f"distilled topic files: {s['topic_files']}",
-        f"lines of maintained memory: {s['maintained_lines']}",
+        f"lines of maintained memory ({MEMORY_MD} files): {s['maintained_lines']}"
+        f" (topic files hold {s['topic_lines']} more)",
         f"personal files (agents with a {MEMORY_MD}): {s['personal_files']}",
         f"cap: {s['cap']} lines per {MEMORY_MD}",
         f"live facts: {s['live_facts']} · evicted by the budget: {s['evicted_total']} · "
