@@ -34,7 +34,8 @@ def render_page(page_path: Path, shot: Path) -> tuple[list[str], object]:
         titles = page.eval_on_selector_all(".fact h3", "els => els.map(e => e.textContent)")
         injected = page.evaluate("window.__pwned === true")
         page.fill("#filter", "nothing matches this")
-        hidden = page.eval_on_selector_all(".fact", "els => els.every(e => e.offsetParent === null)")
+        hidden = page.eval_on_selector_all(
+            ".fact", "els => els.every(e => e.offsetParent === null)")
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     return problems, (facts, titles, injected, hidden)
