@@ -14,6 +14,7 @@ from journal_mem import errors
 from journal_mem.boundary import guarded
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TYPES = ["principle", "semantic", "procedural", "episodic", "reflective"]
 
 
 def _cwd(ctx: click.Context) -> str:
@@ -253,14 +254,21 @@ def remind(agent: str | None, hook: str) -> int:
 @cli.command(context_settings=CONTEXT)
 @click.option("--sessions", "session_count", type=int, default=None, is_flag=False,
               flag_value=20, metavar="[N]", help="Show the last N (20) recorded wake-ups.")
+@click.option("--hooks", "hook_log", is_flag=True,
+              help="Summarise the agent-loop hook log (jmem hook / journal_mem.api).")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
+def status(ctx: click.Context, session_count: int | None, hook_log: bool, as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
     from journal_mem.commands import status as core
 
-    if session_count is not None:
+    if hook_log:
+        from journal_mem.store.hooklog import render
+
+        table = core.hook_summary(_cwd(ctx))
+        _emit(table, render(table), as_json)
+    elif session_count is not None:
         records = core.session_log(_cwd(ctx), session_count)
         _emit(records, core.render_sessions(records), as_json)
     else:
@@ -528,32 +536,68 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("question", nargs=-1, required=True)
+@click.argument("question", nargs=-1)
 @click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only facts of this type.")
+@click.option("--tag", metavar="TAG", help="Only facts carrying this tag.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Only facts written on or after this date.")
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=5, show_default=True,
               help="How many facts.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @click.pass_context
-def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, limit: int,
+def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None,
+           type_: str | None, tag: str | None, since: Any, limit: int,
            rebuild: bool, as_json: bool) -> int:
     """Ranked live facts for a natural-language QUESTION.
 
     Each fact comes with its key, the agents holding it, its topic, date and
     journal entry. Retracted, superseded and expired facts are never returned.
     The index lives in the common git dir and follows the journal by itself.
+    With --type/--tag/--since and no QUESTION, lists the matching facts,
+    newest first.
 
     \b
-    Example:
+    Examples:
       jmem recall how do I run the API tests --agent api
+      jmem recall --type episodic --tag fail-diag --since 2026-11-01
     """
     from journal_mem.commands import recall as core
     from journal_mem.store.context import open_context
 
+    day = since.date().isoformat() if since else None
+    filters = core.Filters(agent, type_, tag, day)
+    if not question and not (type_ or tag or day):
+        raise click.UsageError("give a QUESTION, or --type, --tag or --since")
     hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
-                       rebuild=rebuild)
+                       rebuild=rebuild, filters=filters)
     _emit([hit.as_json() for hit in hits], core.render(hits), as_json)
     return errors.OK
+
+
+@cli.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
+@click.argument("name", type=click.Choice(["pre-work", "pre-spawn", "post-run", "fail-diag",
+                                           "post-retro"]))
+def hook(name: str) -> int:
+    """Run one agent-loop point: JSON context on stdin, one JSON result on stdout.
+
+    Always exits 0: problems are in the result's "errors", on stderr and in
+    <git-common-dir>/journal-mem/logs/hooks.jsonl (`jmem status --hooks`).
+    Each point is off until switched on ([hooks] NAME = true, or
+    JMEM_HOOKS_NAME=1); JMEM_DISABLE=1 turns them all off.
+
+    \b
+    Points:
+      pre-work    {"goal" | "queue", "questions"?, "queued"?, "agent"?}
+      pre-spawn   {"goal", "worker_dir", "file"?, "agent"?, "max_tokens"?}
+      post-run    {"lessons": [{"title", "body", "topic", "type"?, ...}], "run_id"?}
+      fail-diag   {"error", "check"?, "files"?, "run_id"?}
+      post-retro  {"path", "agent"?}
+    """
+    from journal_mem.api import cli_main
+
+    return cli_main([name])
 
 
 def run(argv: list[str]) -> int:
