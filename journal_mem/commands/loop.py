@@ -15,12 +15,12 @@ import re
 from typing import Any
 
 from journal_mem.commands import failures
-from journal_mem.commands.distill import atomic_write  # TODO(merge): fsutil
 from journal_mem.commands.loop_lessons import Result, record_lesson, text_field
 from journal_mem.commands.recall import Hit, recall
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.model import pack
 from journal_mem.store.context import Context
+from journal_mem.store.distill.files import atomic_write
 
 MAX_QUESTIONS = 8
 MAX_LESSONS = 3  # per post-run call
