@@ -1,8 +1,8 @@
 """Memory for any agent loop: `run_hook(name, context) -> HookResult`, which never raises.
 
 An orchestrator calls memory at five points of its loop (`pre-work`,
-`pre-spawn`, `post-run`, `fail-diag`, `post-retro`; docs/DESIGN.md, "Agent
-loop"). The rule is that memory never stops the loop: every call returns a
+`pre-spawn`, `post-run`, `fail-diag`, `post-retro`; see
+docs/DESIGN.md, "Agent loop"). The rule is that memory never stops the loop: every call returns a
 `HookResult`, and a failure is loud instead — in `errors`, on stderr, and in
 the hook log (`<git-common-dir>/journal-mem/logs/hooks.jsonl`), so that a run
 whose writes all fail can never read as success.

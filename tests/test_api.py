@@ -180,3 +180,30 @@ def test_an_unexpected_error_is_a_result_not_a_raise(repo: Path,
     result = run_hook("pre-work", {"goal": "x"}, cwd=str(repo))
     assert not result.ran and "unexpected RuntimeError: disk on fire" in result.errors[0]
     assert os.path.exists(result.errors[0].rsplit("details: ", 1)[1].rstrip(")"))
+
+
+def readme_example() -> str:
+    """The Python block after `<!-- example:agent-loop -->` in the README."""
+    from helpers import REPO_ROOT
+
+    text = (REPO_ROOT / "README.md").read_text()
+    after = text.split("<!-- example:agent-loop -->\n", 1)[1]
+    assert after.startswith("```python\n")
+    return after.removeprefix("```python\n").split("\n```", 1)[0]
+
+
+def test_the_readme_loop_example_runs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = readme_example()
+    assert 30 <= len(code.splitlines()) <= 50
+    script = tmp_path / "loop.py"
+    script.write_text(code)
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=base_env(),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("run 1: 0 facts known") and "fail-diag wrote" in lines[0]
+    assert "post-run wrote ['cart-totals-are-integer-cents" in lines[1]
+    assert lines[2].startswith("retro: [")

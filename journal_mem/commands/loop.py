@@ -1,7 +1,7 @@
 """The agent-loop points: pre-work, pre-spawn, post-run, fail-diag, post-retro.
 
-An orchestrator calls memory at five fixed points of its loop (docs/DESIGN.md,
-"Agent loop"). Each function here takes the opened repository and the
+An orchestrator calls memory at five fixed points of its loop (see
+docs/DESIGN.md, "Agent loop"). Each function here takes the opened repository and the
 caller's JSON context and returns a `Result`; `journal_mem.api.run_hook` adds
 the switches, the timing, the log and the guarantee that nothing raises.
 Lessons are written through the same path as `jmem write`, so a lesson the

@@ -3,8 +3,8 @@
 One JSON line per call of a loop point: when, which point, ran or skipped
 and why, the counts (facts found, lessons written, errors), the time it
 took, and the last 400 characters of the result. A harvest whose writes all
-fail therefore reads as failing here, never as "ok" (docs/DESIGN.md, "Agent
-loop"). Lines are appended with one `write` on an `O_APPEND` descriptor, so
+fail therefore reads as failing here, never as "ok" (see
+docs/DESIGN.md, "Agent loop"). Lines are appended with one `write` on an `O_APPEND` descriptor, so
 concurrent callers never interleave within a line.
 """
 
