@@ -206,4 +206,23 @@ def test_the_readme_loop_example_runs(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("run 1: 0 facts known") and "fail-diag wrote" in lines[0]
     assert "post-run wrote ['cart-totals-are-integer-cents" in lines[1]
-    assert lines[2].startswith("retro: [")
+    assert lines[2] == "retro: ['test-money-in-cents-first'] []"
+
+
+def test_post_retro_turns_findings_into_reflective_lessons_once(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import REPO_ROOT
+
+    monkeypatch.setenv("JMEM_HOOKS_POST_RETRO", "1")
+    retro = REPO_ROOT / "fixtures" / "imports" / "2026-08-13-payments-outage.md"
+    first = run_hook("post-retro", {"path": str(retro), "agent": "api"}, cwd=str(repo))
+    assert first.ran and not first.errors and len(first.written) >= 2, first
+    for rel in first.details["paths"]:
+        entry = parse((repo / rel).read_bytes(), filename=Path(rel).name)
+        assert entry.type == "reflective" and entry.agent == "api"
+        assert entry.created.date().isoformat() == "2026-08-13"
+        assert "2026-08-13-payments-outage.md" in (entry.source or "")
+    again = run_hook("post-retro", {"path": str(retro), "agent": "api"}, cwd=str(repo))
+    assert again.written == [] and again.details["already"] == len(first.written)
+    missing = run_hook("post-retro", {"path": str(repo / "nope.md")}, cwd=str(repo))
+    assert missing.errors and "is not a file" in missing.errors[0]

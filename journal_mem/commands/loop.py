@@ -19,6 +19,7 @@ from journal_mem.commands.loop_lessons import Result, record_lesson, text_field
 from journal_mem.commands.recall import Hit, recall
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.model import pack
+from journal_mem.model.entry import parse
 from journal_mem.store.context import Context
 from journal_mem.store.distill.files import atomic_write
 
@@ -124,7 +125,34 @@ def fail_diag(ctx: Context, context: dict[str, Any]) -> Result:
     return failures.diagnose(ctx, context)
 
 
+def post_retro(ctx: Context, context: dict[str, Any]) -> Result:
+    """A retrospective markdown file → one `reflective` lesson per finding.
+
+    The parser is `jmem import retro`'s; the lessons are written, not committed
+    (like post-run's), and a second run of one retro writes nothing new.
+    """
+    from journal_mem.commands.importing import import_retro
+    from journal_mem.commands.write import resolve_agent
+
+    path = text_field(context, "path")
+    if not path:
+        raise InvalidEntry(["post-retro needs the path of the retrospective"])
+    if not os.path.isfile(path):
+        raise InvalidEntry([f"path: {path} is not a file"])
+    agent = resolve_agent(ctx, context.get("agent"))
+    topic = text_field(context, "topic") or "retro"
+    applies = context.get("applies_to") or [agent]
+    report = import_retro(ctx, [path], agent, list(applies), topic, commit=False)
+    keys = []
+    for rel in report.written:
+        with open(os.path.join(ctx.repo.main_root, rel), "rb") as fh:
+            keys.append(parse(fh.read(), filename=os.path.basename(rel)).key)
+    return Result(written=keys, errors=list(report.invalid),
+                  details={"found": report.found, "already": report.skipped,
+                           "paths": report.written})
+
+
 POINTS = {
     "pre-work": pre_work, "pre-spawn": pre_spawn, "post-run": post_run,
-    "fail-diag": fail_diag,
+    "fail-diag": fail_diag, "post-retro": post_retro,
 }
