@@ -3,8 +3,17 @@
 `main.py` dispatches here before click or pydantic is imported. Only the
 standard library and journal-mem's stdlib modules are used: git runs through
 `gitfacts.spawn_git`, settings come from `settings.py` and the TOML file is
-parsed only when it sets a value these hooks read. A hook never fails a
-session: any error is one warning line (in the context and on stderr), exit 0.
+parsed only when it sets a value these hooks read.
+
+One command serves every event: SessionStart/SubagentStart wake a session
+(by `source`: startup, clear and fork get the pack; resume only what changed
+since the session's last injection; compact the pack again, with the
+session's clock kept), UserPromptSubmit/PostToolUse bring a running session
+what changed since (the live check, `live.py`), Stop/SubagentStop may remind
+it once to record a lesson. A session without memory gets nothing. A hook
+never fails a session: a problem is one line on stderr and in the session
+log (and, when memory could not be loaded, a `systemMessage` to the user,
+never text in the model's context); the exit code is always 0.
 """
 
 from __future__ import annotations
@@ -15,7 +24,10 @@ import sys
 from journal_mem import claude
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
+from journal_mem.store import sessions
 from journal_mem.store.layout import Layout
+
+LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
 
 
 class HookSettings:
@@ -46,62 +58,117 @@ def dispatch(args: list[str]) -> int | None:
         data = b""
     if args[0] == "wake":
         try:
-            max_chars = int(opts.get("--max-chars") or claude.CONTEXT_LIMIT)
+            max_chars = int(opts.get("--max-chars") or claude.PACK_LIMIT)
         except ValueError:
             return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, claude.CONTEXT_LIMIT))
+        return wake_hook(data, opts.get("--agent"), min(max_chars, claude.PACK_LIMIT))
     return remind_hook(data, opts.get("--agent"))
 
 
 def wake_hook(data: bytes, agent: str | None = None,
-              max_chars: int = claude.CONTEXT_LIMIT) -> int:
-    """SessionStart/SubagentStart: print the pack as `hookSpecificOutput`; always exit 0."""
+              max_chars: int = claude.PACK_LIMIT) -> int:
+    """SessionStart/SubagentStart (and the live events): print what the session lacks."""
     event = "SessionStart"
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
         payload = claude.read_input(data)
         event = claude.text_field(payload, "hook_event_name") or event
+        if event in LIVE_EVENTS:
+            from journal_mem.commands import live
+
+            found = live.changed(payload, event)
+            return _live(payload, event, *found, max_chars) if found else 0
         layout, conf, name = _target(payload, agent)
         if not conf.wake:
             return _off("wake-up is off (hooks.wake = false): memory not loaded")
-        problem = _unknown_agent(layout, name, conf)
-        if problem:
-            return _warn(event, problem)
-        text = _wake(layout, payload, name, event, max_chars)
-        print(claude.context_output(event, text))
-    except Exception as exc:  # never fail a session (DESIGN §2.8)
-        return _warn(event, f"memory not loaded: {_describe(exc)}")
+        known = has_memory(layout, name, conf)
+        text = _wake(layout, payload, name, event, max_chars, known)
+        if text:
+            print(claude.context_output(event, text))
+        elif not known:  # a built-in or plugin agent, a main session without memory
+            print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
+    except Exception as exc:  # never fail a session (docs/DESIGN.md, "Failure")
+        return _problem(f"memory not loaded: {_describe(exc)}", user=True)
     return 0
 
 
 def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
-          max_chars: int) -> str:
+          max_chars: int, known: bool) -> str:
+    """Build what this session start needs, record it, and return its text ("" = nothing)."""
     from journal_mem.commands import wake
-    from journal_mem.store import sessions
 
-    started = sessions.now()
-    # MEMORY.md goes in unless Claude Code loads this very file itself
-    with_memory = not wake.loaded_natively(layout, agent, event) or \
-        wake.memory_differs(layout, agent)
-    pack = wake.build(layout, agent, max_chars=max_chars, with_memory=with_memory)
+    source = claude.text_field(payload, "source")
+    path = sessions.state_path(layout.state_dir, claude.text_field(payload, "session_id"),
+                               claude.text_field(payload, "agent_id"))
+    old = sessions.load_state(path) if source in ("resume", "compact") else None
+    native = wake.native_copy(layout, agent, event, claude.text_field(payload, "agent_type")) \
+        if known else None
+    held = wake.Held.of_text(native) if native is not None else None
+    delta = source == "resume" and old is not None
+    if delta and old is not None:  # the earlier packs are still in the transcript
+        held = wake.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
+    pack = wake.build(layout, agent, max_chars=max_chars, held=held, delta=delta,
+                      team_only=not known)
+    state = dict(old or {})
+    digests = (held.digests if held else set()) | set(pack.offered)
+    state.update(agent=agent, team_only=not known, held=sorted(digests), keys=pack.held_keys,
+                 watch=sessions.mtimes(watch_paths(layout, agent)))
+    state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
+    sessions.save_state(path, state)
+    record(layout, payload, agent, event, pack, native is not None)
+    return pack.text if pack.news or (known and not delta) else ""
+
+
+def _live(payload: dict[str, object], event: str, path: str, state: dict[str, object],
+          max_chars: int) -> int:
+    """Something a running session holds changed: inject only what it lacks, record it."""
+    from journal_mem.commands import wake
+
+    agent = state.get("agent")
+    layout, _conf, name = _target(payload, agent if isinstance(agent, str) else None)
+    held = wake.Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
+    pack = wake.build(layout, name, max_chars=max_chars, held=held, delta=True,
+                      team_only=state.get("team_only") is True)
+    state.update(held=sorted(held.digests | set(pack.offered)), keys=pack.held_keys,
+                 watch=sessions.mtimes(watch_paths(layout, name)))
+    sessions.save_state(path, state)
+    if pack.news:
+        record(layout, payload, name, event, pack, False)
+        print(claude.context_output(event, pack.text))
+    return 0
+
+
+def watch_paths(layout: Layout, agent: str) -> list[str]:
+    """What a distill or a new lesson changes: the agent's MEMORY.md, the distill state,
+    and every journal and outbox folder (corrections are team-wide)."""
+    agents = layout.agents_on_disk()
+    return [layout.main_memory, layout.memory_md(agent), layout.distill_state,
+            os.path.join(layout.state_dir, "outbox"),
+            *(layout.journal_dir(a) for a in agents), *(layout.outbox_dir(a) for a in agents)]
+
+
+def record(layout: Layout, payload: dict[str, object], agent: str, event: str, pack: object,
+           native: bool) -> None:
+    """Append what was injected to the session log (`jmem status --sessions`)."""
     sessions.append(layout.state_dir, {
-        "time": started.isoformat(timespec="milliseconds"),
+        "time": sessions.now().isoformat(timespec="milliseconds"),
         "event": event,
+        "source": claude.text_field(payload, "source"),
         "session_id": claude.text_field(payload, "session_id"),
         "agent_id": claude.text_field(payload, "agent_id"),
         "agent": agent,
         "worktree": layout.repo.worktree_root,
-        "main_memory_md": with_memory,
-        "keys": pack.keys,
-        "chars": len(pack.text),
-        "cut": pack.cut,
+        "native_memory_md": native,
+        "keys": getattr(pack, "keys", []),
+        "chars": claude.utf16_len(getattr(pack, "text", "")),
+        "cut": getattr(pack, "cut", {}),
     })
-    return pack.text
 
 
 def remind_hook(data: bytes, agent: str | None = None) -> int:
-    """Stop/SubagentStop: block once when the session recorded no lesson; always exit 0."""
+    """Stop/SubagentStop: remind once, as context, when the session did work and wrote
+    no lesson; always exit 0."""
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("reminder is off (JMEM_DISABLE=1)")
@@ -111,19 +178,24 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
         layout, conf, name = _target(payload, agent)
         if not conf.remind:
             return _off("reminder is off (hooks.remind = false)")
-        problem = _unknown_agent(layout, name, conf)
-        if problem:
-            print(f"journal-mem warning: {problem}", file=sys.stderr)
+        if not has_memory(layout, name, conf):
             return 0
         from journal_mem.commands.remind import decide
 
-        why = decide(layout, name, claude.text_field(payload, "session_id"),
-                     claude.text_field(payload, "agent_id"), False)
+        why = decide(layout, name, payload)
         if why:
-            print(claude.block_output(why))
+            event = claude.text_field(payload, "hook_event_name") or "Stop"
+            print(claude.context_output(event, why))
     except Exception as exc:  # never stop a session from ending
         print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
     return 0
+
+
+def has_memory(layout: Layout, agent: str, conf: HookSettings) -> bool:
+    """True when `agent` has memory (a folder under the memory root, or named in `agents`)."""
+    from journal_mem.names import is_name
+
+    return is_name(agent) and (agent in conf.agents or agent in layout.agents_on_disk())
 
 
 def _options(rest: list[str]) -> dict[str, str] | None:
@@ -151,19 +223,13 @@ def _target(payload: dict[str, object],
 
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
-    """--agent, else the subagent's name, else JMEM_AGENT, else default_agent."""
+    """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent."""
     return (agent or claude.text_field(payload, "agent_type")
             or settings.env_value("JMEM_AGENT") or conf.default_agent)
 
 
-def _unknown_agent(layout: Layout, agent: str, conf: HookSettings) -> str:
-    from journal_mem.names import is_name
-
-    known = sorted(set(layout.agents_on_disk()) | set(conf.agents))
-    if is_name(agent) and agent in known:
-        return ""
-    return (f"no memory for agent {agent!r} (known: {', '.join(known) or 'none'}); "
-            f"run `jmem init --agent NAME` to give it one")
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _off(message: str) -> int:
@@ -171,9 +237,13 @@ def _off(message: str) -> int:
     return 0
 
 
-def _warn(event: str, message: str) -> int:
+def _problem(message: str, user: bool = False) -> int:
+    """A problem goes to stderr and, for the user (never the model), a `systemMessage`."""
+    import json
+
     line = f"journal-mem warning: {message}"
-    print(claude.context_output(event, line))
+    if user:
+        print(json.dumps({"systemMessage": line}, ensure_ascii=False))
     print(line, file=sys.stderr)
     return 0
 

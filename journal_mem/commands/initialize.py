@@ -110,13 +110,16 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
     from journal_mem import claude
 
     root = repo.main_root
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
     if hooks:
-        report.done += claude.merge_settings(root)
+        with_memory = sorted({*layout.agents_on_disk(), *config.agents, *agents})
+        report.done += claude.merge_settings(root, with_memory)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
                                 "install it with `pipx install journal-mem` or "
-                                "`uv tool install journal-mem`")
-    layout = Layout(repo, load(root).memory_root)
+                                "`uv tool install journal-mem`, or install the Claude Code "
+                                "plugin (README, \"Claude Code plugin\")")
     for name in agents:
         path = claude.write_agent(root, name)
         if path is None:
