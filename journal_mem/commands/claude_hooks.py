@@ -116,8 +116,9 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
                  watch=sessions.mtimes(watch_paths(layout, agent)))
     state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
     sessions.save_state(path, state)
-    record(layout, payload, agent, event, pack, native is not None)
-    return pack.text if pack.news or (known and not delta) else ""
+    text = pack.text if pack.news or (known and not delta) else ""
+    record(layout, payload, agent, event, pack if text else None, native is not None)
+    return text
 
 
 def _live(payload: dict[str, object], event: str, path: str, state: dict[str, object],
@@ -148,9 +149,9 @@ def watch_paths(layout: Layout, agent: str) -> list[str]:
             *(layout.journal_dir(a) for a in agents), *(layout.outbox_dir(a) for a in agents)]
 
 
-def record(layout: Layout, payload: dict[str, object], agent: str, event: str, pack: object,
-           native: bool) -> None:
-    """Append what was injected to the session log (`jmem status --sessions`)."""
+def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
+           pack: object, native: bool) -> None:
+    """Append what was injected (None: nothing) to the session log (`status --sessions`)."""
     sessions.append(layout.state_dir, {
         "time": sessions.now().isoformat(timespec="milliseconds"),
         "event": event,

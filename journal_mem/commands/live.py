@@ -20,7 +20,7 @@ import time
 from journal_mem.gitops.gitfacts import quick_common_dir
 from journal_mem.store import sessions
 
-TOOL_INTERVAL = 10.0  # seconds between two PostToolUse checks of one session
+TOOL_INTERVAL = 3.0  # seconds between two PostToolUse checks of one session
 
 
 def changed(payload: dict[str, object],

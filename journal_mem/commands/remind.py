@@ -17,6 +17,7 @@ only the files of the last days are opened. Standard library only.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 
@@ -25,9 +26,8 @@ from journal_mem.store.layout import JOURNAL, Layout
 from journal_mem.store.lessons import ENTRY_NAME_RE, read
 
 LONG_SESSION = dt.timedelta(minutes=20)
-# A tool call that changed files, as Claude Code writes it in the transcript (JSONL).
-_WORK_RE = re.compile(rb'"name"\s*:\s*"(?:Write|Edit|MultiEdit|NotebookEdit)"'
-                      rb'|"command"\s*:\s*"[^"\n]*\bgit\b[^"\n]*\bcommit\b')
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+_COMMIT_RE = re.compile(r"\bgit\b.*\bcommit\b")
 
 
 def reason(agent: str) -> str:
@@ -101,8 +101,33 @@ def _did_work(state: dict[str, object], payload: dict[str, object], start: dt.da
         return False
     cut = data.rfind(b"\n") + 1  # a half-written last line is read next time
     state.update(transcript=transcript, scanned=offset + cut,
-                 worked=bool(_WORK_RE.search(data[:cut])))
+                 worked=any(_changes_files(line) for line in data[:cut].split(b"\n")
+                            if b'"tool_use"' in line))
     return state["worked"] is True
+
+
+def _changes_files(line: bytes) -> bool:
+    """True when a transcript line holds a tool call that edits files or commits.
+
+    The line is parsed: the transcript also records the tool definitions,
+    where every tool name appears whether it was called or not.
+    """
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        command = block.get("input", {}).get("command") if isinstance(block.get("input"),
+                                                                        dict) else None
+        if block.get("name") in EDIT_TOOLS or (
+                block.get("name") == "Bash" and isinstance(command, str)
+                and _COMMIT_RE.search(command)):
+            return True
+    return False
 
 
 def _text(payload: dict[str, object], name: str) -> str:
