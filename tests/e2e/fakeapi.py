@@ -28,7 +28,7 @@ class FakeApi:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 size = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
                 if "count_tokens" in self.path:
@@ -40,10 +40,10 @@ class FakeApi:
                     return self._sse(body, answer)
                 return self._json(message(body, answer))
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._json({})
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 self._json({})
 
             def _json(self, data: object) -> None:
