@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from journal_mem import claude
+from journal_mem.claude import protocol
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
 from journal_mem.store import sessions
@@ -58,22 +58,22 @@ def dispatch(args: list[str]) -> int | None:
         data = b""
     if args[0] == "wake":
         try:
-            max_chars = int(opts.get("--max-chars") or claude.PACK_LIMIT)
+            max_chars = int(opts.get("--max-chars") or protocol.PACK_LIMIT)
         except ValueError:
             return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, claude.PACK_LIMIT))
+        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.PACK_LIMIT))
     return remind_hook(data, opts.get("--agent"))
 
 
 def wake_hook(data: bytes, agent: str | None = None,
-              max_chars: int = claude.PACK_LIMIT) -> int:
+              max_chars: int = protocol.PACK_LIMIT) -> int:
     """SessionStart/SubagentStart (and the live events): print what the session lacks."""
     event = "SessionStart"
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
-        payload = claude.read_input(data)
-        event = claude.text_field(payload, "hook_event_name") or event
+        payload = protocol.read_input(data)
+        event = protocol.text_field(payload, "hook_event_name") or event
         if event in LIVE_EVENTS:
             from journal_mem.commands import live
 
@@ -85,10 +85,10 @@ def wake_hook(data: bytes, agent: str | None = None,
         known = has_memory(layout, name, conf)
         text = _wake(layout, payload, name, event, max_chars, known)
         if text:
-            print(claude.context_output(event, text))
+            print(protocol.context_output(event, text))
         elif not known:  # a built-in or plugin agent, a main session without memory
             print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
-    except Exception as exc:  # never fail a session (docs/DESIGN.md, "Failure")
+    except Exception as exc:  # docs/DESIGN.md, "Hooks never fail a session"
         return _problem(f"memory not loaded: {_describe(exc)}", user=True)
     return 0
 
@@ -98,11 +98,11 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     """Build what this session start needs, record it, and return its text ("" = nothing)."""
     from journal_mem.commands import wake
 
-    source = claude.text_field(payload, "source")
-    path = sessions.state_path(layout.state_dir, claude.text_field(payload, "session_id"),
-                               claude.text_field(payload, "agent_id"))
+    source = protocol.text_field(payload, "source")
+    path = sessions.state_path(layout.state_dir, protocol.text_field(payload, "session_id"),
+                               protocol.text_field(payload, "agent_id"))
     old = sessions.load_state(path) if source in ("resume", "compact") else None
-    native = wake.native_copy(layout, agent, event, claude.text_field(payload, "agent_type")) \
+    native = wake.native_copy(layout, agent, event, protocol.text_field(payload, "agent_type")) \
         if known else None
     held = wake.Held.of_text(native) if native is not None else None
     delta = source == "resume" and old is not None
@@ -136,7 +136,7 @@ def _live(payload: dict[str, object], event: str, path: str, state: dict[str, ob
     sessions.save_state(path, state)
     if pack.news:
         record(layout, payload, name, event, pack, False)
-        print(claude.context_output(event, pack.text))
+        print(protocol.context_output(event, pack.text))
     return 0
 
 
@@ -155,14 +155,14 @@ def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
     sessions.append(layout.state_dir, {
         "time": sessions.now().isoformat(timespec="milliseconds"),
         "event": event,
-        "source": claude.text_field(payload, "source"),
-        "session_id": claude.text_field(payload, "session_id"),
-        "agent_id": claude.text_field(payload, "agent_id"),
+        "source": protocol.text_field(payload, "source"),
+        "session_id": protocol.text_field(payload, "session_id"),
+        "agent_id": protocol.text_field(payload, "agent_id"),
         "agent": agent,
         "worktree": layout.repo.worktree_root,
         "native_memory_md": native,
         "keys": getattr(pack, "keys", []),
-        "chars": claude.utf16_len(getattr(pack, "text", "")),
+        "chars": protocol.utf16_len(getattr(pack, "text", "")),
         "cut": getattr(pack, "cut", {}),
     })
 
@@ -173,7 +173,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("reminder is off (JMEM_DISABLE=1)")
-        payload = claude.read_input(data)
+        payload = protocol.read_input(data)
         if payload.get("stop_hook_active") is True:
             return 0
         layout, conf, name = _target(payload, agent)
@@ -185,8 +185,8 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
 
         why = decide(layout, name, payload)
         if why:
-            event = claude.text_field(payload, "hook_event_name") or "Stop"
-            print(claude.context_output(event, why))
+            event = protocol.text_field(payload, "hook_event_name") or "Stop"
+            print(protocol.context_output(event, why))
     except Exception as exc:  # never stop a session from ending
         print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
     return 0
@@ -211,7 +211,7 @@ def _options(rest: list[str]) -> dict[str, str] | None:
 
 
 def _cwd(payload: dict[str, object]) -> str:
-    cwd = claude.text_field(payload, "cwd")
+    cwd = protocol.text_field(payload, "cwd")
     return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
@@ -225,7 +225,7 @@ def _target(payload: dict[str, object],
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
     """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent."""
-    return (agent or claude.text_field(payload, "agent_type")
+    return (agent or protocol.text_field(payload, "agent_type")
             or settings.env_value("JMEM_AGENT") or conf.default_agent)
 
 

@@ -1,4 +1,4 @@
-"""The wake-up pack (DESIGN §2.7): what an agent must know when it starts.
+"""The wake-up pack (docs/DESIGN.md, "Claude Code hooks"): what an agent must know when it starts.
 
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
 branch), the lessons for the agent written since the last distill (journal
@@ -112,16 +112,16 @@ def native_copy(layout: Layout, agent: str, event: str, agent_type: str) -> str 
     subagent, or a `claude --agent NAME` main session, whose definition (found
     by its frontmatter `name`) says `memory: project` — unless auto memory is off.
     """
-    from journal_mem import claude
+    from journal_mem.claude import native
 
     if event != "SubagentStart" and not (event == "SessionStart" and agent_type):
         return None
     project = layout.repo.worktree_root
-    if claude.agent_memory_scope(project, agent) != "project" or \
-            not claude.auto_memory_enabled(project):
+    if native.agent_memory_scope(project, agent) != "project" or \
+            not native.auto_memory_enabled(project):
         return None
-    text = _read(os.path.join(project, claude.NATIVE_ROOT, agent, MEMORY_MD))
-    return None if text is None else claude.native_part(text)
+    text = _read(os.path.join(project, native.NATIVE_ROOT, agent, MEMORY_MD))
+    return None if text is None else native.native_part(text)
 
 
 def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
