@@ -158,6 +158,17 @@ def missing_hooks(root: str) -> list[str]:
     return missing
 
 
+def plugin_enabled() -> bool:
+    """True when journal-mem's Claude Code plugin is enabled in the user's settings."""
+    try:
+        data = load_settings(os.path.join(os.path.expanduser("~"), SETTINGS))
+    except Exception:  # an unreadable user settings file is Claude Code's to report
+        return False
+    enabled = data.get("enabledPlugins")
+    return isinstance(enabled, dict) and any(
+        key.split("@")[0] == "journal-mem" and value is True for key, value in enabled.items())
+
+
 def write_agent(root: str, name: str) -> str | None:
     """Create `.claude/agents/NAME.md` (memory: project); None when it already exists."""
     from journal_mem.names import is_name

@@ -28,6 +28,7 @@ from journal_mem.store import sessions
 from journal_mem.store.layout import Layout
 
 LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
+PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
 
 
 class HookSettings:
@@ -47,9 +48,10 @@ class HookSettings:
 
 
 def dispatch(args: list[str]) -> int | None:
-    """Run `wake|remind --hook claude [--agent A] [--max-chars N]`; None for anything else
-    (the click CLI then handles it, errors included)."""
-    opts = _options(args[1:])
+    """Run `wake|remind --hook claude [--agent A] [--max-chars N] [--plugin]`; None for
+    anything else (the click CLI then handles it, errors included)."""
+    plugin = "--plugin" in args
+    opts = _options([a for a in args[1:] if a != "--plugin"])
     if opts is None or opts.get("--hook") != "claude":
         return None
     try:
@@ -61,12 +63,22 @@ def dispatch(args: list[str]) -> int | None:
             max_chars = int(opts.get("--max-chars") or protocol.PACK_LIMIT)
         except ValueError:
             return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.PACK_LIMIT))
-    return remind_hook(data, opts.get("--agent"))
+        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.PACK_LIMIT),
+                         plugin=plugin)
+    return remind_hook(data, opts.get("--agent"), plugin=plugin)
+
+
+def project_runs_us(payload: dict[str, object], event: str) -> bool:
+    """True when the project's own `.claude/settings.json` runs jmem for `event`: the
+    plugin's hook then steps aside, so the pack is not injected twice."""
+    from journal_mem.claude import settings as claude_settings
+
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or _cwd(payload)
+    return event not in claude_settings.missing_hooks(project)
 
 
 def wake_hook(data: bytes, agent: str | None = None,
-              max_chars: int = protocol.PACK_LIMIT) -> int:
+              max_chars: int = protocol.PACK_LIMIT, *, plugin: bool = False) -> int:
     """SessionStart/SubagentStart (and the live events): print what the session lacks."""
     event = "SessionStart"
     try:
@@ -74,6 +86,8 @@ def wake_hook(data: bytes, agent: str | None = None,
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
         payload = protocol.read_input(data)
         event = protocol.text_field(payload, "hook_event_name") or event
+        if plugin and project_runs_us(payload, event):
+            return 0
         if event in LIVE_EVENTS:
             from journal_mem.commands import live
 
@@ -167,7 +181,7 @@ def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
     })
 
 
-def remind_hook(data: bytes, agent: str | None = None) -> int:
+def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) -> int:
     """Stop/SubagentStop: remind once, as context, when the session did work and wrote
     no lesson; always exit 0."""
     try:
@@ -175,6 +189,9 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
             return _off("reminder is off (JMEM_DISABLE=1)")
         payload = protocol.read_input(data)
         if payload.get("stop_hook_active") is True:
+            return 0
+        event = protocol.text_field(payload, "hook_event_name") or "Stop"
+        if plugin and project_runs_us(payload, event):
             return 0
         layout, conf, name = _target(payload, agent)
         if not conf.remind:
@@ -185,7 +202,6 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
 
         why = decide(layout, name, payload)
         if why:
-            event = protocol.text_field(payload, "hook_event_name") or "Stop"
             print(protocol.context_output(event, why))
     except Exception as exc:  # never stop a session from ending
         print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
@@ -224,9 +240,13 @@ def _target(payload: dict[str, object],
 
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
-    """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent."""
-    return (agent or protocol.text_field(payload, "agent_type")
-            or settings.env_value("JMEM_AGENT") or conf.default_agent)
+    """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent.
+
+    An agent of journal-mem's own plugin is `journal-mem:NAME`: its memory is NAME's.
+    """
+    name = agent or protocol.text_field(payload, "agent_type")
+    name = name.removeprefix(PLUGIN_PREFIX)
+    return name or settings.env_value("JMEM_AGENT") or conf.default_agent
 
 
 def _strings(value: object) -> list[str]:
