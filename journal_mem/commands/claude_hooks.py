@@ -69,12 +69,16 @@ def dispatch(args: list[str]) -> int | None:
 
 
 def project_runs_us(payload: dict[str, object], event: str) -> bool:
-    """True when the project's own `.claude/settings.json` runs jmem for `event`: the
-    plugin's hook then steps aside, so the pack is not injected twice."""
+    """True when the project's own `.claude/settings.json` runs jmem for `event` (and can:
+    `jmem` is on PATH): the plugin's hook then steps aside, so the pack comes once."""
     from journal_mem.claude import settings as claude_settings
 
     project = os.environ.get("CLAUDE_PROJECT_DIR") or _cwd(payload)
-    return event not in claude_settings.missing_hooks(project)
+    if event in claude_settings.missing_hooks(project):
+        return False
+    # those hooks run `jmem` from PATH: without it they fail, and the plugin must not step aside
+    return any(os.access(os.path.join(folder, "jmem"), os.X_OK)
+               for folder in os.environ.get("PATH", "").split(os.pathsep) if folder)
 
 
 def wake_hook(data: bytes, agent: str | None = None,

@@ -251,3 +251,61 @@ def test_compaction_restores_the_pack(scenario: Scenario) -> None:
     assert "prompt QX1" not in whole  # compacted: the earlier turns are summarised away
     assert whole.count("- Main fresh fact [mn-fresh]") == 1
     assert whole.count("Main fact corrected") == 1
+
+
+# --- the plugin: memory without `jmem` on PATH, in a worktree older than `jmem init` ---
+
+
+@pytest.fixture(scope="module")
+def plugin_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    exe, why = binary()
+    if exe is None:
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("claude-plugin-e2e")
+    home = root / "home"
+    local_bin = home / ".local" / "bin"  # where pipx and uv put jmem
+    local_bin.mkdir(parents=True)
+    shim = local_bin / "jmem"
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={REPO_ROOT} exec {sys.executable} "
+                    "-m journal_mem \"$@\"\n")
+    shim.chmod(0o755)
+    bare_path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                if not (Path(p) / "jmem").exists())
+    env = base_env(PATH=bare_path, HOME=str(home), ANTHROPIC_API_KEY="sk-test-fake",
+                   DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+                   JMEM_DEFAULT_AGENT="main")
+    main = make_repo(root / "main")
+    old = add_worktree(main, root / "old")  # checked out before `jmem init`
+    assert jmem(main, "init", "--agent", "main", "--no-git-hooks", env=env).returncode == 0
+    (main / MEM / "main" / "MEMORY.md").write_text("# main\n- Plugin fact 🧩 [pl-one]\n")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "journal-mem")
+    from journal_mem.commands.plugin import folder
+
+    for args in (["marketplace", "add", folder()], ["install", "journal-mem@journal-mem"]):
+        proc = subprocess.run([str(exe), "plugin", *args], env=env, capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs: dict[str, list[dict[str, Any]]] = {}
+    with FakeApi() as api:
+        env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{api.port}"
+        for name, cwd, path in (("old worktree, no jmem on PATH", old, bare_path),
+                                ("main checkout, project hooks too", main,
+                                 f"{local_bin}{os.pathsep}{bare_path}")):
+            first = len(api.requests)
+            proc = subprocess.run([str(exe), "-p", f"hello from {name}"], cwd=cwd,
+                                  env={**env, "PATH": path}, capture_output=True, text=True,
+                                  timeout=180, check=False)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            runs[name] = api.requests[first:]
+    return runs
+
+
+def test_the_plugin_brings_memory_once_wherever_the_session_starts(
+        plugin_world: dict[str, list[dict[str, Any]]]) -> None:
+    for name, requests in plugin_world.items():
+        first = main_requests(requests, f"hello from {name}")[0]
+        assert text(first).count("- Plugin fact 🧩 [pl-one]") == 1, name
+        assert "journal-mem warning" not in text(first)
+        hook_context(first, "SessionStart")
