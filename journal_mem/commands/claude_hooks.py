@@ -113,19 +113,38 @@ def wake_hook(data: bytes, agent: str | None = None,
 
 def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
           max_chars: int, known: bool) -> str:
-    """Build what this session start needs, record it, and return its text ("" = nothing)."""
+    """Build what this session start needs, record it, and return its text ("" = nothing).
+
+    startup/clear (and subagents): the pack, less what Claude Code loaded
+    natively. resume: only what changed since the session's last injection
+    (the earlier packs are still in its transcript). compact: the pack again
+    (the summary dropped it), the session's clock kept. A resume under a new
+    id (a fork) starts from what the session it copies holds (named on the
+    `claude --resume ID` command line), else the first prompt reads the packs
+    its copied transcript holds (`_live`), else it gets the whole pack.
+    """
+    from journal_mem.commands import held as held_mod
     from journal_mem.commands import wake
 
     source = protocol.text_field(payload, "source")
     path = sessions.state_path(layout.state_dir, protocol.text_field(payload, "session_id"),
                                protocol.text_field(payload, "agent_id"))
-    old = sessions.load_state(path) if source in ("resume", "compact") else None
-    native = wake.native_copy(layout, agent, event, protocol.text_field(payload, "agent_type")) \
-        if known else None
-    held = wake.Held.of_text(native) if native is not None else None
-    delta = source == "resume" and old is not None
-    if delta and old is not None:  # the earlier packs are still in the transcript
-        held = wake.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
+    old = sessions.load_state(path) if source in ("resume", "compact", "fork") else None
+    if source in ("resume", "fork") and old is None and known:
+        parent = held_mod.resumed_session()  # a fork: what the session it copies holds
+        old = sessions.load_state(sessions.state_path(
+            layout.state_dir, parent, protocol.text_field(payload, "agent_id"))) if parent \
+            else None
+    if source in ("resume", "fork") and old is None and known:
+        sessions.save_state(path, {"agent": agent, "team_only": False, "fork": True,
+                                   "started": sessions.now().isoformat(timespec="milliseconds")})
+        return ""
+    native = held_mod.native_copy(layout, agent, event,
+                                  protocol.text_field(payload, "agent_type")) if known else None
+    held = held_mod.Held.of_text(native) if native is not None else None
+    delta = source in ("resume", "fork") and old is not None
+    if delta and old is not None:
+        held = held_mod.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
     pack = wake.build(layout, agent, max_chars=max_chars, held=held, delta=delta,
                       team_only=not known)
     state = dict(old or {})
@@ -143,13 +162,17 @@ def _live(payload: dict[str, object], event: str, path: str, state: dict[str, ob
           max_chars: int) -> int:
     """Something a running session holds changed: inject only what it lacks, record it."""
     from journal_mem.commands import wake
+    from journal_mem.commands.held import Held, in_transcript
 
     agent = state.get("agent")
     layout, _conf, name = _target(payload, agent if isinstance(agent, str) else None)
-    held = wake.Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
-    pack = wake.build(layout, name, max_chars=max_chars, held=held, delta=True,
+    held: Held | None = Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
+    if state.pop("fork", None):  # its first prompt: the copied transcript is there now
+        held = in_transcript(protocol.text_field(payload, "transcript_path"), name)
+    pack = wake.build(layout, name, max_chars=max_chars, held=held, delta=held is not None,
                       team_only=state.get("team_only") is True)
-    state.update(held=sorted(held.digests | set(pack.offered)), keys=pack.held_keys,
+    digests = held.digests if held else set()
+    state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys,
                  watch=sessions.mtimes(watch_paths(layout, name)))
     sessions.save_state(path, state)
     if pack.news:

@@ -16,11 +16,11 @@ corrections go last. One final line says what was cut and where to read it.
 
 from __future__ import annotations
 
-import os
-import re
 from typing import TYPE_CHECKING
 
-from journal_mem.store.layout import MEMORY_MD, Layout
+from journal_mem.commands.held import KEY_RE as _KEY_RE
+from journal_mem.commands.held import Held, digest
+from journal_mem.store.layout import Layout
 from journal_mem.store.lessons import Lesson, pending
 
 if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
@@ -30,7 +30,6 @@ DEFAULT_MAX_CHARS = 9_500  # UTF-16 units: a margin below Claude Code's 10,000 c
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
-_KEY_RE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]")
 # Rank bands: a lower rank survives longer.
 _HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
 
@@ -78,50 +77,6 @@ class Pack:
             "cut": self.cut,
             "problems": self.problems,
         }
-
-
-class Held:
-    """What a session already has in its context: line digests and the keys they carry."""
-
-    __slots__ = ("digests", "keys")
-
-    def __init__(self, digests: set[str] | None = None, keys: set[str] | None = None) -> None:
-        self.digests = digests or set()
-        self.keys = keys or set()
-
-    @classmethod
-    def of_text(cls, text: str) -> Held:
-        """What a session holds after Claude Code loaded `text` (a MEMORY.md) itself."""
-        lines = [raw for raw in text.split("\n") if raw.strip()]
-        return cls({digest(raw) for raw in lines},
-                   {k for raw in lines for k in _KEY_RE.findall(raw)})
-
-
-def digest(text: str) -> str:
-    """A short stable name for one line of text (what the session state remembers)."""
-    import hashlib
-
-    return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
-
-
-def native_copy(layout: Layout, agent: str, event: str, agent_type: str) -> str | None:
-    """The MEMORY.md text Claude Code loads into this session itself, or None.
-
-    Claude Code loads `.claude/agent-memory/<name>/MEMORY.md` of the session's
-    own checkout (in a linked worktree: its copy, as old as its branch) into a
-    subagent, or a `claude --agent NAME` main session, whose definition (found
-    by its frontmatter `name`) says `memory: project` — unless auto memory is off.
-    """
-    from journal_mem.claude import native
-
-    if event != "SubagentStart" and not (event == "SessionStart" and agent_type):
-        return None
-    project = layout.repo.worktree_root
-    if native.agent_memory_scope(project, agent) != "project" or \
-            not native.auto_memory_enabled(project):
-        return None
-    text = _read(os.path.join(project, native.NATIVE_ROOT, agent, MEMORY_MD))
-    return None if text is None else native.native_part(text)
 
 
 def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,

@@ -276,3 +276,14 @@ def test_init_recognises_our_hooks_in_exec_form_and_updates_the_matcher(repo: Pa
     assert settings.read_bytes() == before
     status = jmem(repo, "status")
     assert "Claude Code hooks: all installed" in status.stdout
+
+
+def test_context_is_cut_in_utf16_units_at_a_line_end() -> None:
+    from journal_mem.claude import protocol
+
+    text = "".join(f"line {i} 🦀🦀🦀\n" for i in range(2000))  # 12 chars, 15 units a line
+    out = json.loads(protocol.context_output("SessionStart", text))
+    sent = out["hookSpecificOutput"]["additionalContext"]
+    assert protocol.utf16_len(sent) <= protocol.PACK_LIMIT < protocol.CONTEXT_LIMIT
+    assert len(sent) > protocol.PACK_LIMIT * 0.7 and sent.endswith("🦀\n")
+    assert protocol.utf16_len("🦀a") == 3

@@ -140,6 +140,9 @@ class Scenario:
             self.claude(api, "work", "now WRITEFILE", "--resume", self.session,
                         "--permission-mode", "acceptEdits")
             self.claude(api, "resume", "again", "--resume", self.session)
+            parent = self.session
+            self.claude(api, "fork", "forked off", "--resume", parent, "--fork-session")
+            self.session = parent
             self.claude(api, "compact", "/compact", "--resume", self.session)
             self.claude(api, "after", "after the compaction", "--resume", self.session)
 
@@ -240,6 +243,13 @@ def test_the_reminder_comes_once_as_context_after_work(scenario: Scenario) -> No
 def test_resume_does_not_duplicate(scenario: Scenario) -> None:
     last = scenario.phases["resume"][-1]
     whole = text(last)
+    for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
+        assert whole.count(line) == 1, line
+
+
+def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
+    whole = text(scenario.phases["fork"][-1])
+    assert "forked off" in whole
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
         assert whole.count(line) == 1, line
 
