@@ -23,9 +23,11 @@ import sys
 
 from journal_mem.claude import protocol
 from journal_mem.config import settings
-from journal_mem.gitops import gitfacts
 from journal_mem.store import sessions
-from journal_mem.store.layout import Layout
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
+if TYPE_CHECKING:
+    from journal_mem.store.layout import Layout
 
 LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
 PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
@@ -261,6 +263,9 @@ def _cwd(payload: dict[str, object]) -> str:
 def _target(payload: dict[str, object],
             agent: str | None) -> tuple[Layout, HookSettings, str]:
     """The memory layout, settings and agent a hook works for."""
+    from journal_mem.gitops import gitfacts
+    from journal_mem.store.layout import Layout
+
     repo = gitfacts.locate(_cwd(payload))
     conf = HookSettings(repo.main_root)
     return Layout(repo, conf.memory_root), conf, _agent(payload, agent, conf)
