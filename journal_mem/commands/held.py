@@ -6,8 +6,8 @@ linked worktree that copy is as old as its branch), the session's own state
 file (what jmem injected before: resume, live corrections), and, for a
 session that resumes under a new id (a fork), the earlier packs still in its
 transcript. The wake-up pack then leaves out every line held (by digest) and
-names the keys held that are no longer true (docs/DESIGN.md, "Claude Code
-hooks"). Standard library only (the wake-up hook).
+names the keys held that are no longer true
+(docs/DESIGN.md, "Claude Code hooks"). Standard library only (the wake-up hook).
 """
 
 from __future__ import annotations
