@@ -47,6 +47,13 @@ def session_log(cwd: str, limit: int) -> list[dict[str, Any]]:
     return sessions.read(repo.state_dir, limit)
 
 
+def hook_summary(cwd: str) -> dict[str, dict[str, Any]]:
+    """Per agent-loop point: calls, ran, skipped (why), failed, facts found, lessons written."""
+    from journal_mem.store import hooklog
+
+    return hooklog.summary(hooklog.read(gitfacts.locate(cwd).state_dir))
+
+
 def render(report: dict[str, Any]) -> list[str]:
     """The report as the lines `status` prints."""
     out = [f"main checkout: {report['main_checkout']}"]
@@ -84,9 +91,8 @@ def _claude_warnings(ch: dict[str, Any]) -> list[str]:
     if not ch["jmem_on_path"]:
         out.append("warning: `jmem` is not on PATH: the hooks in .claude/settings.json cannot "
                    "run (Claude Code shows a hook error, status 127, and every session goes "
-                   "on without memory). Install it with pipx install journal-mem (or uv tool "
-                   "install journal-mem), or install the Claude Code plugin: jmem "
-                   "claude-plugin says how")
+                   f"on without memory); {claude_settings.PATH_HINT}, or install the Claude "
+                   "Code plugin (jmem claude-plugin says how)")
     if ch["worktree_missing"]:
         out.append(f"warning: this worktree's .claude/settings.json lacks "
                    f"{', '.join(ch['worktree_missing'])}: it was checked out before `jmem "
