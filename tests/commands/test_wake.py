@@ -172,3 +172,56 @@ def test_hand_written_entry_with_block_lists_and_yaml_oddities(tmp_path: Path) -
     bad = tmp_path / "2026-02-03-bad.md"
     bad.write_text("---\nagent: api\ntopic: t\nkey: !!python/object x\n---\n\n# Bad\n")
     assert lessons.read("api", str(bad), "x", False).problem
+
+
+# --- the pack shows exactly what the next distill would fold ---------------------
+
+
+def hand_entry(repo: Path, agent: str, name: str, text: str) -> Path:
+    path = repo / MEM / agent / "journal" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def hook_pack(cwd: Path, agent: str) -> str:
+    proc = jmem(cwd, "wake", "--hook", "claude", "--agent", agent,
+                stdin='{"hook_event_name": "SessionStart"}')
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def test_non_ascii_titles_get_distinct_keys_and_both_show(repo: Path) -> None:
+    # hand-written entries name no key: it comes from the title
+    hand_entry(repo, "api", "2026-03-01-de.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# 测试在夜间运行\n")
+    hand_entry(repo, "api", "2026-03-02-ru.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# Тесты запускаются ночью\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "测试在夜间运行" in text
+        assert "Тесты запускаются ночью" in text
+        assert "[]" not in text  # every pending lesson shows its real key
+
+
+def test_entry_distill_rejects_is_named_invalid_and_never_applied(repo: Path) -> None:
+    write_memory(repo, "api", ["# api memory", "- Tests may run in random order [random-order]"])
+    hand_entry(repo, "api", "2026-03-01-bad.md",
+               "---\nagent: api\ntopic: testing\nsupersedes: [random-order]\npriority: high\n"
+               "confidence: lots\n---\n\n# Run tests in a fixed order\n")
+    distill = jmem(repo, "distill", "--dry-run")
+    assert distill.returncode == 1 and "2026-03-01-bad.md" in distill.stdout + distill.stderr
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "- Tests may run in random order [random-order]" in text
+        assert "Run tests in a fixed order" not in text
+        assert "do not rely on: random-order" not in text
+        assert "2026-03-01-bad.md" in text and "unknown field" in text
+
+
+def test_a_body_line_of_dashes_does_not_change_the_title(repo: Path) -> None:
+    hand_entry(repo, "api", "2026-03-02-dashes.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# The real title\n\nAbove.\n\n---\n\n"
+               "# Not a title\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "- The real title [the-real-title]" in text
+        assert "Not a title" not in text
