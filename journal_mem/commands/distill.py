@@ -26,10 +26,10 @@ from journal_mem.model.foldstate import FoldState, read_state, render_state
 from journal_mem.model.render import render
 from journal_mem.names import is_name
 from journal_mem.store.context import Context
-from journal_mem.store.entrycache import Journal, read_journal
 from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD, TOPICS, Layout
 from journal_mem.store.lock import DistillLock
 from journal_mem.store.outbox import Drained, drain
+from journal_mem.store.reader import Found, Journal, Lesson, read_journal, read_lessons
 
 INVALID = "invalid-entries.json"  # in the state dir's cache: entries found invalid
 WRITTEN = "distill-written.json"  # in the state dir: blob ids this machine's distiller wrote
@@ -90,19 +90,19 @@ def off_reason(ctx: Context) -> str | None:
     return None
 
 
-def pending(layout: Layout) -> list[str]:
-    """Absolute paths of journal and outbox entries the last distill did not fold.
+def pending(layout: Layout) -> list[Found]:
+    """Journal and outbox entries the last distill did not fold.
 
     An entry the last distill found invalid does not count while it is
     unchanged: it cannot be folded, and counting it would start a failing
     background distill on every commit until someone fixes it (the distill
     that found it exited 1 and named it).
     """
-    from journal_mem.store.lessons import pending_paths
+    from journal_mem.store.reader import pending_paths
 
     known = _known_invalid(layout)
-    return [path for _, path, rel, _ in pending_paths(layout)
-            if known.get(rel) is None or known[rel] != _stat_key(path)]
+    return [found for found in pending_paths(layout)
+            if known.get(found[2]) is None or known[found[2]] != _stat_key(found[1])]
 
 
 def _invalid_path(layout: Layout) -> str:
@@ -148,23 +148,18 @@ def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
     if len(waiting) >= ctx.config.distill.threshold:
         return True
     now = now or dt.datetime.now(dt.UTC)
-    oldest = min(_written_at(p) for p in waiting)
+    oldest = min(_written_at(x) for x in read_lessons(ctx.layout, waiting, ctx.policy))
     return (now - oldest).total_seconds() >= ctx.config.distill.max_age_hours * 3600
 
 
-def _written_at(path: str) -> dt.datetime:
-    """An entry's `created`, or its file's mtime when it cannot be parsed."""
-    from journal_mem.errors import InvalidEntry
-    from journal_mem.model.entry import parse
-
+def _written_at(lesson: Lesson) -> dt.datetime:
+    """An entry's `created`, or its file's mtime when it is invalid."""
+    if lesson.created is not None and not lesson.problems:
+        return lesson.created
     try:
-        with open(path, "rb") as fh:
-            return parse(fh.read(), filename=os.path.basename(path)).created
-    except (OSError, InvalidEntry):
-        try:
-            return dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.UTC)
-        except OSError:
-            return dt.datetime.now(dt.UTC)
+        return dt.datetime.fromtimestamp(os.stat(lesson.path).st_mtime, dt.UTC)
+    except OSError:
+        return dt.datetime.now(dt.UTC)
 
 
 # --- entry point ---------------------------------------------------------------
@@ -201,17 +196,18 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     before_status = refuse_unsafe(ctx, opts) if writing else []
     if writing:
         sweep_leftovers(layout)
-    drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
-    journal = read_journal(layout, config.budget.entry_bytes, use_cache=not opts.rebuild)
+    drained = drain(layout, ctx.policy) if writing else Drained()
+    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild)
     remember_invalid(layout, journal.invalid)
+    state = read_state(layout.distill_state)
+    committing = writing and opts.commit and config.distill.commit
+    base = committed_state(ctx) if committing else state  # what the commit will change
+    refuse_lost_facts(ctx, journal, state, base)
     date = opts.date or today()
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
     refs = ref_checker(ctx.repo.main_root, "HEAD")
     after = fold(journal.entries, agents=agents, date=date, ref_exists=refs, config=config)
     rendered = render(after, agents, config.budget)
-    state = read_state(layout.distill_state)
-    committing = writing and opts.commit and config.distill.commit
-    base = committed_state(ctx) if committing else state  # what the commit will change
     before = previous_fold(journal, base, agents, refs, ctx)
     out = Outcome(
         "unchanged", date=date.isoformat(), drained=drained, invalid=journal.invalid,
@@ -221,9 +217,9 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     )  # fmt: skip
     folded = sorted(rel for rel, _ in journal.entries)
     if not opts.dry_run and not opts.check:
-        from journal_mem.store.entrycache import save_fold
+        from journal_mem.store.cachefile import save_fold
 
-        save_fold(layout, fold_signature(FoldState(date, tuple(folded)), agents, ctx),
+        save_fold(layout.state_dir, fold_signature(FoldState(date, tuple(folded)), agents, ctx),
                   after.facts)
     out.new_lessons = sorted(set(folded) - set(base.folded if base else ()))
     files = dict(rendered.files)
@@ -271,11 +267,11 @@ def previous_fold(
     refs: Callable[[str], bool], ctx: Context,
 ) -> Fold:
     """The fold the last distill made: its folded entries on its date (cached)."""
-    from journal_mem.store.entrycache import load_fold
+    from journal_mem.store.cachefile import load_fold
 
     if state is None:
         return Fold()
-    cached = load_fold(ctx.layout, fold_signature(state, agents, ctx))
+    cached = load_fold(ctx.layout.state_dir, fold_signature(state, agents, ctx))
     if cached is not None:
         return Fold(facts=cached)
     was = set(state.folded)
@@ -335,9 +331,10 @@ def distilled_on_disk(layout: Layout) -> set[str]:
 
 
 def _read(layout: Layout, rel: str) -> bytes | None:
+    """A distilled file as the distiller wrote it: LF, whatever the checkout's line endings."""
     try:
         with open(os.path.join(layout.main_memory, rel), "rb") as fh:
-            return fh.read()
+            return fh.read().replace(b"\r\n", b"\n")
     except OSError:
         return None
 
@@ -484,6 +481,24 @@ def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
                  "put the files back with `git restore --staged --worktree -- PATH`",
         )
     return status
+
+
+def refuse_lost_facts(ctx: Context, journal: Journal, *states: FoldState | None) -> None:
+    """Refuse (exit 1, nothing written or committed) when an entry an earlier distill
+    folded is now invalid: folding without it would commit the removal of its facts,
+    though nobody retracted them (a CRLF checkout, a hand edit, a changed setting)."""
+    was = {rel for state in states if state is not None for rel in state.folded}
+    lost = {rel: why for rel, why in journal.invalid.items() if rel in was}
+    if not lost:
+        return
+    names = [f"{ctx.layout.memory_root}/{rel}: {'; '.join(why)}" for rel, why in
+             sorted(lost.items())]
+    raise PolicyViolation(
+        f"distill refused, nothing changed: {len(lost)} entries an earlier distill folded are "
+        "now invalid, and folding without them would delete their facts:\n" + "\n".join(names),
+        hint="put each entry back as committed (`git restore -- PATH`), or fix what made it "
+             "invalid; to delete a fact, write a lesson with --retracts KEY",
+    )
 
 
 def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:

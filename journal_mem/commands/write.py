@@ -7,7 +7,8 @@ from typing import Any
 
 from journal_mem.config.settings import env_flag, env_value
 from journal_mem.errors import InvalidEntry
-from journal_mem.model.entry import Entry, build, parse
+from journal_mem.model.entry import Entry, build
+from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
 
@@ -35,11 +36,7 @@ def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
     except OSError as exc:
         raise InvalidEntry([f"--from-file: cannot read {path}: {exc.strerror}"]) from exc
     try:
-        entry = parse(
-            data,
-            filename=os.path.basename(path),
-            entry_bytes=ctx.config.budget.entry_bytes,
-        )
+        entry = parse_valid(data, ctx.policy, filename=os.path.basename(path))
     except InvalidEntry as exc:
         raise InvalidEntry(exc.problems, source=path) from exc
     if agent and agent != entry.agent:
@@ -52,7 +49,7 @@ def compose(
     ctx: Context, *, agent: str | None, topic: str | None, title: str | None, body: str,
     fields: dict[str, Any],
 ) -> Entry:
-    """An entry from command-line values, validated like a file would be."""
+    """An entry from command-line values, judged like a file would be (`model.validate`)."""
     problems = []
     if not topic:
         problems.append("topic: required (--topic)")
@@ -61,7 +58,7 @@ def compose(
     if problems:
         raise InvalidEntry(problems)
     assert topic is not None and title is not None
-    return build(
+    entry = build(
         agent=resolve_agent(ctx, agent),
         topic=topic,
         title=title,
@@ -69,28 +66,20 @@ def compose(
         entry_bytes=ctx.config.budget.entry_bytes,
         **fields,
     )
+    return check_built(entry, ctx.policy)
 
 
 def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
-    refuse_hostile(ctx, entry, outbox)
+    refuse_symlink(ctx, entry, outbox)
     return record(ctx.layout, entry, outbox=outbox)
 
 
-def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
-    """Refuse a lesson that holds a secret (as the guard would, `guard.scan_secrets`), and
-    a journal folder reached through a symlink (the file would land outside the repository).
+def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
+    """Refuse a journal folder reached through a symlink (the file would land outside the
+    repository). Secrets were refused when the entry was judged (`compose`, `from_file`).
     """
-    if ctx.config.guard.scan_secrets:
-        from journal_mem.model.entry import render
-        from journal_mem.model.secretscan import scan
-
-        found = scan(render(entry))
-        if found:
-            raise InvalidEntry([f"secret: {f.describe()} (lessons are committed and shared: "
-                                "leave the secret out, name where it is kept instead)"
-                                for f in found])
     link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
     if link:
         from journal_mem.errors import PolicyViolation

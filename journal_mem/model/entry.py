@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.model import frontmatter
 from journal_mem.names import NAME_RE, TAG_RE, is_name, slugify
 
 SCHEMA = 1
 TITLE_MAX = 150
 MAX_TAGS = 8
-FRONTMATTER_MAX = 8192
+FRONTMATTER_MAX = frontmatter.FRONTMATTER_MAX
 TYPES: dict[str, tuple[float, float, float]] = {  # type: (low, high, default)
     "principle": (1.0, 1.0, 1.0),
     "semantic": (0.7, 0.95, 0.8),
@@ -225,28 +226,21 @@ def _decode(data: bytes, entry_bytes: int, problems: list[str]) -> str | None:
     except UnicodeDecodeError as exc:
         problems.append(f"file: not valid UTF-8 (byte offset {exc.start})")
         return None
+    # A checkout with core.autocrlf (or `eol=crlf`) turns every LF into CRLF: the
+    # entry is the same lesson, and losing it would drop its fact at the next distill.
+    text = text.replace("\r\n", "\n")
     if "\r" in text:
-        problems.append("file: has CR (CRLF) line endings; journal entries use LF")
+        problems.append("file: holds a bare CR character; journal entries use LF line endings")
         return None
     return text
 
 
 def _split(text: str, problems: list[str]) -> tuple[str | None, str]:
-    if not text.startswith("---\n"):
-        problems.append("frontmatter: missing; an entry starts with a '---' line")
+    front, body, problem = frontmatter.split(text)
+    if front is None:
+        problems.append(problem or "frontmatter: missing; an entry starts with a '---' line")
         return None, ""
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        if text.endswith("\n---"):
-            end = len(text) - 4
-        else:
-            problems.append("frontmatter: no closing '---' line")
-            return None, ""
-    front = text[4 : end + 1]
-    if len(front.encode()) > FRONTMATTER_MAX:
-        problems.append(f"frontmatter: over {FRONTMATTER_MAX} bytes")
-        return None, ""
-    return front, text[end + 5 :]
+    return front, body
 
 
 def _load_yaml(front: str, problems: list[str]) -> dict[str, Any] | None:

@@ -1,0 +1,269 @@
+"""The one entry reader: every command, the Claude Code hooks included, reads entries here.
+
+Each file is judged by `model.validate.parse_valid` under one `Policy`, and
+the verdict (the entry, or its problems) is cached in the common git dir by
+file: a file is parsed again only when its (size, mtime, inode) and, failing
+that, its content digest differ from what was cached, so a fresh clone (new
+mtimes, same bytes) parses nothing twice and an edited file is always parsed
+again. Two readers share that machinery:
+
+* `read_journal`: every entry of the main journal, as `Entry` objects, for
+  distill, `check` and `recall` (cache `entries.pickle`, with a delta).
+* `read_lessons` / `pending`: the few entries the hooks show (pending ones at
+  wake-up, recent ones for the reminder), as small `Lesson` views (caches
+  `pending.pickle`, `recent.pickle`). Standard library only while nothing
+  changed: the parser (and YAML) is imported only to judge a changed file,
+  so the wake-up pack costs no more than listing the journal and reading
+  two small files, and it shows exactly what the next distill would fold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from journal_mem.model.foldstate import read_state
+from journal_mem.model.validate import Policy
+from journal_mem.store.cachefile import Cache, cache_dir, share
+from journal_mem.store.layout import JOURNAL, Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable, Iterable
+
+    from journal_mem.model.entry import Entry
+
+# The pattern of model.entry.ENTRY_NAME_RE (a test keeps them equal): importing the
+# entry model costs ~14 ms, a third of the whole wake-up hook.
+ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
+Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
+_Item = tuple[int, int, int, bytes, object]  # verdict: a cached value, or problems
+
+
+class Journal:
+    """Every entry file of the main journal: valid ones, and invalid ones with problems."""
+
+    __slots__ = ("entries", "invalid", "parsed")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
+        self.invalid: dict[str, tuple[str, ...]] = {}
+        self.parsed = 0  # files parsed in this run (the rest came from the cache)
+
+
+class Lesson:
+    """What the wake-up pack and the reminder show of one entry (a valid one, or not)."""
+
+    __slots__ = ("agent", "applies_to", "confidence", "created", "key", "outbox", "path",
+                 "problems", "rel", "retracts", "supersedes", "title")
+
+    def __init__(self, agent: str, path: str, rel: str, outbox: bool) -> None:
+        self.agent, self.path, self.rel, self.outbox = agent, path, rel, outbox
+        self.title = os.path.basename(path)
+        self.key = ""
+        self.created: dt.datetime | None = None
+        self.supersedes: tuple[str, ...] = ()
+        self.retracts: tuple[str, ...] = ()
+        self.applies_to: tuple[str, ...] = ()
+        self.confidence: float | None = None
+        self.problems: tuple[str, ...] = ()
+
+    def is_for(self, agent: str) -> bool:
+        """True when `agent` must hold this lesson (its writer, or named by applies_to)."""
+        return agent == self.agent or agent in self.applies_to or "all" in self.applies_to
+
+
+_SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence")
+
+
+def _shown(entry: Entry) -> dict[str, object]:
+    return {name: getattr(entry, name) for name in _SHOWN}
+
+
+# --- listing ---------------------------------------------------------------------
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def entry_files(layout: Layout) -> list[tuple[str, str, str]]:
+    """(agent, memory-root-relative path, file name) of every journal entry file, sorted.
+
+    Names only (no `os.DirEntry`): at 100k entries the dir entries and their
+    cached stats would be tens of MB held for the whole read.
+    """
+    out = []
+    for agent in layout.agents_on_disk():
+        names = [n for n in _listdir(layout.journal_dir(agent)) if ENTRY_NAME_RE.fullmatch(n)]
+        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names]
+    out.sort(key=lambda t: t[1])
+    return out
+
+
+def folded(layout: Layout) -> set[str]:
+    """Memory-root-relative paths the last distill folded (empty when it never ran)."""
+    state = read_state(layout.distill_state)
+    return set(state.folded) if state else set()
+
+
+def pending_paths(layout: Layout, agents: list[str] | None = None) -> list[Found]:
+    """(agent folder, path, display path, in outbox) of every pending entry file.
+
+    Journal entries not listed in distill-state.json, then every outbox entry.
+    File names only: nothing is opened but the state file.
+    """
+    done = folded(layout)
+    out: list[Found] = []
+    for agent in layout.agents_on_disk() if agents is None else agents:
+        folder = os.path.join(layout.agent_dir(agent), JOURNAL)
+        prefix = f"{agent}/{JOURNAL}/"
+        # membership first: with 10k lessons, matching and sorting only the
+        # few unfolded names is what keeps the wake-up hook fast
+        fresh = [n for n in _listdir(folder) if prefix + n not in done]
+        for name in sorted(n for n in fresh if ENTRY_NAME_RE.fullmatch(n)):
+            out.append((agent, os.path.join(folder, name), prefix + name, False))
+    outbox = os.path.join(layout.state_dir, "outbox")
+    for agent in sorted(_listdir(outbox)):
+        if agents is not None and agent not in agents:
+            continue
+        folder = os.path.join(outbox, agent)
+        for name in sorted(n for n in _listdir(folder) if ENTRY_NAME_RE.fullmatch(n)):
+            out.append((agent, os.path.join(folder, name), f"outbox/{agent}/{name}", True))
+    return out
+
+
+# --- judging files, through a cache -------------------------------------------------
+
+
+def _judge(data: bytes, name: str, agent: str, policy: Policy) -> Entry | tuple[str, ...]:
+    from journal_mem.errors import InvalidEntry
+    from journal_mem.model.validate import parse_valid
+
+    try:
+        return parse_valid(data, policy, filename=name, folder_agent=agent)
+    except InvalidEntry as exc:
+        return tuple(exc.problems)
+
+
+class _Files:
+    """Read files through one cache; `keep` turns a valid entry into what is cached."""
+
+    def __init__(self, cache: Cache, policy: Policy, keep: Callable[[Entry], object]) -> None:
+        self.cache, self.policy, self.keep = cache, policy, keep
+        self.new: dict[str, _Item] = {}
+        self.changed = False
+        self.parsed = 0
+        self._digests: dict[bytes, object] | None = None
+
+    def verdict(self, agent: str, path: str, rel: str) -> object | None:
+        """The cached form of the entry at `path`, or its problems; None if it is gone."""
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:  # removed since the listing (never by journal-mem)
+            return None
+        item = self.cache.items.get(rel)
+        if stat.S_ISLNK(st.st_mode):
+            item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",))
+        elif item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
+            item = self._fresh(agent, path, rel, st)
+            self.changed = True
+        self.new[rel] = item
+        verdict: object = item[4]
+        return verdict
+
+    def _fresh(self, agent: str, path: str, rel: str, st: os.stat_result) -> _Item:
+        import hashlib
+
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:  # never matches a later stat: judged again next time
+            return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",))
+        # The digest covers the path too: a hand-written entry's date and agent
+        # come from its name and folder, so equal bytes elsewhere may parse differently.
+        digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+        if self._digests is None:  # built once, and only if a file changed
+            self._digests = {item[3]: item[4] for item in self.cache.items.values()}
+        verdict = self._digests.get(digest)
+        if verdict is None:
+            judged = _judge(data, os.path.basename(path), agent, self.policy)
+            verdict = judged if isinstance(judged, tuple) else self.keep(judged)
+            self.parsed += 1
+        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict)
+
+    def save(self) -> None:
+        if self.changed or len(self.new) != len(self.cache.items):
+            self.cache.save(self.new)
+
+
+def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Journal:
+    """Judge (or recall from the cache) every entry of the main journal."""
+    import gc
+
+    # Entries hold no reference cycles: the collector would only re-scan every entry
+    # made so far, again and again, as 100k of them are parsed or unpickled.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_journal(layout, policy, use_cache)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
+    path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
+    files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share)
+    journal = Journal()
+    for agent, rel, name in entry_files(layout):
+        verdict = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
+        if verdict is None:
+            continue
+        if isinstance(verdict, tuple):
+            journal.invalid[rel] = verdict
+        else:
+            journal.entries.append((rel, verdict))  # type: ignore[arg-type]
+    files.save()
+    journal.parsed = files.parsed
+    return journal
+
+
+def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
+                 cache: str = "pending") -> list[Lesson]:
+    """The `Lesson` views of the entry files `found`, judged exactly as distill judges them.
+
+    `cache` names the small cache these views are kept in (one per caller, so
+    that the wake-up and reminder hooks do not evict each other's).
+    """
+    path = os.path.join(cache_dir(layout.state_dir), f"{cache}.pickle")
+    files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
+    out = []
+    for agent, full, rel, outbox in found:
+        verdict = files.verdict(agent, full, rel)
+        if verdict is None:
+            continue
+        lesson = Lesson(agent, full, rel, outbox)
+        if isinstance(verdict, tuple):
+            lesson.problems = verdict
+        else:
+            for name, value in verdict.items():  # type: ignore[attr-defined]
+                setattr(lesson, name, value)
+        out.append(lesson)
+    files.save()
+    return out
+
+
+def pending(layout: Layout, policy: Policy) -> list[Lesson]:
+    """Every pending lesson (journal and outbox), valid or not, newest first."""
+    import datetime as dt
+
+    lessons = read_lessons(layout, pending_paths(layout), policy)
+    oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
+    lessons.sort(key=lambda x: (x.created or oldest, x.rel), reverse=True)
+    return lessons
