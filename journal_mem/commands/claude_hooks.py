@@ -27,7 +27,7 @@ class HookSettings:
     def __init__(self, root: str) -> None:
         got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
                                      "hooks.wake", "hooks.remind", "budget.entry_bytes",
-                                     "guard.scan_secrets")
+                                     "guard.scan_secrets", "distill.default_topic")
         self.memory_root = str(got["memory_root"]).strip().strip("/")
         self.default_agent = str(got["default_agent"])
         agents = got["agents"]
@@ -37,7 +37,8 @@ class HookSettings:
         # the policy distill judges entries by: the pack shows what it will fold
         self.policy = Policy(entry_bytes=int(got["budget.entry_bytes"]),
                              scan_secrets=settings.as_bool(got["guard.scan_secrets"],
-                                                           "guard.scan_secrets"))
+                                                           "guard.scan_secrets"),
+                             default_topic=str(got["distill.default_topic"]))
 
 
 def dispatch(args: list[str]) -> int | None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from typing import Any
 
 from journal_mem.config.settings import env_flag, env_value
 from journal_mem.errors import InvalidEntry
-from journal_mem.model.entry import Entry, build
+from journal_mem.model.entry import ENTRY_NAME_RE, Entry, build
 from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
+from journal_mem.store.layout import TOPICS
 
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
@@ -29,20 +31,46 @@ def decode_text(data: bytes, what: str) -> str:
 
 
 def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
-    """A complete entry read from a file, validated as it stands."""
+    """A complete entry read from a file, validated as it stands.
+
+    A plain file (no frontmatter, a `# ` title first) is for --agent (or the
+    default agent), dated by its file name (else today), and its topic is the
+    agent's topic its file name starts with, else `distill.default_topic`.
+    """
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise InvalidEntry([f"--from-file: cannot read {path}: {exc.strerror}"]) from exc
+    name, folder_agent = os.path.basename(path), None
+    if not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+        folder_agent = resolve_agent(ctx, agent)
+        if not ENTRY_NAME_RE.fullmatch(name):
+            name = f"{dt.datetime.now(dt.UTC).date().isoformat()}-{name}"
     try:
-        entry = parse_valid(data, ctx.policy, filename=os.path.basename(path))
+        entry = parse_valid(data, ctx.policy, filename=name, folder_agent=folder_agent)
+        if folder_agent is not None:
+            entry = _plain_topic(ctx, entry, name)
     except InvalidEntry as exc:
         raise InvalidEntry(exc.problems, source=path) from exc
     if agent and agent != entry.agent:
         raise InvalidEntry([f"agent: the file says {entry.agent!r} but --agent is {agent!r}"],
                            source=path)
     return entry
+
+
+def _plain_topic(ctx: Context, entry: Entry, name: str) -> Entry:
+    """The topic of a plain file: an existing topic of its agent its name starts with."""
+    import dataclasses
+
+    slug = name[11:].removesuffix(".md").lower()
+    folder = os.path.join(ctx.layout.agent_dir(entry.agent), TOPICS)
+    try:
+        topics = [n.removesuffix(".md") for n in os.listdir(folder) if n.endswith(".md")]
+    except (FileNotFoundError, NotADirectoryError):
+        topics = []
+    found = [t for t in topics if slug == t or slug.startswith(t + "-")]
+    return dataclasses.replace(entry, topic=max(found, key=len)) if found else entry
 
 
 def compose(

@@ -68,7 +68,7 @@ def parse_valid(data: bytes, policy: Policy, *, filename: str | None = None,
     text = data.decode("utf-8", "replace")
     try:
         entry = parse(data, filename=filename, folder_agent=folder_agent,
-                      entry_bytes=policy.entry_bytes)
+                      entry_bytes=policy.entry_bytes, default_topic=policy.default_topic)
     except InvalidEntry as exc:
         more = secret_problems(text) if policy.scan_secrets else []
         raise InvalidEntry([*exc.problems, *more]) from None

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 
     from journal_mem.model.entry import Entry
 
-# 5: one cache per reader (journal, hook views); keyed by the whole validation policy
-CACHE_VERSION = 5
-_Item = tuple[int, int, int, bytes, object]  # (size, mtime_ns, inode, digest, verdict)
+# 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
+# plain entries (no frontmatter) marked
+CACHE_VERSION = 6
+_Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 
 def cache_dir(state_dir: str) -> str:

@@ -23,7 +23,8 @@ class Context:
     def policy(self) -> Policy:
         """The one validation policy every command judges entries by."""
         return Policy(entry_bytes=self.config.budget.entry_bytes,
-                      scan_secrets=self.config.guard.scan_secrets)
+                      scan_secrets=self.config.guard.scan_secrets,
+                      default_topic=self.config.distill.default_topic)
 
 
 def open_context(cwd: str, flags: dict[str, Any] | None = None) -> Context:

@@ -39,7 +39,9 @@ if TYPE_CHECKING:
 # entry model costs ~14 ms, a third of the whole wake-up hook.
 ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
-_Item = tuple[int, int, int, bytes, object]  # verdict: a cached value, or problems
+# (size, mtime_ns, inode, digest, verdict, plain): the verdict is the cached value of a
+# valid entry or its problems; plain: a valid entry written without frontmatter
+_Item = tuple[int, int, int, bytes, object, bool]
 
 
 class Journal:
@@ -159,23 +161,23 @@ class _Files:
         self.new: dict[str, _Item] = {}
         self.changed = False
         self.parsed = 0
-        self._digests: dict[bytes, object] | None = None
+        self._digests: dict[bytes, _Item] | None = None
 
-    def verdict(self, agent: str, path: str, rel: str) -> object | None:
-        """The cached form of the entry at `path`, or its problems; None if it is gone."""
+    def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
+        """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone."""
         try:
             st = os.lstat(path)
         except FileNotFoundError:  # removed since the listing (never by journal-mem)
             return None
         item = self.cache.items.get(rel)
         if stat.S_ISLNK(st.st_mode):
-            item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",))
+            item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",),
+                    False)
         elif item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
             item = self._fresh(agent, path, rel, st)
             self.changed = True
         self.new[rel] = item
-        verdict: object = item[4]
-        return verdict
+        return item
 
     def _fresh(self, agent: str, path: str, rel: str, st: os.stat_result) -> _Item:
         import hashlib
@@ -184,18 +186,21 @@ class _Files:
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:  # never matches a later stat: judged again next time
-            return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",))
+            return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",), False)
         # The digest covers the path too: a hand-written entry's date and agent
         # come from its name and folder, so equal bytes elsewhere may parse differently.
         digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
         if self._digests is None:  # built once, and only if a file changed
-            self._digests = {item[3]: item[4] for item in self.cache.items.values()}
-        verdict = self._digests.get(digest)
-        if verdict is None:
-            judged = _judge(data, os.path.basename(path), agent, self.policy)
-            verdict = judged if isinstance(judged, tuple) else self.keep(judged)
-            self.parsed += 1
-        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict)
+            self._digests = {item[3]: item for item in self.cache.items.values()}
+        known = self._digests.get(digest)
+        if known is not None:
+            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, known[4], known[5])
+        judged = _judge(data, os.path.basename(path), agent, self.policy)
+        self.parsed += 1
+        if isinstance(judged, tuple):
+            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, judged, False)
+        plain = not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, self.keep(judged), plain)
 
     def save(self) -> None:
         if self.changed or len(self.new) != len(self.cache.items):
@@ -221,17 +226,42 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
     files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share)
     journal = Journal()
+    plain: list[int] = []
     for agent, rel, name in entry_files(layout):
-        verdict = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
-        if verdict is None:
+        item = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
+        if item is None:
             continue
-        if isinstance(verdict, tuple):
-            journal.invalid[rel] = verdict
-        else:
-            journal.entries.append((rel, verdict))  # type: ignore[arg-type]
+        if isinstance(item[4], tuple):
+            journal.invalid[rel] = item[4]
+            continue
+        if item[5]:
+            plain.append(len(journal.entries))
+        journal.entries.append((rel, item[4]))  # type: ignore[arg-type]
     files.save()
     journal.parsed = files.parsed
+    if plain:
+        _plain_topics(journal, plain)
     return journal
+
+
+def _plain_topics(journal: Journal, plain: list[int]) -> None:
+    """A plain entry whose file name (after its date) starts with a topic that its
+    agent's other entries use takes that topic (the longest one); else it keeps the
+    default topic. Decided from the journal alone, so every reader agrees."""
+    import dataclasses
+
+    skip = set(plain)
+    topics: dict[str, set[str]] = {}
+    for i, (_, entry) in enumerate(journal.entries):
+        if i not in skip:
+            topics.setdefault(entry.agent, set()).add(entry.topic)
+    for i in plain:
+        rel, entry = journal.entries[i]
+        slug = rel.rsplit("/", 1)[-1][11:].removesuffix(".md")
+        found = [t for t in topics.get(entry.agent, ()) if slug == t or slug.startswith(t + "-")]
+        if found:
+            topic = max(found, key=len)
+            journal.entries[i] = (rel, dataclasses.replace(entry, topic=topic))
 
 
 def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
@@ -245,9 +275,10 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
     files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
     out = []
     for agent, full, rel, outbox in found:
-        verdict = files.verdict(agent, full, rel)
-        if verdict is None:
+        item = files.verdict(agent, full, rel)
+        if item is None:
             continue
+        verdict = item[4]
         lesson = Lesson(agent, full, rel, outbox)
         if isinstance(verdict, tuple):
             lesson.problems = verdict
