@@ -94,18 +94,37 @@ def _listdir(folder: str) -> list[str]:
         return []
 
 
-def entry_files(layout: Layout) -> list[tuple[str, str, str]]:
+MISNAMED = ("not read as a journal entry: its name must be YYYY-MM-DD-<words>.md "
+            "(a lowercase .md, a '-' after the date); rename it")
+
+
+def entry_files(layout: Layout,
+                misnamed: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(agent, memory-root-relative path, file name) of every journal entry file, sorted.
 
-    Names only (no `os.DirEntry`): at 100k entries the dir entries and their
-    cached stats would be tens of MB held for the whole read.
+    Other visible files of a journal folder (`2026-11-30_x.md`, `….MD`, notes)
+    are added to `misnamed` (memory-root-relative): they are never read, and
+    saying so beats ignoring a lesson silently. Names only (no `os.DirEntry`):
+    at 100k entries the dir entries and their cached stats would be tens of MB.
     """
     out = []
     for agent in layout.agents_on_disk():
-        names = [n for n in _listdir(layout.journal_dir(agent)) if ENTRY_NAME_RE.fullmatch(n)]
-        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names]
+        names = _listdir(layout.journal_dir(agent))
+        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names if ENTRY_NAME_RE.fullmatch(n)]
+        if misnamed is not None:
+            misnamed += [f"{agent}/{JOURNAL}/{n}" for n in names
+                         if not n.startswith(".") and not ENTRY_NAME_RE.fullmatch(n)]
     out.sort(key=lambda t: t[1])
+    if misnamed is not None:
+        misnamed.sort()
     return out
+
+
+def misnamed_files(layout: Layout) -> list[str]:
+    """Memory-root-relative paths of the journal files whose names make them no entry."""
+    found: list[str] = []
+    entry_files(layout, found)
+    return found
 
 
 def folded(layout: Layout) -> set[str]:
@@ -227,7 +246,8 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share)
     journal = Journal()
     plain: list[int] = []
-    for agent, rel, name in entry_files(layout):
+    misnamed: list[str] = []
+    for agent, rel, name in entry_files(layout, misnamed):
         item = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
         if item is None:
             continue
@@ -239,6 +259,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
         journal.entries.append((rel, item[4]))  # type: ignore[arg-type]
     files.save()
     journal.parsed = files.parsed
+    journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
     if plain:
         _plain_topics(journal, plain)
     return journal

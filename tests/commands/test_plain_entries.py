@@ -80,3 +80,21 @@ def test_write_from_file_takes_a_plain_file(repo: Path, tmp_path: Path) -> None:
     text = path.read_text()
     assert "agent: web" in text and "topic: general" in text
     assert "# Reading user listening habits from Spotify / Apple Music is closed off\n" in text
+
+
+def test_misnamed_journal_files_are_reported_not_ignored(repo: Path) -> None:
+    plain(repo, "api", "2026-11-30_underscore.md", "# Underscore\n")
+    plain(repo, "api", "2026-11-30-upper.MD", "# Upper\n")
+    (repo / MEM / "api" / "journal" / ".hidden").write_text("x")  # never reported
+    names = ("2026-11-30_underscore.md", "2026-11-30-upper.MD")
+
+    status = jmem(repo, "status").stdout
+    check = jmem(repo, "check")
+    distill = jmem(repo, "distill")
+
+    assert check.returncode == 1 and distill.returncode == 1
+    for out in (status, check.stdout, distill.stdout + distill.stderr):
+        for name in names:
+            assert name in out
+        assert "YYYY-MM-DD-<words>.md" in out
+        assert ".hidden" not in out
