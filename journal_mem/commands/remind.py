@@ -14,7 +14,8 @@ import os
 from journal_mem.model.validate import Policy
 from journal_mem.store import sessions
 from journal_mem.store.layout import JOURNAL, Layout
-from journal_mem.store.reader import ENTRY_NAME_RE, Found, read_lessons
+from journal_mem.store.listing import ENTRY_NAME_RE, Found
+from journal_mem.store.reader import read_lessons
 
 
 def reason(agent: str) -> str:

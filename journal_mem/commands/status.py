@@ -17,8 +17,8 @@ from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
 from journal_mem.store.layout import DISTILL_STATE
+from journal_mem.store.listing import MISNAMED, misnamed_files, pending_paths
 from journal_mem.store.lock import held_by
-from journal_mem.store.reader import MISNAMED, misnamed_files, pending_paths
 
 
 def collect(cwd: str) -> dict[str, Any]:

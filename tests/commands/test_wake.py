@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers import base_env, jmem
 
 from journal_mem.model import entry as entry_mod
-from journal_mem.store import reader
+from journal_mem.store import listing
 
 MEM = Path(".claude/agent-memory")
 
@@ -149,7 +149,7 @@ def test_json_and_unknown_agent(repo: Path) -> None:
 
 
 def test_reader_name_pattern_is_the_parsers(tmp_path: Path) -> None:
-    assert reader.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
+    assert listing.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
 
 
 # --- the pack shows exactly what the next distill would fold ---------------------

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from journal_mem.config.settings import env_flag
 from journal_mem.store.context import Context
 from journal_mem.store.layout import Layout
-from journal_mem.store.reader import Found, Lesson, pending_paths, read_lessons
+from journal_mem.store.listing import Found, pending_paths
+from journal_mem.store.reader import Lesson, read_lessons
 
 INVALID = "invalid-entries.json"  # in the state dir's cache: entries found invalid
 
