@@ -6,7 +6,9 @@ with the same `Policy`, so an entry one of them accepts is never one another
 rejects. The secret policy is the `guard.scan_secrets` setting and it applies
 to every one of them: on (the default), a lesson that looks like it holds a
 secret is refused by `write`, `rescue` and the guard, and never folded by
-distill; off, every command accepts it (see docs/DESIGN.md, "Validation").
+distill; off, every command accepts it (a secret in a title is refused by the
+parser whatever the setting: the title becomes the key and the file name).
+See docs/DESIGN.md, "Validation".
 
 Standard library only at import (the Claude Code hooks build a `Policy`); the
 parser and the secret patterns are imported when an entry is judged.
