@@ -75,8 +75,8 @@ def pre_spawn(ctx: Context, context: dict[str, Any]) -> Result:
     if not goal:
         raise InvalidEntry(["pre-spawn needs a goal"])
     target = _pack_file(ctx, context)
-    floor = float(context.get("min_confidence", ctx.config.loop.min_confidence))
-    budget = int(context.get("max_tokens", ctx.config.loop.pack_tokens))
+    floor = _number(context, "min_confidence", ctx.config.loop.min_confidence, 0.0, 1.0)
+    budget = int(_number(context, "max_tokens", ctx.config.loop.pack_tokens, 50, 200_000))
     hits = [h for h in recall(ctx, goal, agent=context.get("agent"), limit=60)
             if h.confidence >= floor]
     block, kept, tokens = pack.build(goal, hits, budget)
@@ -91,6 +91,14 @@ def pre_spawn(ctx: Context, context: dict[str, Any]) -> Result:
     return Result(found=[h.as_json() for h in kept],
                   details={"path": target, "tokens": tokens, "facts": len(kept),
                            "left_out": len(hits) - len(kept), "changed": after != before})
+
+
+def _number(context: dict[str, Any], name: str, default: float, low: float,
+            high: float) -> float:
+    value = context.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise InvalidEntry([f"{name}: must be a number from {low:g} to {high:g}"])
+    return float(value)
 
 
 def _pack_file(ctx: Context, context: dict[str, Any]) -> str:

@@ -122,3 +122,13 @@ def test_fail_diag_among_10k_lessons_finds_earlier_failures_and_writes_once(
     assert repeated == [f"repeated-failure-{seen[0].details['signature']}"]
     assert "repeated_lesson" in seen[2].details and "repeated_lesson" not in seen[3].details
     assert {f["type"] for f in seen[3].found[:3]} == {"episodic"}
+
+
+@pytest.mark.parametrize("field,value", [("max_tokens", "lots"), ("max_tokens", 10**9),
+                                         ("min_confidence", 1.5), ("min_confidence", True)])
+def test_pack_settings_from_the_caller_are_checked(memory: Path, tmp_path: Path, field: str,
+                                                   value: object) -> None:
+    result = run_hook("pre-spawn", {"goal": "cache tests", "worker_dir": str(tmp_path),
+                                    field: value}, cwd=str(memory))
+    assert not result.ran and result.errors[0].startswith(f"{field}: must be a number")
+    assert not (tmp_path / "CLAUDE.md").exists()
