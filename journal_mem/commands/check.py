@@ -93,7 +93,7 @@ def hand_written(ctx: Context, entries: list[tuple[str, Entry]]) -> tuple[set[st
     found = foreign(ctx.layout)
     if not found:
         return set(), []
-    lacking = not_imported(ctx.layout, found, entries, ctx.config.budget.entry_bytes)
+    lacking = not_imported(ctx.layout, found, entries, ctx.policy)
     return {f.rel for f in found}, [
         f"{_mem(ctx, rel)}: hand-written memory not in the journal yet: run `jmem import "
         "memory` (a distill imports it too)" for rel in lacking]

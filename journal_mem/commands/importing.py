@@ -64,8 +64,7 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
     report.found = len(drafts)
     with DistillLock(layout.state_dir) as lock:
         journal = read_journal(layout, ctx.policy)
-        done = write_drafts(layout, drafts, Known(journal.entries),
-                            ctx.config.budget.entry_bytes, progress)
+        done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid

@@ -1,6 +1,6 @@
 """One verdict on a journal entry, for every command that accepts, folds or shows one.
 
-`write`, the guard, `rescue`, the outbox drain, the entry reader (so distill,
+`write`, the guard, `rescue`, imports, the outbox drain, the entry reader (so distill,
 `check`, `recall` and the wake-up pack) all ask `parse_valid` or `validate`
 with the same `Policy`, so an entry one of them accepts is never one another
 rejects. The secret policy is the `guard.scan_secrets` setting and it applies

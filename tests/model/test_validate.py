@@ -34,3 +34,16 @@ def test_an_invalid_entry_reports_its_secrets_too() -> None:
         parse_valid(data, Policy(), filename="2026-01-01-x.md")
     assert any("unknown field" in p for p in info.value.problems)
     assert any(p.startswith("secret: ") for p in info.value.problems)
+
+
+def test_imported_drafts_are_judged_like_written_lessons() -> None:
+    import datetime as dt
+
+    from journal_mem.model.drafts import Draft, to_entry
+
+    draft = Draft(agent="api", topic="ci", title="The CI token", body=f"It is {TOKEN}.")
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    with pytest.raises(InvalidEntry) as info:
+        to_entry(draft, now, Policy())
+    assert any("github token" in p for p in info.value.problems)
+    assert to_entry(draft, now, Policy(scan_secrets=False)).body == f"It is {TOKEN}."
