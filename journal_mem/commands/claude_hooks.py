@@ -27,6 +27,7 @@ from journal_mem.store import sessions
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
+    from journal_mem.model.validate import Policy
     from journal_mem.store.layout import Layout
 
 LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
@@ -36,17 +37,25 @@ PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-me
 class HookSettings:
     """The few settings the hooks need, merged (flags > env > file > defaults)."""
 
-    __slots__ = ("agents", "default_agent", "memory_root", "remind", "wake")
+    __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
 
     def __init__(self, root: str) -> None:
+        from journal_mem.model.validate import Policy
+
         got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
-                                     "hooks.wake", "hooks.remind")
+                                     "hooks.wake", "hooks.remind", "budget.entry_bytes",
+                                     "guard.scan_secrets", "distill.default_topic")
         self.memory_root = str(got["memory_root"]).strip().strip("/")
         self.default_agent = str(got["default_agent"])
         agents = got["agents"]
         self.agents = [str(a) for a in agents] if isinstance(agents, list) else []
         self.wake = settings.as_bool(got["hooks.wake"], "hooks.wake")
         self.remind = settings.as_bool(got["hooks.remind"], "hooks.remind")
+        # the policy distill judges entries by: the pack shows what it will fold
+        self.policy = Policy(entry_bytes=int(got["budget.entry_bytes"]),
+                             scan_secrets=settings.as_bool(got["guard.scan_secrets"],
+                                                           "guard.scan_secrets"),
+                             default_topic=str(got["distill.default_topic"]))
 
 
 def dispatch(args: list[str]) -> int | None:
@@ -103,7 +112,7 @@ def wake_hook(data: bytes, agent: str | None = None,
         if not conf.wake:
             return _off("wake-up is off (hooks.wake = false): memory not loaded")
         known = has_memory(layout, name, conf)
-        text = _wake(layout, payload, name, event, max_chars, known)
+        text = _wake(layout, conf.policy, payload, name, event, max_chars, known)
         if text:
             print(protocol.context_output(event, text))
         elif not known:  # a built-in or plugin agent, a main session without memory
@@ -113,8 +122,8 @@ def wake_hook(data: bytes, agent: str | None = None,
     return 0
 
 
-def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
-          max_chars: int, known: bool) -> str:
+def _wake(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
+          event: str, max_chars: int, known: bool) -> str:
     """Build what this session start needs, record it, and return its text ("" = nothing).
 
     startup/clear (and subagents): the pack, less what Claude Code loaded
@@ -147,7 +156,7 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     delta = source in ("resume", "fork") and old is not None
     if delta and old is not None:
         held = held_mod.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
-    pack = wake.build(layout, agent, max_chars=max_chars, held=held, delta=delta,
+    pack = wake.build(layout, agent, policy, max_chars=max_chars, held=held, delta=delta,
                       team_only=not known)
     state = dict(old or {})
     digests = (held.digests if held else set()) | set(pack.offered)
@@ -167,12 +176,12 @@ def _live(payload: dict[str, object], event: str, path: str, state: dict[str, ob
     from journal_mem.commands.held import Held, in_transcript
 
     agent = state.get("agent")
-    layout, _conf, name = _target(payload, agent if isinstance(agent, str) else None)
+    layout, conf, name = _target(payload, agent if isinstance(agent, str) else None)
     held: Held | None = Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
     if state.pop("fork", None):  # its first prompt: the copied transcript is there now
         held = in_transcript(protocol.text_field(payload, "transcript_path"), name)
-    pack = wake.build(layout, name, max_chars=max_chars, held=held, delta=held is not None,
-                      team_only=state.get("team_only") is True)
+    pack = wake.build(layout, name, conf.policy, max_chars=max_chars, held=held,
+                      delta=held is not None, team_only=state.get("team_only") is True)
     digests = held.digests if held else set()
     state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys,
                  watch=sessions.mtimes(watch_paths(layout, name)))
@@ -229,7 +238,7 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
             return 0
         from journal_mem.commands.remind import decide
 
-        why = decide(layout, name, payload)
+        why = decide(layout, conf.policy, name, payload)
         if why:
             print(protocol.context_output(event, why))
     except Exception as exc:  # never stop a session from ending

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from journal_mem.commands.held import KEY_RE as _KEY_RE
 from journal_mem.commands.held import Held, digest
+from journal_mem.model.validate import Policy
 from journal_mem.store.layout import Layout
-from journal_mem.store.lessons import Lesson, pending
+from journal_mem.store.reader import Lesson, pending
 
 if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
     from journal_mem.commands.recall import Hit
@@ -30,6 +31,7 @@ DEFAULT_MAX_CHARS = 9_500  # UTF-16 units: a margin below Claude Code's 10,000 c
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
+INVALID_SHOWN = 5
 # Rank bands: a lower rank survives longer.
 _HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
 
@@ -79,7 +81,7 @@ class Pack:
         }
 
 
-def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
+def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAULT_MAX_CHARS,
           with_memory: bool = True, query: str | None = None,
           facts: list[Hit] | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE,
@@ -91,9 +93,11 @@ def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
     it holds that are no longer true are named (each fact reaches it once);
     `delta` marks an update to a running session rather than its first pack.
     `team_only` (an agent without memory): only lessons meant for every agent.
+    Pending entries are judged by `policy`, as the next distill will judge
+    them: an invalid one is named in the pack and never applied.
     """
     pack = Pack(agent)
-    live, corrections = _sort_pending(pending(layout), agent, pack)
+    live, corrections = _sort_pending(pending(layout, policy), agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
     sections = [
@@ -126,10 +130,7 @@ def _head(agent: str, pack: Pack, delta: bool) -> list[Line]:
     head = [Line(title, _HEAD, "head"),
             Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
                  "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
-    if pack.problems:
-        head.append(Line(f"jmem warning: {len(pack.problems)} pending entries could not be "
-                         f"read, e.g. {pack.problems[0]}", _HEAD, "head"))
-    return head[:1] if delta else head
+    return head[:1] if delta else head + _invalid_lines(pack.problems)
 
 
 def _unheld(section: list[Line], held: Held) -> list[Line]:
@@ -166,8 +167,8 @@ def _sort_pending(lessons: list[Lesson], agent: str,
     seen: set[str] = set()
     live: list[Lesson] = []
     for lesson in lessons:  # newest first
-        if lesson.problem:
-            pack.problems.append(f"{lesson.rel}: {lesson.problem}")
+        if lesson.problems:  # distill will not fold it: it must not hide anything either
+            pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
             continue
         if lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent):
             live.append(lesson)
@@ -178,6 +179,20 @@ def _sort_pending(lessons: list[Lesson], agent: str,
             gone.setdefault(key, "retracted")
     corrections = {k: why for k, why in sorted(gone.items()) if k not in {x.key for x in live}}
     return live, corrections
+
+
+def _invalid_lines(problems: list[str]) -> list[Line]:
+    """Invalid pending entries, named (the first few) so that someone fixes them."""
+    if not problems:
+        return []
+    lines = [Line(f"jmem warning: {len(problems)} pending entries are invalid: distill will "
+                  "not fold them and this pack does not apply them (fix each file, or write "
+                  "a new lesson)", _HEAD, "head")]
+    lines += [Line(f"- invalid: {p}", _HEAD, "head") for p in problems[:INVALID_SHOWN]]
+    if len(problems) > INVALID_SHOWN:
+        lines.append(Line(f"- … and {len(problems) - INVALID_SHOWN} more (`jmem check`)",
+                          _HEAD, "head"))
+    return lines
 
 
 def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
@@ -306,5 +321,5 @@ def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHA
 
         hits = recall(ctx, query, agent=name, limit=QUERY_LIMIT * 3)
         facts = [h for h in hits if h.confidence >= min_confidence][:QUERY_LIMIT]
-    return build(ctx.layout, name, max_chars=max_chars, query=query, facts=facts,
+    return build(ctx.layout, name, ctx.policy, max_chars=max_chars, query=query, facts=facts,
                  min_confidence=min_confidence)
