@@ -69,9 +69,20 @@ def settle(draft: Draft, known: Known, now: dt.datetime, entry_bytes: int) -> En
     return entry
 
 
+def secrets_in(entry: Entry) -> list[str]:
+    """Why `entry` must not be filed: each secret it holds (lessons are committed)."""
+    from journal_mem.model.entry import render
+    from journal_mem.model.secretscan import scan
+
+    return [f"secret: {f.describe()} (leave the secret out, name where it is kept instead)"
+            for f in scan(render(entry))]
+
+
 def write_drafts(layout: Layout, drafts: list[Draft], known: Known, entry_bytes: int,
-                 progress: Progress | None = None, now: dt.datetime | None = None) -> Written:
-    """Create a journal entry for every draft not already in the journal."""
+                 progress: Progress | None = None, now: dt.datetime | None = None,
+                 scan_secrets: bool = True) -> Written:
+    """Create a journal entry for every draft not already in the journal; a draft that is
+    not a valid lesson (or holds a secret) is listed in `invalid` instead."""
     out = Written()
     now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     ready = unique_keys(drafts)
@@ -79,8 +90,11 @@ def write_drafts(layout: Layout, drafts: list[Draft], known: Known, entry_bytes:
     for done, draft in enumerate(ready, 1):
         try:
             entry = settle(draft, known, now, entry_bytes)
+            found = secrets_in(entry) if entry is not None and scan_secrets else []
+            if found:
+                raise InvalidEntry(found)
         except InvalidEntry as exc:
-            out.invalid += [f"{draft.where or draft.source}: {p}" for p in exc.problems]
+            out.invalid += [f"{draft.source or draft.where}: {p}" for p in exc.problems]
             continue
         if entry is None:
             out.skipped += 1

@@ -102,13 +102,19 @@ def _edits(ctx: Context, edited: list[MemFile], journal: Journal,
     return edits, problems
 
 
-def _validate(drafts: list[Draft], now: dt.datetime, entry_bytes: int) -> list[str]:
+def _validate(drafts: list[Draft], now: dt.datetime, entry_bytes: int,
+              scan_secrets: bool) -> list[str]:
+    """Why any draft cannot become a lesson (invalid, or holding a secret)."""
+    from journal_mem.store.importer import secrets_in
+
     problems = []
     for d in drafts:
         try:
-            to_entry(d, now, entry_bytes)
+            entry = to_entry(d, now, entry_bytes)
+            found = secrets_in(entry) if scan_secrets else []
         except InvalidEntry as exc:
-            problems += [f"{d.source}: cannot become a lesson: {p}" for p in exc.problems]
+            found = exc.problems
+        problems += [f"{d.source}: cannot become a lesson: {p}" for p in found]
     return problems
 
 
@@ -128,11 +134,12 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     drafts = drafts_of(layout, foreign)
     edits, problems = _edits(ctx, edited, journal, now)
     drafts += [d for e in edits for d in e.drafts]
-    problems += _validate(drafts, now, entry_bytes)
+    problems += _validate(drafts, now, entry_bytes, ctx.config.guard.scan_secrets)
     if problems:
         raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(problems),
                               hint=HINT)
-    done = write_drafts(layout, drafts, Known(journal.entries), entry_bytes, now=now)
+    done = write_drafts(layout, drafts, Known(journal.entries), entry_bytes, now=now,
+                        scan_secrets=ctx.config.guard.scan_secrets)
     out = Adopted(paths=done.paths)
     out.lines = [f"{layout.memory_root}/{f.rel}: not written by jmem: its facts imported "
                  "as lessons" for f in foreign]
