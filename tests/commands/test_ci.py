@@ -107,10 +107,14 @@ def test_a_daily_snapshot_is_kept_as_an_artifact(tmp_path: Path) -> None:
     runs = "\n".join(step.get("run", "") for step in job["steps"])
     assert "pip install journal-mem==0.1.0" in runs
     assert "jmem export --json memory-snapshot.json" in runs
-    upload = next(s for s in job["steps"] if s.get("uses", "").startswith(
-        "actions/upload-artifact@"))
-    assert upload["with"]["path"] == "memory-snapshot.json"
-    assert len(upload["uses"].rpartition("@")[2]) == 40  # pinned by commit
+    uploads = [s for s in job["steps"] if s.get("uses", "").startswith(
+        "actions/upload-artifact@")]
+    assert [u["with"]["path"] for u in uploads] == ["memory-snapshot.json",
+                                                    "memory-report/index.html"]
+    assert all(len(u["uses"].rpartition("@")[2]) == 40 for u in uploads)  # pinned by commit
+    assert "jmem report --out memory-report" in runs
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0  # the report reads the history
     lint = actionlint(repo / WORKFLOW)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
