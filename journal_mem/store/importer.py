@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.drafts import Draft, hashed_key, to_entry, unique_keys
 from journal_mem.model.entry import Entry
+from journal_mem.model.validate import Policy
 from journal_mem.store.journal import write_entry
 from journal_mem.store.layout import Layout
 
@@ -57,9 +58,9 @@ class Known:
         return any(t != draft.title or b != body for t, b, _ in self.by_key.get(key, ()))
 
 
-def settle(draft: Draft, known: Known, now: dt.datetime, entry_bytes: int) -> Entry | None:
+def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy) -> Entry | None:
     """The entry to write for `draft`, or None when the journal already holds it."""
-    entry = to_entry(draft, now, entry_bytes)
+    entry = to_entry(draft, now, policy)
     if known.has(entry.key, draft, entry.body):
         return None
     if not draft.replaces and known.taken(entry.key, draft, entry.body):
@@ -69,30 +70,16 @@ def settle(draft: Draft, known: Known, now: dt.datetime, entry_bytes: int) -> En
     return entry
 
 
-def secrets_in(entry: Entry) -> list[str]:
-    """Why `entry` must not be filed: each secret it holds (lessons are committed)."""
-    from journal_mem.model.entry import render
-    from journal_mem.model.secretscan import scan
-
-    return [f"secret: {f.describe()} (leave the secret out, name where it is kept instead)"
-            for f in scan(render(entry))]
-
-
-def write_drafts(layout: Layout, drafts: list[Draft], known: Known, entry_bytes: int,
-                 progress: Progress | None = None, now: dt.datetime | None = None,
-                 scan_secrets: bool = True) -> Written:
-    """Create a journal entry for every draft not already in the journal; a draft that is
-    not a valid lesson (or holds a secret) is listed in `invalid` instead."""
+def write_drafts(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
+                 progress: Progress | None = None, now: dt.datetime | None = None) -> Written:
+    """Create a journal entry for every draft not already in the journal."""
     out = Written()
     now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     ready = unique_keys(drafts)
     folders: set[str] = set()
     for done, draft in enumerate(ready, 1):
         try:
-            entry = settle(draft, known, now, entry_bytes)
-            found = secrets_in(entry) if entry is not None and scan_secrets else []
-            if found:
-                raise InvalidEntry(found)
+            entry = settle(draft, known, now, policy)
         except InvalidEntry as exc:
             out.invalid += [f"{draft.source or draft.where}: {p}" for p in exc.problems]
             continue
