@@ -183,11 +183,11 @@ def _restore(ctx: Context, source: _Source) -> None:
     """Put the worktree's copy back to HEAD and unstage it (a new file is removed)."""
     top = ctx.repo.worktree_root
     if source.in_head:
-        gitfacts.run(["--literal-pathspecs", "restore", "--source=HEAD", "--staged",
-                      "--worktree", "--", source.path], top, clean=True)
+        gitfacts.run(["restore", "--source=HEAD", "--staged", "--worktree", "--",
+                      staged.pathspec(source.path)], top, clean=True)
         return
-    gitfacts.run(["--literal-pathspecs", "rm", "--cached", "-q", "--ignore-unmatch", "--",
-                  source.path], top, clean=True)
+    gitfacts.run(["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--",
+                  staged.pathspec(source.path)], top, clean=True)
     full = os.path.join(top, source.path)
     if os.path.lexists(full):
         os.unlink(full)

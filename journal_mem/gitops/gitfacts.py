@@ -31,12 +31,30 @@ LOCAL_ENV_VARS = (
     "GIT_COMMON_DIR",
 )
 
+# These change what every pathspec means (Magit runs git with
+# `--literal-pathspecs`, which exports the first one to every hook): under
+# them the `:(top,literal)` magic matches nothing and the guard would see no
+# memory change at all. Every git call of ours runs without them, and so do
+# the hooks of the commits we make.
+PATHSPEC_ENV_VARS = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
+def git_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: ours) without the pathspec variables: what every git call gets."""
+    source = os.environ if env is None else env
+    return {k: v for k, v in source.items() if k not in PATHSPEC_ENV_VARS}
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment without the variables a hook's git inherits."""
-    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
+    """The environment without the variables a hook's git inherits (pathspec ones too)."""
+    env = {k: v for k, v in git_env().items() if k not in LOCAL_ENV_VARS}
     if extra:
         env.update(extra)
     return env
@@ -80,8 +98,7 @@ def run(
 
     from journal_mem.errors import GitError
 
-    if env is None:
-        env = clean_env() if clean else dict(os.environ)
+    env = git_env(env if env is not None else clean_env() if clean else None)
     env.setdefault("LC_ALL", "C")
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
@@ -105,7 +122,7 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
         pid = os.posix_spawnp(
             "git",
             ["git", "-C", cwd, *args],
-            os.environ,
+            git_env(),
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
                 (os.POSIX_SPAWN_DUP2, write_fd, 1),
