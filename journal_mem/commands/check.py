@@ -136,8 +136,12 @@ def append_only_problems(ctx: Context, base: str) -> list[str]:
 
 def file_problems(ctx: Context) -> list[str]:
     """Symlinks, conflict markers and secrets anywhere under the memory root."""
-    problems = []
     top = ctx.layout.main_memory
+    link = ctx.layout.symlink_on_way(top)
+    if link is not None:
+        return [f"{link}: a symlink on the way to the memory root (memory would be read and "
+                "written outside the repository)"]
+    problems = []
     for folder, dirs, files in os.walk(top):
         for name in sorted(dirs + files):
             path = os.path.join(folder, name)

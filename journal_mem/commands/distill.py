@@ -467,15 +467,15 @@ def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
     if not branch and opts.commit and ctx.config.distill.commit:
         raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
                               hint="switch to a branch, or use --no-commit")
-    status = memgit.status(root, ctx.layout.memory_root)
-    links = ctx.layout.symlinked_folders()  # issue 7: a link would send writes outside
+    links = ctx.layout.symlinked_folders()  # a link would send writes outside
     if links:
         raise PolicyViolation(
-            "distill refused, nothing changed: symlinks under the memory root:\n"
+            "distill refused, nothing changed: symlinks on the way to memory:\n"
             + "\n".join(f"{link}: a symlink; memory is never written through one"
                         for link in links),
             hint="replace each link with a real folder (`jmem check` lists them)",
         )
+    status = memgit.status(root, ctx.layout.memory_root)
     problems = unsafe_edits(ctx, status)
     if problems:
         raise PolicyViolation(

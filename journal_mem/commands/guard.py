@@ -70,7 +70,9 @@ def touches_memory(cwd: str, root: str) -> bool:
     )
     if code != 0:
         return True
-    return any(under(p, root) for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+    # a path above the root counts too: a `.claude` symlink would redirect memory
+    return any(under(p, root) or root.startswith(p + "/")
+               for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def decide(cwd: str, hook: str | None = None) -> Verdict:

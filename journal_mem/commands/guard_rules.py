@@ -106,13 +106,28 @@ def classify(rel: str) -> tuple[str, str | None]:
 def judge(cwd: str, hook: str) -> tuple[int, list[str]]:
     """Judge the staged changes under the memory root; exit 1 with every problem."""
     ctx = load_policy(cwd)
-    changes = staged.changes(cwd, ctx.layout.memory_root)
-    if not changes:
-        return OK, []
-    rules = main_rules(ctx, cwd, changes) if ctx.repo.is_main else worktree_rules(ctx, changes)
+    root = ctx.layout.memory_root
+    ancestors = ctx.layout.ancestors()
+    # one call covers the root and the folders above it (`.claude`)
+    every = staged.changes(cwd, ancestors[0] if ancestors else root)
+    changes = [c for c in every if c.path == root or c.path.startswith(root + "/")]
+    rules = [above_root(c) for c in every if c.path in ancestors and c.status != "D"]
+    if changes:
+        rules += (main_rules(ctx, cwd, changes) if ctx.repo.is_main
+                  else worktree_rules(ctx, changes))
     if not rules:
         return OK, []
     return REFUSED, render(hook, ctx.layout.memory_root, rules)
+
+
+def above_root(change: Change) -> Problem:
+    """A file or symlink staged where a folder above the memory root must be."""
+    quoted = shlex.quote(change.path)
+    what = "a symlink" if change.is_symlink else "a file"
+    rule = (f"{what} where a folder above the memory root must be: memory would be read and "
+            "written wherever it points, outside the repository")
+    return Problem(change.path, rule, [f"git rm --cached -q -- {quoted}   (and make it a real "
+                                       "folder)"])
 
 
 def render(hook: str, root: str, problems: list[Problem]) -> list[str]:
