@@ -120,3 +120,28 @@ class Layout:
         """Repository-relative folders above the memory root, top first (`.claude`)."""
         parts = self.memory_root.split("/")
         return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def root_at(cwd: str, rev: str, *, clean: bool = False) -> str | None:
+    """The memory root the config file at `rev` sets ("" for the index), with `JMEM_*`
+    applied; None when `rev` has no config file (or there is no `rev`).
+
+    The guard and `check --base` judge a commit by the root of the side they
+    trust, not the one the commit itself sets: a commit that moved the root
+    would otherwise decide which of its own changes are looked at.
+    """
+    from journal_mem.config import settings
+    from journal_mem.gitops import gitfacts
+
+    res = gitfacts.run(["cat-file", "blob", f"{rev}:{settings.CONFIG_FILE}"], cwd,
+                       check=False, clean=clean)
+    if not res.ok:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(res.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}  # reported by every other command; judge with the defaults
+    merged = settings.gather(cwd, file_data=data)[0]
+    return str(settings.get(merged, "memory_root")).strip().strip("/")

@@ -73,8 +73,8 @@ def test_the_distill_commit_passes_no_pathspec_variable_to_hooks(repo: Path, nam
     hooks.mkdir(parents=True, exist_ok=True)
     seen = repo.parent / "hook-env.txt"
     foreign = hooks / "pre-commit"
-    foreign.write_text(f"#!/bin/sh\nenv | grep '^GIT_.*PATHSPECS=' >> '{seen}'\necho ran >> '{seen}'\n"
-                       "exit 0\n")
+    foreign.write_text(f"#!/bin/sh\nenv | grep '^GIT_.*PATHSPECS=' >> '{seen}'\n"
+                       f"echo ran >> '{seen}'\nexit 0\n")
     foreign.chmod(foreign.stat().st_mode | stat.S_IEXEC)
     install_hooks(repo)  # keeps the hook above as pre-commit.legacy, run first
     run_env = env(**{name: "1"})
