@@ -27,6 +27,7 @@ from journal_mem.model.render import render
 from journal_mem.names import is_name
 from journal_mem.store.context import Context
 from journal_mem.store.entrycache import Journal, read_journal
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD, TOPICS, Layout
 from journal_mem.store.lock import DistillLock
 from journal_mem.store.outbox import Drained, drain
@@ -475,6 +476,8 @@ def refuse_unsafe(ctx: Context, opts: Options) -> list[tuple[str, str]]:
                         for link in links),
             hint="replace each link with a real folder (`jmem check` lists them)",
         )
+    refuse_ignored(ctx.layout, sorted(set(ctx.config.agents) | set(ctx.layout.agents_on_disk())),
+                   "distill")
     status = memgit.status(root, ctx.layout.memory_root)
     problems = unsafe_edits(ctx, status)
     if problems:

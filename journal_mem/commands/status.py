@@ -16,6 +16,7 @@ from journal_mem import claude
 from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
+from journal_mem.store.gitignored import ignored_lines
 from journal_mem.store.layout import DISTILL_STATE
 from journal_mem.store.lessons import pending_paths
 from journal_mem.store.lock import held_by
@@ -38,6 +39,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root),
+        "ignored": ignored_lines(layout, agents),
     }
 
 
@@ -71,6 +73,9 @@ def render(report: dict[str, Any]) -> list[str]:
     ch = report["claude_hooks"]
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
+    for line in report["ignored"]:
+        out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
+                   "init, write and distill refuse until then)")
     if not ch["jmem_on_path"]:
         out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it "
                    "(pipx install journal-mem, or uv tool install journal-mem)")

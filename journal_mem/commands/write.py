@@ -79,8 +79,9 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
 
 
 def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
-    """Refuse a lesson that holds a secret (as the guard would, `guard.scan_secrets`), and
-    a journal folder reached through a symlink (the file would land outside the repository).
+    """Refuse a lesson that holds a secret (as the guard would, `guard.scan_secrets`), a
+    journal git ignores (the lesson would never be committed), and a journal folder reached
+    through a symlink (the file would land outside the repository).
     """
     if ctx.config.guard.scan_secrets:
         from journal_mem.model.entry import render
@@ -91,6 +92,12 @@ def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
             raise InvalidEntry([f"secret: {f.describe()} (lessons are committed and shared: "
                                 "leave the secret out, name where it is kept instead)"
                                 for f in found])
+    if not outbox:
+        from journal_mem.store.gitignored import refuse_ignored
+        from journal_mem.store.journal import entry_name
+
+        refuse_ignored(ctx.layout, [entry.agent], "write",
+                       entry_name=entry_name(entry, "0" * 10))
     link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
     if link:
         from journal_mem.errors import PolicyViolation
