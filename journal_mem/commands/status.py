@@ -12,12 +12,13 @@ import os
 import shutil
 from typing import Any
 
-from journal_mem import claude
+from journal_mem.claude import settings as claude_settings
+from journal_mem.errors import GitError
 from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
 from journal_mem.store.gitignored import ignored_lines
-from journal_mem.store.layout import DISTILL_STATE
+from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.lessons import pending_paths
 from journal_mem.store.lock import held_by
 
@@ -39,7 +40,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root),
-        "ignored": ignored_lines(layout, agents),
+        "ignored": _ignored(layout, agents),
     }
 
 
@@ -77,8 +78,8 @@ def render(report: dict[str, Any]) -> list[str]:
         out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
                    "init, write and distill refuse until then)")
     if not ch["jmem_on_path"]:
-        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it "
-                   "(pipx install journal-mem, or uv tool install journal-mem)")
+        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it; "
+                   + claude_settings.PATH_HINT)
     return out
 
 
@@ -129,4 +130,13 @@ def _git_hooks(root: str) -> dict[str, str]:
 
 
 def _claude_hooks(root: str) -> dict[str, Any]:
-    return {"missing": claude.missing_hooks(root), "jmem_on_path": shutil.which("jmem") is not None}
+    return {"missing": claude_settings.missing_hooks(root),
+            "jmem_on_path": shutil.which("jmem") is not None}
+
+
+def _ignored(layout: Layout, agents: list[str]) -> list[str]:
+    """Memory files git would ignore; a failing git call is reported, not raised."""
+    try:
+        return ignored_lines(layout, agents)
+    except GitError as exc:
+        return [f"{layout.memory_root}: cannot tell whether git ignores it ({exc.message})"]

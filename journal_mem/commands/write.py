@@ -92,12 +92,6 @@ def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
             raise InvalidEntry([f"secret: {f.describe()} (lessons are committed and shared: "
                                 "leave the secret out, name where it is kept instead)"
                                 for f in found])
-    if not outbox:
-        from journal_mem.store.gitignored import refuse_ignored
-        from journal_mem.store.journal import entry_name
-
-        refuse_ignored(ctx.layout, [entry.agent], "write",
-                       entry_name=entry_name(entry, "0" * 10))
     link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
     if link:
         from journal_mem.errors import PolicyViolation
@@ -107,3 +101,9 @@ def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
             "nothing written",
             hint="replace the link with a real folder, or file the lesson with --outbox",
         )
+    if not outbox:
+        from journal_mem.store.gitignored import refuse_ignored
+        from journal_mem.store.journal import entry_name
+
+        refuse_ignored(ctx.layout, [entry.agent], "write",
+                       entry_name=entry_name(entry, "0" * 10))

@@ -1,4 +1,4 @@
-"""Where memory lives on disk (DESIGN §3.1), for one repository and config."""
+"""Where memory lives on disk (docs/DESIGN.md, "Files on disk"), for one repository and config."""
 
 from __future__ import annotations
 
