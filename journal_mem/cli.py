@@ -534,7 +534,7 @@ def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
 @cli.command(context_settings=CONTEXT)
 @click.argument("question", nargs=-1, required=True)
 @click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--limit", type=click.IntRange(1, 1000), default=5, show_default=True,
               help="How many facts.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")

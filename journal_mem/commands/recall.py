@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from journal_mem.store.context import Context
 
 SCHEMA_VERSION = "2"
+# The most facts one recall returns; `cli.py` gives click the same bound, so a
+# larger --limit is a usage error (SQLite's LIMIT overflows at 2**63).
+MAX_LIMIT = 1000
 # bm25 weights, in the FTS column order: title, tags, topic, body
 WEIGHTS = (8.0, 4.0, 2.0, 1.0)
 STOPWORDS = frozenset(
@@ -285,7 +288,7 @@ def fast_main(args: list[str]) -> int | None:
                 return None
             if arg == "--agent":
                 agent = value
-            elif value.isdigit() and int(value) > 0:
+            elif value.isdigit() and 0 < int(value) <= MAX_LIMIT:
                 limit = int(value)
             else:
                 return None

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
 from journal_mem.config.settings import env_flag, env_value
-from journal_mem.errors import InvalidEntry
+from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.model.entry import Entry, build, parse
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
+
+
+# The disk is full, the quota is used up, or the file size limit (RLIMIT_FSIZE) is hit.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
@@ -75,7 +80,19 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
     refuse_hostile(ctx, entry, outbox)
-    return record(ctx.layout, entry, outbox=outbox)
+    try:
+        return record(ctx.layout, entry, outbox=outbox)
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        # `record` names the file only once its content is on disk (fsynced), so a
+        # write that ran out of room left no entry behind, whole or partial.
+        raise JournalMemError(
+            f"no room to write the lesson ({exc.strerror}: {exc.filename or 'journal'}); "
+            "nothing written",
+            hint="free some disk space (or raise the quota or file size limit) and run the "
+                 "same command again",
+        ) from exc
 
 
 def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
