@@ -12,7 +12,6 @@ from journal_mem.model.entry import Entry, build, parse
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
 
-
 # The disk is full, the quota is used up, or the file size limit (RLIMIT_FSIZE) is hit.
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 

@@ -183,19 +183,7 @@ def locate(cwd: str) -> Repo:
 
     if not os.path.isdir(cwd):
         raise _not_a_repo(cwd, "no such directory")
-    code, out = spawn_git(
-        [
-            "rev-parse",
-            "--path-format=absolute",
-            "--absolute-git-dir",
-            "--git-common-dir",
-            "--is-bare-repository",
-            "--show-toplevel",
-        ],
-        cwd,
-        quiet=True,
-    )
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    code, lines = _rev_parse(cwd)
     if len(lines) >= 3 and lines[2] == "true":
         raise UnsupportedRepo(
             f"{cwd} is a bare repository: there is no main checkout to hold the journal",
@@ -207,6 +195,31 @@ def locate(cwd: str) -> Repo:
     if git_dir == common_dir:
         return Repo(git_dir, common_dir, top, top)
     return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
+
+
+_WHERE = ("--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel")
+
+
+def _rev_parse(cwd: str) -> tuple[int, list[str]]:
+    """(exit code, answers) of `git rev-parse` for `_WHERE`, one answer per flag given.
+
+    rev-parse has no `-z`: its answers are separated by "\n" only (never
+    `splitlines`, which also splits at a form feed or U+0085, both legal in a
+    path). When a path holds a "\n" itself, each flag is asked on its own.
+    """
+    code, out = spawn_git(["rev-parse", "--path-format=absolute", *_WHERE], cwd, quiet=True)
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if len(lines) <= len(_WHERE) and (code != 0 or len(lines) == len(_WHERE)):
+        return code, lines
+    answers = []
+    for flag in _WHERE:
+        code, out = spawn_git(["rev-parse", "--path-format=absolute", flag], cwd, quiet=True)
+        if code != 0:
+            return code, answers
+        answers.append(out.decode("utf-8", "surrogateescape").removesuffix("\n"))
+    return 0, answers
 
 
 def _core_settings(common_dir: str) -> dict[str, str]:
