@@ -192,9 +192,34 @@ def locate(cwd: str) -> Repo:
     if code != 0 or len(lines) != 4:
         raise _not_a_repo(cwd, "git rev-parse found no work tree here")
     git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
+    if "GIT_DIR" in os.environ and "GIT_WORK_TREE" not in os.environ:
+        top = _top_of(git_dir, common_dir, top)
     if git_dir == common_dir:
         return Repo(git_dir, common_dir, top, top)
     return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
+
+
+def _top_of(git_dir: str, common_dir: str, guess: str) -> str:
+    """The work tree of `git_dir` when GIT_DIR is set without GIT_WORK_TREE.
+
+    git then takes the current directory for the top of the work tree, so a
+    shell in `<top>/sub` would put memory under `sub/.claude/`. The checkout
+    the git dir belongs to is found as for a hook instead; `guess` (git's
+    answer) stays when there is none.
+    """
+    from journal_mem.errors import UnsupportedRepo
+
+    if git_dir == common_dir:
+        try:
+            return find_main_checkout(common_dir)
+        except UnsupportedRepo:
+            return guess
+    try:  # a linked worktree's git dir names its `.git` file
+        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8") as fh:
+            dot_git = fh.read().removesuffix("\n")
+    except (OSError, UnicodeDecodeError):
+        return guess
+    return os.path.realpath(os.path.dirname(dot_git))
 
 
 _WHERE = ("--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel")
@@ -213,7 +238,7 @@ def _rev_parse(cwd: str) -> tuple[int, list[str]]:
         lines.pop()
     if len(lines) <= len(_WHERE) and (code != 0 or len(lines) == len(_WHERE)):
         return code, lines
-    answers = []
+    answers: list[str] = []
     for flag in _WHERE:
         code, out = spawn_git(["rev-parse", "--path-format=absolute", flag], cwd, quiet=True)
         if code != 0:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -31,3 +30,20 @@ def test_repository_path_with_a_line_break_character(tmp_path: Path, char: str) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(journal_files(main, "api")) == 1
     assert jmem(main, "status").returncode == 0
+
+
+@pytest.mark.parametrize("where", ["main", "worktree"])
+def test_git_dir_set_in_a_subdirectory(repo: Path, tmp_path: Path, where: str) -> None:
+    top = repo
+    git_dir = repo / ".git"
+    if where == "worktree":
+        top = tmp_path / "wt"
+        git(repo, "worktree", "add", "-q", "-b", "wt", str(top))
+        git_dir = repo / ".git" / "worktrees" / "wt"
+    (top / "sub").mkdir()
+    env = base_env(GIT_DIR=str(git_dir))
+    proc = jmem(top / "sub", "write", "--agent", "api", "--topic", "testing", "--title",
+                "A lesson", "--body", "Detail.", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(journal_files(repo, "api")) == 1  # the main checkout's journal
+    assert not (top / "sub" / ".claude").exists()
