@@ -74,3 +74,16 @@ def test_the_first_commit_of_a_custom_root_is_not_a_move(tmp_path: Path) -> None
     git(main, "add", "-A")
     proc = commit(main)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_an_unstaged_root_change_does_not_hide_a_staged_hand_edit(repo: Path) -> None:
+    """The guard's fast path reads the work tree's config; a root moved there (not staged)
+    must not let a hand edit under the committed root through."""
+    install_hooks(repo)
+    commit_in_main(repo, MEMORY_MD, "# api memory\n")
+    put(repo, MEMORY_MD, "# api memory\n- a fact nobody distilled\n")
+    git(repo, "add", "--", MEMORY_MD)
+    _move_root(repo, "elsewhere")  # left unstaged
+    proc = commit(repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"  {MEMORY_MD}\n" in proc.stderr
