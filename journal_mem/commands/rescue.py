@@ -27,6 +27,7 @@ from journal_mem.model.entry import TITLE_MAX, Entry, build, parse
 from journal_mem.model.secretscan import scan
 from journal_mem.names import MEMORY_MD, is_name
 from journal_mem.store.context import Context, open_context
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.journal import record
 
 INBOX = "inbox"
@@ -63,6 +64,8 @@ def rescue(cwd: str) -> RescueReport:
                  "(the guard checks them)")
     report = RescueReport()
     sources = _sources(ctx)
+    agents = {agent for s in sources if (agent := classify(s.rel)[1]) is not None}
+    refuse_ignored(ctx.layout, sorted(agents), "rescue")  # the lessons would never be committed
     if not sources:
         report.lines.append(f"nothing to rescue under {ctx.layout.memory_root}/ in this worktree")
     for source in sources:

@@ -61,3 +61,17 @@ def test_status_warns(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (f"warning: {MEM}/api/journal/" in proc.stdout
             and "ignored by git (.gitignore:1: journal)" in proc.stdout), proc.stdout
+
+
+def test_rescue_refuses_an_ignored_journal(repo: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "wt", str(wt))
+    lesson = wt / MEM / "api" / "journal" / "2026-01-02-a-lesson.md"
+    lesson.write_text("---\nagent: api\ncreated: 2026-01-02T03:04:05+00:00\ntopic: testing\n"
+                      "---\n\n# A lesson\n\nDetail.\n")
+    (repo / ".git" / "info" / "exclude").write_text("journal/\n")
+    git(wt, "add", "-f", "--", str(lesson))
+    proc = jmem(wt, "rescue")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "rescue refused, nothing written" in proc.stderr
+    assert journal_files(repo, "api") == [] and lesson.exists()

@@ -72,3 +72,15 @@ def test_guard_refuses_committing_the_link(repo: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "  .claude\n" in proc.stderr and "a symlink where a folder above" in proc.stderr
     assert git(repo, "rev-parse", "HEAD").stdout == before
+
+
+def test_outbox_drain_refuses_and_moves_nothing(linked: Path) -> None:
+    proc = jmem(linked, "write", "--outbox", "--agent", "api", "--topic", "testing", "--title",
+                "A lesson", "--body", "Detail.")
+    assert proc.returncode == 0, proc.stderr
+    before = _files(linked.parent / "elsewhere")
+    proc = jmem(linked, "outbox", "drain")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "symlinks on the way to memory: .claude" in proc.stderr
+    assert _files(linked.parent / "elsewhere") == before
+    assert len(list((linked / ".git" / "journal-mem" / "outbox" / "api").iterdir())) == 1
