@@ -423,15 +423,18 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
 @cli.command(context_settings=CONTEXT)
 @click.option("--base", metavar="REF",
               help="Also fail when a journal entry was modified or deleted since REF.")
+@click.option("--allow-root-move", is_flag=True,
+              help="Accept a memory_root changed since REF (a deliberate move).")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def check(click_ctx: click.Context, base: str | None, as_json: bool) -> int:
+def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
+          as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
     from journal_mem.commands.check import run_check
     from journal_mem.store.context import open_context
 
-    problems = run_check(open_context(_cwd(click_ctx)), base)
+    problems = run_check(open_context(_cwd(click_ctx)), base, allow_root_move=allow_root_move)
     if as_json:
         _emit_json({"ok": not problems, "problems": problems})
     elif problems:

@@ -11,6 +11,7 @@ from journal_mem.config.settings import CONFIG_FILE
 from journal_mem.errors import ConfigError
 from journal_mem.gitops import gitfacts
 from journal_mem.names import is_name
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.layout import KEEP, Layout
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
     branch = gitfacts.current_branch(root)
     source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
+    layout = Layout(repo, load(root).memory_root)
+    refuse_ignored(layout, sorted(set(agents) | set(layout.agents_on_disk())), "init",
+                   extra=[CONFIG_FILE])
     _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
     config = load(root)
     layout = Layout(repo, config.memory_root)

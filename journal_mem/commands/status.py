@@ -13,10 +13,12 @@ import shutil
 from typing import Any
 
 from journal_mem.claude import settings as claude_settings
+from journal_mem.errors import GitError
 from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
-from journal_mem.store.layout import DISTILL_STATE
+from journal_mem.store.gitignored import ignored_lines
+from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.listing import MISNAMED, misnamed_files, pending_paths
 from journal_mem.store.lock import held_by
 
@@ -39,6 +41,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root, ctx.repo.worktree_root),
+        "ignored": _ignored(layout, agents),
     }
 
 
@@ -81,6 +84,9 @@ def render(report: dict[str, Any]) -> list[str]:
     ch = report["claude_hooks"]
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
+    for line in report["ignored"]:
+        out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
+                   "init, write and distill refuse until then)")
     out += _claude_warnings(ch)
     return out
 
@@ -157,3 +163,11 @@ def _claude_hooks(root: str, worktree: str) -> dict[str, Any]:
     return {"missing": missing, "jmem_on_path": shutil.which("jmem") is not None,
             "worktree_missing": claude_settings.missing_hooks(worktree) if lagging else [],
             "plugin": claude_settings.plugin_enabled()}
+
+
+def _ignored(layout: Layout, agents: list[str]) -> list[str]:
+    """Memory files git would ignore; a failing git call is reported, not raised."""
+    try:
+        return ignored_lines(layout, agents)
+    except GitError as exc:
+        return [f"{layout.memory_root}: cannot tell whether git ignores it ({exc.message})"]
