@@ -25,7 +25,7 @@ RANK = {"model": 1, "config": 2, "gitops": 2, "store": 3, "claude": 3, "commands
 TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0,
             "cli": 5, "main": 5, "api": 5, "__main__": 5, "__init__": 0}
 # Modules the git hooks and agent wake-up import: only the standard library at top level.
-HOT = {"gitops.gitfacts", "config.settings", "errors", "boundary", "main", "store.layout",
+HOT = {"gitops.gitfacts", "config.settings", "errors", "fsutil", "boundary", "main", "store.layout",
        "gitops.ticket"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it"}
 

@@ -209,12 +209,10 @@ def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None =
 
 
 def _save_snapshot(path: str, key: str, config: Config) -> None:
+    from journal_mem.fsutil import replace_atomic
+
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"key": key, "config": config.as_dict()}, fh)
-        os.replace(tmp, path)
+        replace_atomic(path, json.dumps({"key": key, "config": config.as_dict()}))
     except OSError:
         pass  # the snapshot is only a cache
 

@@ -19,9 +19,10 @@ import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.fsutil import replace_atomic_with
 from journal_mem.model.entry import Entry, parse
 from journal_mem.model.secretscan import scan
 from journal_mem.store.layout import JOURNAL, Layout
@@ -91,11 +92,7 @@ def _load_one(path: str, entry_bytes: int) -> tuple[str, dict[str, _Item]]:
 
 
 def _dump(path: str, data: dict[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        _pickler(fh).dump({"version": CACHE_VERSION, **data})
-    os.replace(tmp, path)
+    replace_atomic_with(path, lambda fh: _pickler(fh).dump({"version": CACHE_VERSION, **data}))
 
 
 class _Cache:
@@ -246,15 +243,13 @@ def save_fold(layout: Layout, signature: str, facts: dict[str, Any]) -> None:
     """Keep `facts` (a fold's live facts) for the next distill's change report."""
     from journal_mem.model.fold import Fact
 
-    path = fold_path(layout)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    def dump(fh: BinaryIO) -> None:
+        pickler = _pickler(fh)
+        pickler.dispatch_table = {**pickler.dispatch_table, Fact: _fact_reduce}
+        pickler.dump({"version": CACHE_VERSION, "gen": signature, "entry_bytes": 0,
+                      "items": facts})
+
     try:
-        with open(tmp, "wb") as fh:
-            pickler = _pickler(fh)
-            pickler.dispatch_table = {**pickler.dispatch_table, Fact: _fact_reduce}
-            pickler.dump({"version": CACHE_VERSION, "gen": signature, "entry_bytes": 0,
-                          "items": facts})
-        os.replace(tmp, path)
+        replace_atomic_with(fold_path(layout), dump)
     except OSError:
         pass  # only slower next time
