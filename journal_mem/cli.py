@@ -368,7 +368,9 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
                         commit=not no_commit, if_due=if_due, date=date)
     if push_remote is not None:  # issue 6: many machines
         return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
-    outcome = core.distill(open_context(_cwd(ctx)), opts)
+    # --no-commit is the setting distill.commit = false for this run (flags > env > file)
+    flags = {"distill.commit": False} if no_commit else None
+    outcome = core.distill(open_context(_cwd(ctx), flags), opts)
     from journal_mem.commands.report import distill_json, distill_lines
 
     if as_json:

@@ -22,14 +22,15 @@ def _cwd(argv: list[str]) -> str:
 
 
 def _off(main_root: str, if_due: bool) -> str | None:
-    from journal_mem.config.settings import env_flag, gather, get
+    """Why a background `--if-due` distill must not start (the same switches as
+    `store.distill.schedule.off_reason`, read without pydantic); a typo raises."""
+    from journal_mem.config.settings import Settings, env_flag
 
     if not if_due:
         return None
     if env_flag("JMEM_DISABLE"):
         return "journal-mem is disabled (JMEM_DISABLE=1): no distill"
-    value = get(gather(main_root)[0], "hooks.distill_on_commit")
-    if str(value).strip().lower() in ("0", "false", "no", "off"):
+    if not Settings(main_root).switch("hooks.distill_on_commit"):
         return "hooks.distill_on_commit is false: no distill on commit"
     return None
 

@@ -19,19 +19,17 @@ from journal_mem.store.layout import Layout
 
 
 class HookSettings:
-    """The few settings the hooks need, merged (flags > env > file > defaults)."""
+    """The few settings the hooks need, from the one settings view."""
 
     __slots__ = ("agents", "default_agent", "memory_root", "remind", "wake")
 
     def __init__(self, root: str) -> None:
-        got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
-                                     "hooks.wake", "hooks.remind")
-        self.memory_root = str(got["memory_root"]).strip().strip("/")
-        self.default_agent = str(got["default_agent"])
-        agents = got["agents"]
-        self.agents = [str(a) for a in agents] if isinstance(agents, list) else []
-        self.wake = settings.as_bool(got["hooks.wake"], "hooks.wake")
-        self.remind = settings.as_bool(got["hooks.remind"], "hooks.remind")
+        view = settings.Settings(root)
+        self.memory_root = view.memory_root
+        self.default_agent = str(view.get("default_agent"))
+        self.agents = view.names("agents")
+        self.wake = view.switch("hooks.wake")
+        self.remind = view.switch("hooks.remind")
 
 
 def dispatch(args: list[str]) -> int | None:
@@ -152,8 +150,8 @@ def _target(payload: dict[str, object],
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
     """--agent, else the subagent's name, else JMEM_AGENT, else default_agent."""
-    return (agent or claude.text_field(payload, "agent_type")
-            or settings.env_value("JMEM_AGENT") or conf.default_agent)
+    return settings.agent_name(agent or claude.text_field(payload, "agent_type"),
+                               conf.default_agent)
 
 
 def _unknown_agent(layout: Layout, agent: str, conf: HookSettings) -> str:

@@ -302,7 +302,7 @@ def fast_main(args: list[str]) -> int | None:
         from journal_mem.gitops import gitfacts
 
         repo = gitfacts.locate(os.getcwd())
-        layout = Layout(repo, settings.fast_memory_root(repo.main_root))
+        layout = Layout(repo, settings.Settings(repo.main_root).memory_root)
         hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())
     except Exception:
         return None

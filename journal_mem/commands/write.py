@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from journal_mem.config.settings import env_flag, env_value
+from journal_mem.config.settings import agent_name, env_flag
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.entry import Entry, build, parse
 from journal_mem.store.context import Context
@@ -14,7 +14,7 @@ from journal_mem.store.journal import Written, record
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
     """--agent, else JMEM_AGENT, else the configured default agent."""
-    return agent or env_value("JMEM_AGENT") or ctx.config.default_agent
+    return agent_name(agent, ctx.config.default_agent)
 
 
 def decode_text(data: bytes, what: str) -> str:
