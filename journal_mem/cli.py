@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from journal_mem import errors
-from journal_mem.boundary import guarded
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -357,7 +356,7 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
     if background:  # normally answered by main.py before click loads
         from journal_mem.commands.background import detach
 
-        return detach(sys.argv[1:])
+        return detach(list(ctx.find_root().obj), _cwd(ctx))  # the argv this CLI was given
     date = None
     if on_date:
         try:
@@ -559,19 +558,16 @@ def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, lim
 
 
 def run(argv: list[str]) -> int:
-    """Run the CLI on `argv` inside the error boundary; return the exit code."""
-
-    def call() -> int:
-        try:
-            result = cli.main(args=argv, prog_name="jmem", standalone_mode=False)
-        except click.exceptions.Exit as exc:
-            return int(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("jmem: aborted", err=True)
-            return errors.REFUSED
-        except click.ClickException as exc:
-            exc.show()
-            return errors.USAGE if isinstance(exc, click.UsageError) else exc.exit_code
-        return int(result) if isinstance(result, int) else errors.OK
-
-    return guarded(call)
+    """Run the CLI on `argv`; return the exit code. click's own exceptions become exit
+    codes here; every other one goes to the error boundary in `main.main`."""
+    try:
+        result = cli.main(args=argv, prog_name="jmem", standalone_mode=False, obj=list(argv))
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("jmem: aborted", err=True)
+        return errors.REFUSED
+    except click.ClickException as exc:
+        exc.show()
+        return errors.USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+    return int(result) if isinstance(result, int) else errors.OK

@@ -35,20 +35,18 @@ def _off(main_root: str, if_due: bool) -> str | None:
     return None
 
 
-def detach(argv: list[str]) -> int:
-    """Start `jmem ARGV` (without --background) detached; print where it logs; return 0."""
+def detach(argv: list[str], cwd: str | None = None) -> int:
+    """Start `jmem ARGV` (without --background) detached; print where it logs; return 0.
+
+    `cwd`: where the command runs (`-C`), when the caller has parsed it already.
+    """
     import subprocess
     import time
 
-    from journal_mem.errors import JournalMemError
     from journal_mem.gitops import gitfacts
 
-    try:
-        repo = gitfacts.locate(_cwd(argv))
-        reason = _off(repo.main_root, "--if-due" in argv)
-    except JournalMemError as exc:
-        print(f"jmem: {exc.message}", file=sys.stderr)
-        return exc.exit_code
+    repo = gitfacts.locate(cwd or _cwd(argv))  # errors: the boundary in main.main reports them
+    reason = _off(repo.main_root, "--if-due" in argv)
     if reason:
         print(f"jmem: {reason}")
         return 0

@@ -4,7 +4,8 @@
 standard library and journal-mem's stdlib modules are used: git runs through
 `gitfacts.spawn_git`, settings come from `settings.py` and the TOML file is
 parsed only when it sets a value these hooks read. A hook never fails a
-session: any error is one warning line (in the context and on stderr), exit 0.
+session: `main.main` runs it in the error boundary's hook mode with `warn`
+below, so any error is one warning line (in the context and on stderr), exit 0.
 """
 
 from __future__ import annotations
@@ -32,6 +33,29 @@ class HookSettings:
         self.remind = view.switch("hooks.remind")
 
 
+class _Running:
+    """The hook being run, for `warn` (one hook per process)."""
+
+    command = "wake"
+    event = "SessionStart"
+
+
+_RUNNING = _Running()
+
+
+def begin(command: str) -> None:
+    """Note which hook this process runs (`wake` or `remind`), before anything can fail."""
+    _RUNNING.command = command
+
+
+def warn(message: str) -> None:
+    """The error boundary's report of a failed hook: one warning, the session goes on."""
+    if _RUNNING.command == "wake":
+        _warn(_RUNNING.event, f"memory not loaded: {message}")
+    else:
+        print(f"journal-mem warning: reminder skipped: {message}", file=sys.stderr)
+
+
 def dispatch(args: list[str]) -> int | None:
     """Run `wake|remind --hook claude [--agent A] [--max-chars N]`; None for anything else
     (the click CLI then handles it, errors included)."""
@@ -53,23 +77,23 @@ def dispatch(args: list[str]) -> int | None:
 
 def wake_hook(data: bytes, agent: str | None = None,
               max_chars: int = claude.CONTEXT_LIMIT) -> int:
-    """SessionStart/SubagentStart: print the pack as `hookSpecificOutput`; always exit 0."""
-    event = "SessionStart"
-    try:
-        if settings.env_flag("JMEM_DISABLE"):
-            return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
-        payload = claude.read_input(data)
-        event = claude.text_field(payload, "hook_event_name") or event
-        layout, conf, name = _target(payload, agent)
-        if not conf.wake:
-            return _off("wake-up is off (hooks.wake = false): memory not loaded")
-        problem = _unknown_agent(layout, name, conf)
-        if problem:
-            return _warn(event, problem)
-        text = _wake(layout, payload, name, event, max_chars)
-        print(claude.context_output(event, text))
-    except Exception as exc:  # never fail a session (DESIGN §2.8)
-        return _warn(event, f"memory not loaded: {_describe(exc)}")
+    """SessionStart/SubagentStart: print the pack as `hookSpecificOutput`; exit 0.
+
+    A failure raises: the error boundary turns it into `warn`.
+    """
+    begin("wake")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
+    payload = claude.read_input(data)
+    event = _RUNNING.event = claude.text_field(payload, "hook_event_name") or _RUNNING.event
+    layout, conf, name = _target(payload, agent)
+    if not conf.wake:
+        return _off("wake-up is off (hooks.wake = false): memory not loaded")
+    problem = _unknown_agent(layout, name, conf)
+    if problem:
+        return _warn(event, problem)
+    text = _wake(layout, payload, name, event, max_chars)
+    print(claude.context_output(event, text))
     return 0
 
 
@@ -99,28 +123,29 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
 
 
 def remind_hook(data: bytes, agent: str | None = None) -> int:
-    """Stop/SubagentStop: block once when the session recorded no lesson; always exit 0."""
-    try:
-        if settings.env_flag("JMEM_DISABLE"):
-            return _off("reminder is off (JMEM_DISABLE=1)")
-        payload = claude.read_input(data)
-        if payload.get("stop_hook_active") is True:
-            return 0
-        layout, conf, name = _target(payload, agent)
-        if not conf.remind:
-            return _off("reminder is off (hooks.remind = false)")
-        problem = _unknown_agent(layout, name, conf)
-        if problem:
-            print(f"journal-mem warning: {problem}", file=sys.stderr)
-            return 0
-        from journal_mem.commands.remind import decide
+    """Stop/SubagentStop: block once when the session recorded no lesson; exit 0.
 
-        why = decide(layout, name, claude.text_field(payload, "session_id"),
-                     claude.text_field(payload, "agent_id"), False)
-        if why:
-            print(claude.block_output(why))
-    except Exception as exc:  # never stop a session from ending
-        print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
+    A failure raises: the error boundary turns it into `warn`.
+    """
+    begin("remind")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("reminder is off (JMEM_DISABLE=1)")
+    payload = claude.read_input(data)
+    if payload.get("stop_hook_active") is True:
+        return 0
+    layout, conf, name = _target(payload, agent)
+    if not conf.remind:
+        return _off("reminder is off (hooks.remind = false)")
+    problem = _unknown_agent(layout, name, conf)
+    if problem:
+        print(f"journal-mem warning: {problem}", file=sys.stderr)
+        return 0
+    from journal_mem.commands.remind import decide
+
+    why = decide(layout, name, claude.text_field(payload, "session_id"),
+                 claude.text_field(payload, "agent_id"), False)
+    if why:
+        print(claude.block_output(why))
     return 0
 
 
@@ -174,11 +199,3 @@ def _warn(event: str, message: str) -> int:
     print(claude.context_output(event, line))
     print(line, file=sys.stderr)
     return 0
-
-
-def _describe(exc: BaseException) -> str:
-    from journal_mem.errors import JournalMemError
-
-    if isinstance(exc, JournalMemError):
-        return exc.message.splitlines()[0] if exc.message else type(exc).__name__
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
