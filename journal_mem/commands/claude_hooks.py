@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from journal_mem import claude
+from journal_mem.claude import protocol
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
 from journal_mem.store.layout import Layout
@@ -68,15 +68,15 @@ def dispatch(args: list[str]) -> int | None:
         data = b""
     if args[0] == "wake":
         try:
-            max_chars = int(opts.get("--max-chars") or claude.CONTEXT_LIMIT)
+            max_chars = int(opts.get("--max-chars") or protocol.CONTEXT_LIMIT)
         except ValueError:
             return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, claude.CONTEXT_LIMIT))
+        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.CONTEXT_LIMIT))
     return remind_hook(data, opts.get("--agent"))
 
 
 def wake_hook(data: bytes, agent: str | None = None,
-              max_chars: int = claude.CONTEXT_LIMIT) -> int:
+              max_chars: int = protocol.CONTEXT_LIMIT) -> int:
     """SessionStart/SubagentStart: print the pack as `hookSpecificOutput`; exit 0.
 
     A failure raises: the error boundary turns it into `warn`.
@@ -84,8 +84,8 @@ def wake_hook(data: bytes, agent: str | None = None,
     begin("wake")
     if settings.env_flag("JMEM_DISABLE"):
         return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
-    payload = claude.read_input(data)
-    event = _RUNNING.event = claude.text_field(payload, "hook_event_name") or _RUNNING.event
+    payload = protocol.read_input(data)
+    event = _RUNNING.event = protocol.text_field(payload, "hook_event_name") or _RUNNING.event
     layout, conf, name = _target(payload, agent)
     if not conf.wake:
         return _off("wake-up is off (hooks.wake = false): memory not loaded")
@@ -93,7 +93,7 @@ def wake_hook(data: bytes, agent: str | None = None,
     if problem:
         return _warn(event, problem)
     text = _wake(layout, payload, name, event, max_chars)
-    print(claude.context_output(event, text))
+    print(protocol.context_output(event, text))
     return 0
 
 
@@ -110,8 +110,8 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     sessions.append(layout.state_dir, {
         "time": started.isoformat(timespec="milliseconds"),
         "event": event,
-        "session_id": claude.text_field(payload, "session_id"),
-        "agent_id": claude.text_field(payload, "agent_id"),
+        "session_id": protocol.text_field(payload, "session_id"),
+        "agent_id": protocol.text_field(payload, "agent_id"),
         "agent": agent,
         "worktree": layout.repo.worktree_root,
         "main_memory_md": with_memory,
@@ -130,7 +130,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
     begin("remind")
     if settings.env_flag("JMEM_DISABLE"):
         return _off("reminder is off (JMEM_DISABLE=1)")
-    payload = claude.read_input(data)
+    payload = protocol.read_input(data)
     if payload.get("stop_hook_active") is True:
         return 0
     layout, conf, name = _target(payload, agent)
@@ -142,10 +142,10 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
         return 0
     from journal_mem.commands.remind import decide
 
-    why = decide(layout, name, claude.text_field(payload, "session_id"),
-                 claude.text_field(payload, "agent_id"), False)
+    why = decide(layout, name, protocol.text_field(payload, "session_id"),
+                 protocol.text_field(payload, "agent_id"), False)
     if why:
-        print(claude.block_output(why))
+        print(protocol.block_output(why))
     return 0
 
 
@@ -161,7 +161,7 @@ def _options(rest: list[str]) -> dict[str, str] | None:
 
 
 def _cwd(payload: dict[str, object]) -> str:
-    cwd = claude.text_field(payload, "cwd")
+    cwd = protocol.text_field(payload, "cwd")
     return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
@@ -175,7 +175,7 @@ def _target(payload: dict[str, object],
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
     """--agent, else the subagent's name, else JMEM_AGENT, else default_agent."""
-    return settings.agent_name(agent or claude.text_field(payload, "agent_type"),
+    return settings.agent_name(agent or protocol.text_field(payload, "agent_type"),
                                conf.default_agent)
 
 
@@ -196,6 +196,6 @@ def _off(message: str) -> int:
 
 def _warn(event: str, message: str) -> int:
     line = f"journal-mem warning: {message}"
-    print(claude.context_output(event, line))
+    print(protocol.context_output(event, line))
     print(line, file=sys.stderr)
     return 0

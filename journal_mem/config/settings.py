@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 CONFIG_FILE = ".claude/journal-mem.toml"
 
-# The single source of the defaults. `schema.Config` takes its field defaults
-# from here.
+# The single source of the defaults (docs/DESIGN.md, "Configuration").
+# `schema.Config` takes its field defaults from here.
 DEFAULTS: dict[str, Any] = {
     "memory_root": ".claude/agent-memory",
     "default_agent": "main",

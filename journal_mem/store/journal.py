@@ -3,7 +3,8 @@
 No code path here overwrites or deletes a journal entry. A new entry is
 created with `fsutil.create_exclusive`: written and fsynced under no name,
 then hard-linked to its final name, which fails on EEXIST instead of
-replacing; a collision retries with a new random suffix.
+replacing (docs/DESIGN.md, "Exclusive atomic writes"); a collision retries
+with a new random suffix.
 """
 
 from __future__ import annotations
