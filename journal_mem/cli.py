@@ -366,6 +366,10 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
+    from journal_mem.store import progress
+
+    # a bar on a terminal for long work; never in --json or for the post-commit hook
+    progress.allow(not (as_json or if_due))
     if push_remote is not None:  # docs/DESIGN.md, "Many machines"
         return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
     # --no-commit is the setting distill.commit = false for this run (flags > env > file)
@@ -550,8 +554,10 @@ def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, lim
       jmem recall how do I run the API tests --agent api
     """
     from journal_mem.commands import recall as core
+    from journal_mem.store import progress
     from journal_mem.store.context import open_context
 
+    progress.allow(not as_json)  # a bar on a terminal for a long rebuild; never in --json
     hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
                        rebuild=rebuild)
     _emit([hit.as_json() for hit in hits], core.render(hits), as_json)

@@ -135,6 +135,7 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
         return 0
     from journal_mem.model.fold import fold
     from journal_mem.store.entrycache import read_journal
+    from journal_mem.store.progress import track
 
     layout, config = ctx.layout, ctx.config
     journal = read_journal(layout, config.budget.entry_bytes, use_cache=not rebuild)
@@ -152,7 +153,7 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
         for key in stored.keys() - live.keys():
             _delete(conn, key)
             changed += 1
-        for key, fact in live.items():
+        for key, fact in track(live.items(), "indexing facts", "facts"):
             if stored.get(key) == _stamp(fact):
                 continue
             if key in stored:

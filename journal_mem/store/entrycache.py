@@ -26,6 +26,7 @@ from journal_mem.fsutil import replace_atomic_with
 from journal_mem.model.entry import Entry, parse
 from journal_mem.model.secretscan import scan
 from journal_mem.store.layout import JOURNAL, Layout
+from journal_mem.store.progress import track
 
 CACHE_VERSION = 4  # 4: secrets make an entry invalid; entries rebuilt by shared_entry
 Parsed = Entry | tuple[str, ...]  # an entry, or its problems
@@ -196,7 +197,7 @@ def _read_journal(layout: Layout, entry_bytes: int, use_cache: bool) -> Journal:
     new: dict[str, _Item] = {}
     journal = Journal()
     changed = False
-    for agent, rel, name in entry_files(layout):
+    for agent, rel, name in track(entry_files(layout), "reading the journal", "entries"):
         item = old.get(rel)
         path = os.path.join(layout.journal_dir(agent), name)
         try:
