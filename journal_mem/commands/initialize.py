@@ -128,8 +128,7 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
         report.done += claude_settings.merge_settings(root)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
-                                "install it with `pipx install journal-mem` or "
-                                "`uv tool install journal-mem`")
+                                + claude_settings.PATH_HINT)
     layout = Layout(repo, load(root).memory_root)
     for name in agents:
         path = claude_settings.write_agent(root, name)

@@ -72,8 +72,8 @@ def render(report: dict[str, Any]) -> list[str]:
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
     if not ch["jmem_on_path"]:
-        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it "
-                   "(pipx install journal-mem, or uv tool install journal-mem)")
+        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it; "
+                   + claude_settings.PATH_HINT)
     return out
 
 
