@@ -16,13 +16,14 @@ import sys
 from journal_mem.claude import protocol
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
+from journal_mem.model.validate import Policy
 from journal_mem.store.layout import Layout
 
 
 class HookSettings:
     """The few settings the hooks need, from the one settings view."""
 
-    __slots__ = ("agents", "default_agent", "memory_root", "remind", "wake")
+    __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
 
     def __init__(self, root: str) -> None:
         view = settings.Settings(root)
@@ -31,6 +32,10 @@ class HookSettings:
         self.agents = view.names("agents")
         self.wake = view.switch("hooks.wake")
         self.remind = view.switch("hooks.remind")
+        # the policy distill judges entries by: the pack shows what it will fold
+        self.policy = Policy(entry_bytes=view.whole("budget.entry_bytes"),
+                             scan_secrets=view.switch("guard.scan_secrets"),
+                             default_topic=str(view.get("distill.default_topic")))
 
 
 class _Running:
@@ -92,13 +97,13 @@ def wake_hook(data: bytes, agent: str | None = None,
     problem = _unknown_agent(layout, name, conf)
     if problem:
         return _warn(event, problem)
-    text = _wake(layout, payload, name, event, max_chars)
+    text = _wake(layout, conf.policy, payload, name, event, max_chars)
     print(protocol.context_output(event, text))
     return 0
 
 
-def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
-          max_chars: int) -> str:
+def _wake(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
+          event: str, max_chars: int) -> str:
     from journal_mem.commands import wake
     from journal_mem.store import sessions
 
@@ -106,7 +111,7 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     # MEMORY.md goes in unless Claude Code loads this very file itself
     with_memory = not wake.loaded_natively(layout, agent, event) or \
         wake.memory_differs(layout, agent)
-    pack = wake.build(layout, agent, max_chars=max_chars, with_memory=with_memory)
+    pack = wake.build(layout, agent, policy, max_chars=max_chars, with_memory=with_memory)
     sessions.append(layout.state_dir, {
         "time": started.isoformat(timespec="milliseconds"),
         "event": event,
@@ -142,7 +147,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
         return 0
     from journal_mem.commands.remind import decide
 
-    why = decide(layout, name, protocol.text_field(payload, "session_id"),
+    why = decide(layout, conf.policy, name, protocol.text_field(payload, "session_id"),
                  protocol.text_field(payload, "agent_id"), False)
     if why:
         print(protocol.block_output(why))

@@ -36,10 +36,10 @@ def entry_name(entry: Entry, suffix: str) -> str:
     return f"{entry.created.date().isoformat()}-{slug}-{suffix}.md"
 
 
-def write_entry(folder: str, entry: Entry) -> str:
+def write_entry(folder: str, entry: Entry, durable: bool = True) -> str:
     """Create `entry` in `folder` under a fresh name; returns its path."""
     data = render(entry).encode("utf-8")
-    return create_exclusive(folder, lambda suffix: entry_name(entry, suffix), data)
+    return create_exclusive(folder, lambda suffix: entry_name(entry, suffix), data, durable)
 
 
 def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:

@@ -2,17 +2,19 @@
 
 A checkout in the middle of a merge, rebase or cherry-pick; the wrong branch
 or a detached HEAD; symlinks under the memory root (a write would land
-wherever they point); hand edits of distilled files (a distill would silently
-overwrite them); edits of committed journal entries (append-only).
+wherever they point); edits of committed journal entries (append-only).
+Hand edits of distilled files are not refused here: `adopt.py` turns them
+into lessons (and refuses the few it cannot adopt).
 """
 
 from __future__ import annotations
 
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitfacts, memgit
+from journal_mem.model.foldstate import FoldState
 from journal_mem.store.context import Context
-from journal_mem.store.distill.files import is_distilled, read_distilled, recorded
 from journal_mem.store.layout import JOURNAL
+from journal_mem.store.reader import Journal
 
 
 def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
@@ -65,29 +67,31 @@ def _refuse_git_state(ctx: Context, commit: bool) -> None:
                               hint="switch to a branch, or use --no-commit")
 
 
+def refuse_lost_facts(ctx: Context, journal: Journal, *states: FoldState | None) -> None:
+    """Refuse (exit 1, nothing written or committed) when an entry an earlier distill
+    folded is now invalid: folding without it would commit the removal of its facts,
+    though nobody retracted them (a CRLF checkout, a hand edit, a changed setting)."""
+    was = {rel for state in states if state is not None for rel in state.folded}
+    lost = {rel: why for rel, why in journal.invalid.items() if rel in was}
+    if not lost:
+        return
+    names = [f"{ctx.layout.memory_root}/{rel}: {'; '.join(why)}" for rel, why in
+             sorted(lost.items())]
+    raise PolicyViolation(
+        f"distill refused, nothing changed: {len(lost)} entries an earlier distill folded are "
+        "now invalid, and folding without them would delete their facts:\n" + "\n".join(names),
+        hint="put each entry back as committed (`git restore -- PATH`), or fix what made it "
+             "invalid; to delete a fact, write a lesson with --retracts KEY",
+    )
+
+
 def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:
-    """Uncommitted hand edits of distilled files and edits of committed journal entries."""
-    layout, root = ctx.layout, ctx.repo.main_root
-    prefix = layout.memory_root + "/"
-    mine = recorded(layout)
+    """Edits and deletions of committed journal entries (the journal is append-only)."""
+    prefix = ctx.layout.memory_root + "/"
     problems: list[str] = []
-    index: dict[str, str] | None = None
     for xy, path in status:
         rel = path[len(prefix):] if path.startswith(prefix) else path
-        if is_distilled(rel):
-            if "D" in xy:
-                continue  # a deleted distilled file loses nothing: it is rebuilt
-            if xy[0] not in " ?":
-                if index is None:
-                    index = memgit.index_blobs(root, layout.memory_root)
-                head = memgit.head_blobs(root, path).get(path)
-                if index.get(path) not in {*mine.get(path, []), head}:
-                    problems.append(f"{path}: staged hand edit of a distilled file")
-                    continue
-            data = read_distilled(layout, rel)
-            if data is not None and memgit.blob_id(data) not in mine.get(path, []):
-                problems.append(f"{path}: uncommitted hand edit of a distilled file")
-        elif is_journal(rel) and xy not in ("??", "A ") and xy[0] != "A":
+        if is_journal(rel) and xy not in ("??", "A ") and xy[0] != "A":
             problems.append(f"{path}: committed journal entry edited or deleted "
                             "(journal entries are append-only)")
     return problems
