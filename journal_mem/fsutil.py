@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 
 from journal_mem.errors import JournalMemError
 
@@ -61,7 +60,7 @@ def replace_atomic_with(path: str, write: Callable[[BinaryIO], object], *,
     """Like `replace_atomic`, with `write(fh)` filling the temp file (a pickler, json.dump)."""
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f"{TMP_PREFIX}{secrets.token_hex(6)}")
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{os.urandom(6).hex()}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
         with os.fdopen(fd, "wb") as fh:
@@ -123,7 +122,7 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes,
         # passing a dir fd makes os.link use linkat rather than link(2)
         source = tmp or f"/proc/self/fd/{fd}"
         for _ in range(MAX_TRIES):
-            name = name_for(secrets.token_hex(SUFFIX_BYTES))
+            name = name_for(os.urandom(SUFFIX_BYTES).hex())
             try:
                 os.link(source, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # never replaces
             except FileExistsError:
@@ -148,5 +147,5 @@ def _open_temp(folder: str) -> tuple[int, str]:
             return os.open(folder, flag | os.O_WRONLY, 0o644), ""
         except OSError:
             pass  # the filesystem has no O_TMPFILE: use a named temp file
-    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
+    tmp = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp
