@@ -29,7 +29,8 @@ TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
 HOT = {"gitops.gitfacts", "config.settings", "errors", "fsutil", "boundary", "main", "store.layout",
        "gitops.ticket", "claude.protocol", "commands.claude_hooks", "store.reader",
        "store.cachefile", "store.listing", "model.validate", "model.frontmatter", "model.foldstate",
-       "store.progress"}
+       "commands.live", "commands.held", "commands.wake", "commands.remind", "claude.native",
+       "claude.settings", "store.sessions", "store.progress"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it",
                "tqdm", "rich"}
 

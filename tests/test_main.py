@@ -34,11 +34,10 @@ def test_an_unexpected_error_in_the_wake_hook_is_a_warning_naming_its_log(
     _stdin(monkeypatch, json.dumps(payload).encode())
     assert entry.main(["wake", "--hook", "claude"]) == 0  # the session starts anyway
     out, err = capsys.readouterr()
-    context = json.loads(out)["hookSpecificOutput"]
-    assert context["hookEventName"] == "SubagentStart"
+    message = json.loads(out)["systemMessage"]  # to the user, never the model's context
     [log] = _logs(tmp_path)
-    assert "RuntimeError: disk on fire" in context["additionalContext"]
-    assert str(log) in context["additionalContext"] and str(log) in err
+    assert message.startswith("journal-mem warning: memory not loaded: RuntimeError: disk on")
+    assert str(log) in message and str(log) in err
     assert "disk on fire" in log.read_text() and "Traceback" in log.read_text()
 
 
