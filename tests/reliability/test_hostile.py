@@ -39,7 +39,8 @@ ENTRIES: dict[str, tuple[bytes, str]] = {
                         .encode(), "YAML tag"),
     "10 MB entry": (lesson(body="x" * TEN_MB).encode(), "limit"),
     "NUL byte": (lesson(body="before\0after").encode(), "NUL"),
-    "CRLF file": (lesson().replace("\n", "\r\n").encode(), "CRLF"),
+    # CRLF is read as LF (a Windows checkout); a bare CR is still refused
+    "bare CR line ends": (lesson().replace("\n", "\r").encode(), "bare CR"),
     "conflict markers": (lesson(body="<<<<<<< HEAD\nold\n=======\nnew\n>>>>>>> topic").encode(),
                          "conflict marker"),
     **{f"secret: {kind}": (lesson(body=text).encode(), phrase)
