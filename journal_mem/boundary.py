@@ -1,16 +1,25 @@
-"""The one error boundary: exceptions become messages and exit codes.
+"""The one error boundary: `main.main` runs every command, fast paths included, in `run`.
 
-Expected failures (`JournalMemError`) print their message and hint; anything
-else prints one line naming a log file that holds the traceback (exit 3).
+Two modes. On the command line, an expected failure (`JournalMemError`)
+prints its message and hint and exits with its code (errors.py); anything
+else writes one log file with the traceback, names it, and exits 3. In a hook
+that must not fail its caller (the Claude Code hooks: a session must start
+and end whatever happens), every failure becomes one warning through the
+hook's own `warn` and exit 0; an unexpected one still writes its log file
+and the warning names it. The git guard runs in command-line mode on purpose:
+its refusals are what must stop a commit.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
-from journal_mem.errors import UNEXPECTED, JournalMemError
+from journal_mem.errors import INTERRUPTED, OK, UNEXPECTED, JournalMemError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def report(exc: JournalMemError) -> int:
@@ -20,7 +29,14 @@ def report(exc: JournalMemError) -> int:
     return exc.exit_code
 
 
-def crash_log(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
+    """One line saying what went wrong (the first line of an expected failure)."""
+    if isinstance(exc, JournalMemError):
+        return exc.message.splitlines()[0] if exc.message else type(exc).__name__
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def crash_log(exc: BaseException, args: list[str] | None = None) -> str:
     """Write the traceback of an unexpected error to a log file; return its path."""
     import tempfile
     import time
@@ -29,26 +45,43 @@ def crash_log(exc: BaseException) -> str:
     folder = os.path.join(tempfile.gettempdir(), "journal-mem-logs")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log")
+    argv = sys.argv[1:] if args is None else args
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"jmem {' '.join(sys.argv[1:])}\ncwd: {os.getcwd()}\npython: {sys.version}\n\n")
+        fh.write(f"jmem {' '.join(argv)}\ncwd: {os.getcwd()}\npython: {sys.version}\n\n")
         fh.write("".join(traceback.format_exception(exc)))
     return path
 
 
-def guarded(fn: Callable[[], int]) -> int:
-    """Run `fn`, mapping every exception to an exit code."""
+def run(args: list[str], fn: Callable[[], int],
+        warn: Callable[[str], None] | None = None) -> int:
+    """Run `fn` (the command `args`), mapping every exception to an exit code.
+
+    `warn`: hook mode; a failure is reported through it and the exit code is 0.
+    """
     try:
         return fn()
-    except JournalMemError as exc:
-        return report(exc)
     except KeyboardInterrupt:
         print("jmem: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return OK
+    except JournalMemError as exc:
+        if warn is None:
+            return report(exc)
+        warn(describe(exc))
+        return OK
     except Exception as exc:
-        path = crash_log(exc)
-        print(f"jmem: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print(f"jmem: the details are in {path}; please attach it to a bug report",
-              file=sys.stderr)
-        return UNEXPECTED
+        return _unexpected(exc, args, warn)
+
+
+def _unexpected(exc: Exception, args: list[str], warn: Callable[[str], None] | None) -> int:
+    try:
+        where = f"the details are in {crash_log(exc, args)}"
+    except OSError as log_error:  # a full or read-only disk must not hide the error itself
+        where = f"no log file could be written ({log_error})"
+    if warn is not None:
+        warn(f"{describe(exc)} ({where})")
+        return OK
+    print(f"jmem: unexpected error: {describe(exc)}", file=sys.stderr)
+    print(f"jmem: {where}; please attach it to a bug report", file=sys.stderr)
+    return UNEXPECTED

@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from journal_mem import errors
-from journal_mem.boundary import guarded
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TYPES = ["principle", "semantic", "procedural", "episodic", "reflective"]
@@ -395,7 +394,7 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
     if background:  # normally answered by main.py before click loads
         from journal_mem.commands.background import detach
 
-        return detach(sys.argv[1:])
+        return detach(list(click_ctx.find_root().obj), _cwd(click_ctx))  # the argv given
     date = None
     if on_date:
         try:
@@ -404,9 +403,15 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
+    from journal_mem.store import progress
+
+    # a bar on a terminal for long work; never in --json or for the post-commit hook
+    progress.allow(not (as_json or if_due))
     if push_remote is not None:  # docs/DESIGN.md, "Many machines"
         return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
-    outcome = core.distill(open_context(_cwd(click_ctx)), opts)
+    # --no-commit is the setting distill.commit = false for this run (flags > env > file)
+    flags = {"distill.commit": False} if no_commit else None
+    outcome = core.distill(open_context(_cwd(click_ctx), flags), opts)
     from journal_mem.commands.report import distill_json, distill_lines
 
     if as_json:
@@ -597,14 +602,16 @@ def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | Non
       jmem recall --type episodic --tag fail-diag --since 2026-11-01
     """
     from journal_mem.commands import recall as core
+    from journal_mem.store import progress
     from journal_mem.store.context import open_context
 
+    progress.allow(not as_json)  # a bar on a terminal for a long rebuild; never in --json
     day = since.date().isoformat() if since else None
     filters = core.Filters(agent, type_, tag, day)
     if not question and not (type_ or tag or day):
         raise click.UsageError("give a QUESTION, or --type, --tag or --since")
-    hits = core.recall(open_context(_cwd(click_ctx)), " ".join(question), agent=agent, limit=limit,
-                       rebuild=rebuild, filters=filters)
+    hits = core.recall(open_context(_cwd(click_ctx)), " ".join(question), agent=agent,
+                       limit=limit, rebuild=rebuild, filters=filters)
     _emit([hit.as_json() for hit in hits], core.render(hits), as_json)
     return errors.OK
 
@@ -875,19 +882,16 @@ def export(click_ctx: click.Context, out: str | None) -> int:
 
 
 def run(argv: list[str]) -> int:
-    """Run the CLI on `argv` inside the error boundary; return the exit code."""
-
-    def call() -> int:
-        try:
-            result = cli.main(args=argv, prog_name="jmem", standalone_mode=False)
-        except click.exceptions.Exit as exc:
-            return int(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("jmem: aborted", err=True)
-            return errors.REFUSED
-        except click.ClickException as exc:
-            exc.show()
-            return errors.USAGE if isinstance(exc, click.UsageError) else exc.exit_code
-        return int(result) if isinstance(result, int) else errors.OK
-
-    return guarded(call)
+    """Run the CLI on `argv`; return the exit code. click's own exceptions become exit
+    codes here; every other one goes to the error boundary in `main.main`."""
+    try:
+        result = cli.main(args=argv, prog_name="jmem", standalone_mode=False, obj=list(argv))
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("jmem: aborted", err=True)
+        return errors.REFUSED
+    except click.ClickException as exc:
+        exc.show()
+        return errors.USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+    return int(result) if isinstance(result, int) else errors.OK

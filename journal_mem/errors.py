@@ -1,8 +1,9 @@
 """One error root for everything journal-mem reports, and the exit codes.
 
 Expected failures are a `JournalMemError` (or a subclass) carrying a message
-and, where there is one, a hint saying what to do. The CLI boundary maps them
-to exit codes; anything else is an unexpected error (exit 3, with a log).
+and, where there is one, a hint saying what to do. `boundary.run` (called
+once, by `main.main`) maps them to these exit codes; anything else is an
+unexpected error (exit 3, with a log file).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ USAGE = 2
 UNEXPECTED = 3
 UNSUPPORTED_REPO = 4
 LOCKED = 75  # EX_TEMPFAIL: another distill holds the lock
+INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 
 class JournalMemError(Exception):

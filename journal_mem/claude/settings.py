@@ -16,6 +16,8 @@ import json
 import os
 import re
 
+from journal_mem.fsutil import create_new, replace_atomic
+
 SETTINGS = os.path.join(".claude", "settings.json")
 AGENTS = os.path.join(".claude", "agents")
 WAKE_COMMAND = "jmem wake --hook claude"
@@ -72,7 +74,7 @@ def merge_settings(root: str, agents: list[str] | None = None) -> list[str]:
             updated.append(event)
     if not added and not updated:
         return []
-    _write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    replace_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=True)
     done = [f"added {', '.join(added)} hooks to {SETTINGS}"] if added else []
     return done + ([f"updated {', '.join(updated)} hooks in {SETTINGS}"] if updated else [])
 
@@ -184,14 +186,7 @@ def write_agent(root: str, name: str) -> str | None:
         raise ConfigError(f"--claude-agent: {name!r} is not a valid agent name "
                           "(^[a-z0-9][a-z0-9-]{0,63}$)")
     path = os.path.join(root, AGENTS, f"{name}.md")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return None
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(fill("claude-agent.md", name=name))
-    return path
+    return path if create_new(path, fill("claude-agent.md", name=name)) else None
 
 
 def load_settings(path: str) -> dict[str, object]:
@@ -214,13 +209,3 @@ def _bad(path: str, why: str) -> Exception:
 
     return ConfigError(f"{path}: {why}; journal-mem did not change it",
                        hint="fix the file (or pass --no-claude) and run `jmem init` again")
-
-
-def _write_atomic(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -22,32 +22,31 @@ def _cwd(argv: list[str]) -> str:
 
 
 def _off(main_root: str, if_due: bool) -> str | None:
-    from journal_mem.config.settings import env_flag, gather, get
+    """Why a background `--if-due` distill must not start (the same switches as
+    `store.distill.schedule.off_reason`, read without pydantic); a typo raises."""
+    from journal_mem.config.settings import Settings, env_flag
 
     if not if_due:
         return None
     if env_flag("JMEM_DISABLE"):
         return "journal-mem is disabled (JMEM_DISABLE=1): no distill"
-    value = get(gather(main_root)[0], "hooks.distill_on_commit")
-    if str(value).strip().lower() in ("0", "false", "no", "off"):
+    if not Settings(main_root).switch("hooks.distill_on_commit"):
         return "hooks.distill_on_commit is false: no distill on commit"
     return None
 
 
-def detach(argv: list[str]) -> int:
-    """Start `jmem ARGV` (without --background) detached; print where it logs; return 0."""
+def detach(argv: list[str], cwd: str | None = None) -> int:
+    """Start `jmem ARGV` (without --background) detached; print where it logs; return 0.
+
+    `cwd`: where the command runs (`-C`), when the caller has parsed it already.
+    """
     import subprocess
     import time
 
-    from journal_mem.errors import JournalMemError
     from journal_mem.gitops import gitfacts
 
-    try:
-        repo = gitfacts.locate(_cwd(argv))
-        reason = _off(repo.main_root, "--if-due" in argv)
-    except JournalMemError as exc:
-        print(f"jmem: {exc.message}", file=sys.stderr)
-        return exc.exit_code
+    repo = gitfacts.locate(cwd or _cwd(argv))  # errors: the boundary in main.main reports them
+    reason = _off(repo.main_root, "--if-due" in argv)
     if reason:
         print(f"jmem: {reason}")
         return 0

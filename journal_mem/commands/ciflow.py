@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from journal_mem.fsutil import create_new
+
 WORKFLOW = os.path.join(".github", "workflows", "journal-mem.yml")
 PROVIDERS = ("github",)
 ZERO = "0" * 40
@@ -36,11 +38,4 @@ def write_workflow(root: str, branch: str, memory_root: str, install: str) -> tu
     overwritten: it may hold the team's own changes.
     """
     path = os.path.join(root, WORKFLOW)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return WORKFLOW, False
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(render_workflow(branch, memory_root, install))
-    return WORKFLOW, True
+    return WORKFLOW, create_new(path, render_workflow(branch, memory_root, install))

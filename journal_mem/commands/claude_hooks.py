@@ -13,7 +13,8 @@ what changed since (the live check, `live.py`), Stop/SubagentStop may remind
 it once to record a lesson. A session without memory gets nothing. A hook
 never fails a session: a problem is one line on stderr and in the session
 log (and, when memory could not be loaded, a `systemMessage` to the user,
-never text in the model's context); the exit code is always 0.
+never text in the model's context); the exit code is always 0: `main.main`
+runs these hooks in the error boundary's hook mode, with `warn` below.
 """
 
 from __future__ import annotations
@@ -35,27 +36,46 @@ PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-me
 
 
 class HookSettings:
-    """The few settings the hooks need, merged (flags > env > file > defaults)."""
+    """The few settings the hooks need, from the one settings view."""
 
     __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
 
     def __init__(self, root: str) -> None:
         from journal_mem.model.validate import Policy
 
-        got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
-                                     "hooks.wake", "hooks.remind", "budget.entry_bytes",
-                                     "guard.scan_secrets", "distill.default_topic")
-        self.memory_root = str(got["memory_root"]).strip().strip("/")
-        self.default_agent = str(got["default_agent"])
-        agents = got["agents"]
-        self.agents = [str(a) for a in agents] if isinstance(agents, list) else []
-        self.wake = settings.as_bool(got["hooks.wake"], "hooks.wake")
-        self.remind = settings.as_bool(got["hooks.remind"], "hooks.remind")
+        view = settings.Settings(root)
+        self.memory_root = view.memory_root
+        self.default_agent = str(view.get("default_agent"))
+        self.agents = view.names("agents")
+        self.wake = view.switch("hooks.wake")
+        self.remind = view.switch("hooks.remind")
         # the policy distill judges entries by: the pack shows what it will fold
-        self.policy = Policy(entry_bytes=int(got["budget.entry_bytes"]),
-                             scan_secrets=settings.as_bool(got["guard.scan_secrets"],
-                                                           "guard.scan_secrets"),
-                             default_topic=str(got["distill.default_topic"]))
+        self.policy = Policy(entry_bytes=view.whole("budget.entry_bytes"),
+                             scan_secrets=view.switch("guard.scan_secrets"),
+                             default_topic=str(view.get("distill.default_topic")))
+
+
+class _Running:
+    """The hook being run, for `warn` (one hook per process)."""
+
+    command = "wake"
+
+
+_RUNNING = _Running()
+
+
+def begin(command: str) -> None:
+    """Note which hook this process runs (`wake` or `remind`), before anything can fail."""
+    _RUNNING.command = command
+
+
+def warn(message: str) -> None:
+    """The error boundary's report of a failed hook (`main.main` runs the hooks in its hook
+    mode): one warning, exit 0, the session goes on."""
+    if _RUNNING.command == "wake":
+        _problem(f"memory not loaded: {message}", user=True)
+    else:
+        print(f"journal-mem warning: reminder skipped: {message}", file=sys.stderr)
 
 
 def dispatch(args: list[str]) -> int | None:
@@ -95,30 +115,27 @@ def project_runs_us(payload: dict[str, object], event: str) -> bool:
 def wake_hook(data: bytes, agent: str | None = None,
               max_chars: int = protocol.PACK_LIMIT, *, plugin: bool = False) -> int:
     """SessionStart/SubagentStart (and the live events): print what the session lacks."""
-    event = "SessionStart"
-    try:
-        if settings.env_flag("JMEM_DISABLE"):
-            return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
-        payload = protocol.read_input(data)
-        event = protocol.text_field(payload, "hook_event_name") or event
-        if plugin and project_runs_us(payload, event):
-            return 0
-        if event in LIVE_EVENTS:
-            from journal_mem.commands import live
+    begin("wake")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
+    payload = protocol.read_input(data)
+    event = protocol.text_field(payload, "hook_event_name") or "SessionStart"
+    if plugin and project_runs_us(payload, event):
+        return 0
+    if event in LIVE_EVENTS:
+        from journal_mem.commands import live
 
-            found = live.changed(payload, event)
-            return _live(payload, event, *found, max_chars) if found else 0
-        layout, conf, name = _target(payload, agent)
-        if not conf.wake:
-            return _off("wake-up is off (hooks.wake = false): memory not loaded")
-        known = has_memory(layout, name, conf)
-        text = _wake(layout, conf.policy, payload, name, event, max_chars, known)
-        if text:
-            print(protocol.context_output(event, text))
-        elif not known:  # a built-in or plugin agent, a main session without memory
-            print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
-    except Exception as exc:  # docs/DESIGN.md, "Hooks never fail a session"
-        return _problem(f"memory not loaded: {_describe(exc)}", user=True)
+        found = live.changed(payload, event)
+        return _live(payload, event, *found, max_chars) if found else 0
+    layout, conf, name = _target(payload, agent)
+    if not conf.wake:
+        return _off("wake-up is off (hooks.wake = false): memory not loaded")
+    known = has_memory(layout, name, conf)
+    text = _wake(layout, conf.policy, payload, name, event, max_chars, known)
+    if text:
+        print(protocol.context_output(event, text))
+    elif not known:  # a built-in or plugin agent, a main session without memory
+        print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
     return 0
 
 
@@ -221,28 +238,26 @@ def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
 
 def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) -> int:
     """Stop/SubagentStop: remind once, as context, when the session did work and wrote
-    no lesson; always exit 0."""
-    try:
-        if settings.env_flag("JMEM_DISABLE"):
-            return _off("reminder is off (JMEM_DISABLE=1)")
-        payload = protocol.read_input(data)
-        if payload.get("stop_hook_active") is True:
-            return 0
-        event = protocol.text_field(payload, "hook_event_name") or "Stop"
-        if plugin and project_runs_us(payload, event):
-            return 0
-        layout, conf, name = _target(payload, agent)
-        if not conf.remind:
-            return _off("reminder is off (hooks.remind = false)")
-        if not has_memory(layout, name, conf):
-            return 0
-        from journal_mem.commands.remind import decide
+    no lesson; exit 0 (a failure raises: the error boundary turns it into `warn`)."""
+    begin("remind")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("reminder is off (JMEM_DISABLE=1)")
+    payload = protocol.read_input(data)
+    if payload.get("stop_hook_active") is True:
+        return 0
+    event = protocol.text_field(payload, "hook_event_name") or "Stop"
+    if plugin and project_runs_us(payload, event):
+        return 0
+    layout, conf, name = _target(payload, agent)
+    if not conf.remind:
+        return _off("reminder is off (hooks.remind = false)")
+    if not has_memory(layout, name, conf):
+        return 0
+    from journal_mem.commands.remind import decide
 
-        why = decide(layout, conf.policy, name, payload)
-        if why:
-            print(protocol.context_output(event, why))
-    except Exception as exc:  # never stop a session from ending
-        print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
+    why = decide(layout, conf.policy, name, payload)
+    if why:
+        print(protocol.context_output(event, why))
     return 0
 
 
@@ -287,7 +302,7 @@ def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) ->
     """
     name = agent or protocol.text_field(payload, "agent_type")
     name = name.removeprefix(PLUGIN_PREFIX)
-    return name or settings.env_value("JMEM_AGENT") or conf.default_agent
+    return settings.agent_name(name, conf.default_agent)
 
 
 def _strings(value: object) -> list[str]:
@@ -308,11 +323,3 @@ def _problem(message: str, user: bool = False) -> int:
         print(json.dumps({"systemMessage": line}, ensure_ascii=False))
     print(line, file=sys.stderr)
     return 0
-
-
-def _describe(exc: BaseException) -> str:
-    from journal_mem.errors import JournalMemError
-
-    if isinstance(exc, JournalMemError):
-        return exc.message.splitlines()[0] if exc.message else type(exc).__name__
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]

@@ -43,10 +43,10 @@ def write_snapshot(doc: dict[str, Any], path: str) -> None:
     """Write the document to `path` all at once (a reader never sees half a snapshot)."""
     import os
 
+    from journal_mem.fsutil import replace_atomic
     from journal_mem.model.snapshot import dumps
-    from journal_mem.store.distill.files import atomic_write
 
-    atomic_write(os.path.abspath(path), dumps(doc).encode("utf-8"))
+    replace_atomic(os.path.abspath(path), dumps(doc).encode("utf-8"))
 
 
 def summary(doc: dict[str, Any], path: str) -> str:

@@ -50,8 +50,7 @@ def disabled_reason(top: str) -> str | None:
     """Why the guard is switched off, or None when it is on."""
     if settings.env_flag("JMEM_DISABLE"):
         return "JMEM_DISABLE=1"
-    switch = settings.fast_settings(top, "hooks.guard")["hooks.guard"]
-    if not settings.as_bool(switch, "hooks.guard"):
+    if not settings.Settings(top).switch("hooks.guard"):
         return "hooks.guard = false"
     return None
 
@@ -95,7 +94,7 @@ def decide(cwd: str, hook: str | None = None) -> Verdict:
     reason = disabled_reason(top)
     if reason is not None:
         return Verdict(0, [f"jmem guard: off ({reason}); nothing checked"])
-    if not touches_memory(cwd, settings.fast_memory_root(top)):
+    if not touches_memory(cwd, settings.Settings(top).memory_root):
         return Verdict(0, [])
     from journal_mem.commands.guard_rules import judge
 
@@ -113,12 +112,7 @@ def fast_main(args: list[str]) -> int | None:
         return None
     if hook is not None and hook not in HOOKS:
         return None
-    from journal_mem.boundary import guarded
-
-    def call() -> int:
-        verdict = decide(os.getcwd(), hook)
-        for line in verdict.lines:
-            print(line, file=sys.stderr)
-        return verdict.code
-
-    return guarded(call)
+    verdict = decide(os.getcwd(), hook)
+    for line in verdict.lines:
+        print(line, file=sys.stderr)
+    return verdict.code

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from journal_mem.config import settings
-from journal_mem.errors import OK, REFUSED, ConfigError, InvalidEntry
+from journal_mem.errors import OK, REFUSED, InvalidEntry
 from journal_mem.gitops import gitfacts, staged
 from journal_mem.gitops.staged import Change
 from journal_mem.gitops.ticket import read_ticket
@@ -83,20 +83,14 @@ def load_policy(cwd: str) -> Policy:
     ~150 ms of imports. A broken config is reported by every other command.
     """
     repo = gitfacts.locate(cwd)
-    merged = settings.gather(repo.main_root)[0]
-    try:
-        entry_bytes = int(settings.get(merged, "budget.entry_bytes"))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"budget.entry_bytes: not a whole number ({exc})") from exc
+    view = settings.Settings(repo.main_root)
     return Policy(
         repo=repo,
-        layout=Layout(repo, str(settings.get(merged, "memory_root"))),
-        default_agent=str(settings.get(merged, "default_agent")),
-        append_only=settings.as_bool(settings.get(merged, "guard.append_only"),
-                                     "guard.append_only"),
-        scan_secrets=settings.as_bool(settings.get(merged, "guard.scan_secrets"),
-                                      "guard.scan_secrets"),
-        entry_bytes=entry_bytes,
+        layout=Layout(repo, view.memory_root),
+        default_agent=str(view.get("default_agent")),
+        append_only=view.switch("guard.append_only"),
+        scan_secrets=view.switch("guard.scan_secrets"),
+        entry_bytes=view.whole("budget.entry_bytes"),
     )
 
 

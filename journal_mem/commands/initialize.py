@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from journal_mem.config.schema import load, render_file
 from journal_mem.config.settings import CONFIG_FILE
 from journal_mem.errors import ConfigError
+from journal_mem.fsutil import create_new
 from journal_mem.gitops import gitfacts
 from journal_mem.names import is_name
 from journal_mem.store.gitignored import refuse_ignored
@@ -30,14 +31,8 @@ class InitReport:
 
 def _create(path: str, text: str, report: InitReport, root: str) -> None:
     """Create `path` with `text` unless it exists (never overwrites)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-    report.done.append(f"created {os.path.relpath(path, root)}")
+    if create_new(path, text):
+        report.done.append(f"created {os.path.relpath(path, root)}")
 
 
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,

@@ -18,10 +18,10 @@ from journal_mem.commands import failures
 from journal_mem.commands.loop_lessons import Result, record_lesson, text_field
 from journal_mem.commands.recall import Hit, recall
 from journal_mem.errors import InvalidEntry, JournalMemError
+from journal_mem.fsutil import replace_atomic
 from journal_mem.model import pack
 from journal_mem.model.entry import parse
 from journal_mem.store.context import Context
-from journal_mem.store.distill.files import atomic_write
 
 MAX_QUESTIONS = 8
 MAX_LESSONS = 3  # per post-run call
@@ -87,7 +87,7 @@ def pre_spawn(ctx: Context, context: dict[str, Any]) -> Result:
         before = ""
     after = pack.replace_block(before, block)
     if after != before:
-        atomic_write(target, after.encode("utf-8"))
+        replace_atomic(target, after.encode("utf-8"), durable=True)
     return Result(found=[h.as_json() for h in kept],
                   details={"path": target, "tokens": tokens, "facts": len(kept),
                            "left_out": len(hits) - len(kept), "changed": after != before})

@@ -170,6 +170,7 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     if _current(conn, sig) and not rebuild:
         return 0
     from journal_mem.model.fold import fold
+    from journal_mem.store.progress import track
     from journal_mem.store.reader import read_journal
 
     layout, config = ctx.layout, ctx.config
@@ -188,7 +189,7 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
         for key in stored.keys() - live.keys():
             _delete(conn, key)
             changed += 1
-        for key, fact in live.items():
+        for key, fact in track(live.items(), "indexing facts", "facts"):
             if stored.get(key) == _stamp(fact):
                 continue
             if key in stored:
@@ -318,12 +319,15 @@ def lookup(layout: Layout, question: str, agent: str | None, limit: int,
     path = index_path(layout)
     if not os.path.exists(path):
         return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
     try:
         if not _current(conn, signature(layout, date)):
             return None
         return search(conn, question, agent, limit)
-    except sqlite3.Error:
+    except sqlite3.Error:  # a damaged index: the full command rebuilds it
         return None
     finally:
         conn.close()
@@ -332,8 +336,9 @@ def lookup(layout: Layout, question: str, agent: str | None, limit: int,
 def fast_main(args: list[str]) -> int | None:
     """`jmem recall …` on a warm index without click or pydantic; None hands over to click.
 
-    Plain words and --agent/--limit/--json only; anything else, any problem,
-    or a stale index goes to the full command (which reports errors properly).
+    Plain words and --agent/--limit/--json only; other arguments, or a missing,
+    stale or damaged index, go to the full command. Errors (no repository, a
+    broken config) go to the error boundary like the full command's.
     """
     words, agent, limit, as_json = [], None, 5, False
     it = iter(args)
@@ -356,15 +361,12 @@ def fast_main(args: list[str]) -> int | None:
             words.append(arg)
     if not words:
         return None
-    try:
-        from journal_mem.config import settings
-        from journal_mem.gitops import gitfacts
+    from journal_mem.config import settings
+    from journal_mem.gitops import gitfacts
 
-        repo = gitfacts.locate(os.getcwd())
-        layout = Layout(repo, settings.fast_memory_root(repo.main_root))
-        hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())
-    except Exception:
-        return None
+    repo = gitfacts.locate(os.getcwd())
+    layout = Layout(repo, settings.Settings(repo.main_root).memory_root)
+    hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())
     if hits is None:
         return None
     print(json.dumps([h.as_json() for h in hits], indent=2, ensure_ascii=False) if as_json

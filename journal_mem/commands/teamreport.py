@@ -14,12 +14,12 @@ import os
 from typing import Any
 
 from journal_mem.commands import stats
+from journal_mem.fsutil import replace_atomic
 from journal_mem.model import htmlreport
 from journal_mem.model.entry import Entry
 from journal_mem.model.foldstate import read_state
 from journal_mem.store import history
 from journal_mem.store.context import Context
-from journal_mem.store.distill.files import atomic_write
 from journal_mem.store.reader import read_journal
 
 MAX_TIMELINES = 300  # a page stays readable; the rest is counted
@@ -112,5 +112,5 @@ def write_report(ctx: Context, out_dir: str) -> str:
     """Write `index.html` into `out_dir` (created if needed); its path."""
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(os.path.abspath(out_dir), "index.html")
-    atomic_write(path, htmlreport.page(collect(ctx)).encode("utf-8"))
+    replace_atomic(path, htmlreport.page(collect(ctx)).encode("utf-8"))
     return path

@@ -304,12 +304,12 @@ def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHA
                 query: str | None = None,
                 min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
     """`jmem wake`: the full pack (MEMORY.md always included) for a named or default agent."""
-    from journal_mem.config.settings import env_value
+    from journal_mem.config.settings import agent_name
     from journal_mem.errors import ConfigError
     from journal_mem.store.context import open_context
 
     ctx = open_context(cwd)
-    name = agent or env_value("JMEM_AGENT") or ctx.config.default_agent
+    name = agent_name(agent, ctx.config.default_agent)
     known = sorted(set(ctx.layout.agents_on_disk()) | set(ctx.config.agents))
     if name not in known:
         raise ConfigError(f"no memory for agent {name!r} (known: {', '.join(known) or 'none'})",

@@ -7,7 +7,7 @@ import errno
 import os
 from typing import Any
 
-from journal_mem.config.settings import env_flag, env_value
+from journal_mem.config.settings import agent_name, env_flag
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.model.entry import ENTRY_NAME_RE, Entry, build
 from journal_mem.model.validate import check_built, parse_valid
@@ -21,7 +21,7 @@ _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
     """--agent, else JMEM_AGENT, else the configured default agent."""
-    return agent or env_value("JMEM_AGENT") or ctx.config.default_agent
+    return agent_name(agent, ctx.config.default_agent)
 
 
 def decode_text(data: bytes, what: str) -> str:

@@ -16,7 +16,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from journal_mem.config.settings import CONFIG_FILE, DEFAULTS, gather, read_file
+from journal_mem.config.settings import CONFIG_FILE, DEFAULTS, Settings
 from journal_mem.errors import ConfigError
 from journal_mem.names import is_name
 
@@ -214,18 +214,25 @@ def _snapshot_key(file_bytes: bytes, flags: dict[str, Any] | None) -> str:
                        sorted((flags or {}).items())], default=str)
 
 
+def snapshot_path(state_dir: str, flags: dict[str, Any] | None) -> str:
+    """Where the snapshot for these flags lives: one per set of flags, so that
+    `distill --no-commit` and `distill` do not evict each other's."""
+    if not flags:
+        return os.path.join(state_dir, "cache", CACHE_NAME)
+    import hashlib
+
+    tag = hashlib.sha256(json.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
+    return os.path.join(state_dir, "cache", f"{CACHE_NAME.removesuffix('.json')}-{tag[:12]}.json")
+
+
 def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None = None) -> Config:
     """The configuration of the checkout at `root`: flags > JMEM_* > file > defaults.
 
     With `state_dir`, a validated snapshot of these exact inputs is reused.
     """
-    try:
-        with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
-            file_bytes = fh.read()
-    except FileNotFoundError:
-        file_bytes = b""
-    cache = os.path.join(state_dir, "cache", CACHE_NAME) if state_dir else None
-    key = _snapshot_key(file_bytes, flags)
+    view = Settings(root, flags)
+    cache = snapshot_path(state_dir, view.flags) if state_dir else None
+    key = _snapshot_key(view.file_bytes, view.flags)
     if cache is not None:
         try:
             with open(cache, encoding="utf-8") as fh:
@@ -234,20 +241,17 @@ def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None =
                 return _from_plain(snap["config"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    merged, sources = gather(root, flags, read_file(root) if file_bytes else {})
-    config = validate(merged, sources)
+    config = validate(*view.merged())
     if cache is not None:
         _save_snapshot(cache, key, config)
     return config
 
 
 def _save_snapshot(path: str, key: str, config: Config) -> None:
+    from journal_mem.fsutil import replace_atomic
+
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"key": key, "config": config.as_dict()}, fh)
-        os.replace(tmp, path)
+        replace_atomic(path, json.dumps({"key": key, "config": config.as_dict()}))
     except OSError:
         pass  # the snapshot is only a cache
 

@@ -1,10 +1,15 @@
-"""Raw settings: the defaults, and the merge of file, environment and flags.
+"""The one settings view: defaults, `.claude/journal-mem.toml`, `JMEM_*` and flags.
 
-Standard library only, so that the hook fast paths can read a setting without
-importing pydantic; `config.py` validates the same merged mapping into the
-`Config` model for every other command. Precedence: flags > `JMEM_*` >
-`.claude/journal-mem.toml` > defaults. An empty value (`JMEM_AGENT=`, `x = ""`)
-means unset, wherever it comes from.
+Precedence: flags > `JMEM_*` > the file > defaults. An empty value
+(`JMEM_AGENT=`, `x = ""`, an empty flag) means unset, wherever it comes from.
+A switch (a boolean setting, `JMEM_DISABLE`, `JMEM_OUTBOX`) is a TOML boolean
+or 1/true/yes/on, 0/false/no/off: anything else is an error on every path,
+hooks and the background distill included, never a silent "off".
+
+Standard library only: the hook fast paths read their few settings through
+`Settings` without pydantic, and parse the TOML file only when a line of it
+really assigns one of them. `schema.load` validates the same merged mapping
+into the `Config` model (on a snapshot miss) for every other command.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ if TYPE_CHECKING:
 
 CONFIG_FILE = ".claude/journal-mem.toml"
 
-# The single source of the defaults (docs/DESIGN.md, "Configuration"). `config.Config` takes its
-# field defaults from here.
+# The single source of the defaults (docs/DESIGN.md, "Configuration").
+# `schema.Config` takes its field defaults from here.
 DEFAULTS: dict[str, Any] = {
     "memory_root": ".claude/agent-memory",
     "default_agent": "main",
@@ -68,22 +73,36 @@ def env_value(name: str) -> str | None:
 
 
 def env_flag(name: str) -> bool:
-    """True when the variable is set to 1/true/yes/on (any case)."""
+    """A switch in the environment (`JMEM_DISABLE`, `JMEM_OUTBOX`): unset is False.
+
+    1/true/yes/on or 0/false/no/off (any case); anything else raises
+    `ConfigError`, so that a typo cannot silently leave a switch off.
+    """
     value = env_value(name)
-    return value is not None and value.strip().lower() in TRUE_WORDS
+    return False if value is None else as_bool(value, name)
+
+
+def agent_name(flag: str | None, default_agent: str) -> str:
+    """The agent a command works for: `--agent`, else `JMEM_AGENT`, else `default_agent`."""
+    return flag or env_value("JMEM_AGENT") or default_agent
 
 
 def _is_unset(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def read_file(root: str) -> dict[str, Any]:
-    """The parsed config file at `root` ({} when there is none)."""
-    path = os.path.join(root, CONFIG_FILE)
+def read_bytes(root: str) -> bytes:
+    """The config file's bytes at `root` (b"" when there is none)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
+        with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return b""
+
+
+def parse_file(data: bytes) -> dict[str, Any]:
+    """The parsed config file (tomllib is imported here: ~7 ms)."""
+    if not data:
         return {}
     import tomllib
 
@@ -93,6 +112,11 @@ def read_file(root: str) -> dict[str, Any]:
         return tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{CONFIG_FILE}: not valid TOML: {exc}") from exc
+
+
+def read_file(root: str) -> dict[str, Any]:
+    """The parsed config file at `root` ({} when there is none)."""
+    return parse_file(read_bytes(root))
 
 
 def gather(
@@ -154,14 +178,6 @@ def get(merged: dict[str, Any], dotted: str) -> Any:
     return DEFAULTS[key] if value is None else value
 
 
-def fast_memory_root(root: str) -> str:
-    """The memory root for the hook fast path, with no TOML parse unless needed."""
-    return str(fast_settings(root, "memory_root")["memory_root"]).strip().strip("/")
-
-
-# --- hook fast paths (guard, wake, remind, recall) ----------------------------
-
-
 def file_sets(data: bytes, key: str) -> bool:
     """True when a line of config text assigns `key` (commented-out defaults do not count).
 
@@ -175,26 +191,68 @@ def file_sets(data: bytes, key: str) -> bool:
     return False
 
 
-def fast_settings(root: str, *dotted: str) -> dict[str, Any]:
-    """Some settings for a hook fast path (flags aside: env > file > defaults).
+class Settings:
+    """The settings of the checkout at `root`, merged (see the module docstring).
 
-    The TOML file is read once and parsed only when a line really assigns one
-    of the keys: `init` writes every default commented out, and `tomllib`
-    costs ~7 ms to import.
+    The file is read once. Asking for a setting the file does not assign
+    merges only the environment and the flags; the TOML file is parsed on
+    the first setting it does assign (`init` writes every default commented out).
     """
-    keys = [d.rpartition(".") for d in dotted]
-    try:
-        with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
-            data = fh.read()
-    except (FileNotFoundError, NotADirectoryError):
-        data = b""
-    if any(file_sets(data, key) for _, _, key in keys):
-        merged = gather(root)[0]
-    elif any(env_value(env_name(section, key)) is not None for section, _, key in keys):
-        merged = gather(root, file_data={})[0]
-    else:
-        merged = {}
-    return {d: get(merged, d) for d in dotted}
+
+    __slots__ = ("_full", "_light", "file_bytes", "flags", "root")
+
+    def __init__(self, root: str, flags: dict[str, Any] | None = None) -> None:
+        self.root = root
+        self.flags = dict(flags or {})
+        self.file_bytes = read_bytes(root)
+        self._full: tuple[dict[str, Any], dict[str, str]] | None = None
+        self._light: tuple[dict[str, Any], dict[str, str]] | None = None
+
+    def merged(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Every setting set anywhere, and where each came from (the file parsed)."""
+        if self._full is None:
+            self._full = gather(self.root, self.flags, parse_file(self.file_bytes))
+        return self._full
+
+    def _view(self, dotted: str) -> tuple[dict[str, Any], dict[str, str]]:
+        if self._full is None and not file_sets(self.file_bytes, dotted.rpartition(".")[2]):
+            if self._light is None:
+                self._light = gather(self.root, self.flags, {})
+            return self._light
+        return self.merged()
+
+    def get(self, dotted: str) -> Any:
+        """A setting (`"hooks.guard"`, `"memory_root"`), else its default."""
+        return get(self._view(dotted)[0], dotted)
+
+    def source(self, dotted: str) -> str:
+        """Where a setting's value came from: a `JMEM_*` name, the file, the command line."""
+        return self._view(dotted)[1].get(dotted, "the defaults")
+
+    def switch(self, dotted: str) -> bool:
+        """A boolean setting; a value that is neither true nor false raises `ConfigError`."""
+        return as_bool(self.get(dotted), f"{dotted} (from {self.source(dotted)})")
+
+    def whole(self, dotted: str) -> int:
+        """A whole-number setting; anything else raises `ConfigError`."""
+        value = self.get(dotted)
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            from journal_mem.errors import ConfigError
+
+            raise ConfigError(f"{dotted} (from {self.source(dotted)}): {value!r} is not a "
+                              "whole number") from None
+
+    def names(self, dotted: str) -> list[str]:
+        """A list setting (`agents`) as strings ([] when it is not a list)."""
+        value = self.get(dotted)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    @property
+    def memory_root(self) -> str:
+        """`memory_root`, without surrounding slashes."""
+        return str(self.get("memory_root")).strip().strip("/")
 
 
 def as_bool(value: object, name: str) -> bool:

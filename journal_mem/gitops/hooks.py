@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 
 from journal_mem.errors import ConfigError
+from journal_mem.fsutil import replace_atomic
 from journal_mem.gitops import gitfacts
 
 MARKER = "# journal-mem-hook v1"
@@ -81,12 +82,9 @@ def hooks_path_setting(root: str) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    """Atomically (temp in the same folder + rename) write an executable hook."""
-    tmp = f"{path}.jmem-{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o755)
-    os.replace(tmp, path)
+    """Atomically and durably write an executable hook (a half-written one would break
+    every commit)."""
+    replace_atomic(path, text, durable=True, mode=0o755)
 
 
 def runner_lines() -> list[str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 
+from journal_mem.fsutil import replace_atomic
+
 TICKET = "distill-ticket.json"
 
 
@@ -22,12 +24,8 @@ def ticket_path(state_dir: str) -> str:
 
 def write_ticket(state_dir: str, blobs: dict[str, str]) -> None:
     """Record {repo-relative path: staged blob id} (blob id "0"*40 for a deletion)."""
-    os.makedirs(state_dir, exist_ok=True)
-    path = ticket_path(state_dir)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"pid": os.getpid(), "blobs": blobs}, fh, sort_keys=True)
-    os.replace(tmp, path)
+    data = json.dumps({"pid": os.getpid(), "blobs": blobs}, sort_keys=True)
+    replace_atomic(ticket_path(state_dir), data)
 
 
 def read_ticket(state_dir: str) -> dict[str, str]:

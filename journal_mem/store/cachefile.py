@@ -12,6 +12,8 @@ import copyreg
 import os
 import pickle
 
+from journal_mem.fsutil import replace_atomic_with
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -106,19 +108,8 @@ def load(path: str, key: object) -> tuple[str, dict[str, Any]]:
 
 def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool) -> None:
     """Write one cache file atomically (temp file, then rename); `entries`: it holds entries."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            _pickler(fh, entries).dump({"version": CACHE_VERSION, "gen": gen, "key": key,
-                                        "items": items})
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    data = {"version": CACHE_VERSION, "gen": gen, "key": key, "items": items}
+    replace_atomic_with(path, lambda fh: _pickler(fh, entries).dump(data))
 
 
 class Cache:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from journal_mem.fsutil import replace_atomic
+
 FILE = ".gitattributes"
 
 
@@ -37,17 +39,6 @@ def merge_lines(root: str, lines: list[str]) -> list[str]:
     sep = "" if not old or old.endswith("\n") else "\n"
     eol = "\r\n" if "\r\n" in old else "\n"
     text = old + sep + "".join(line + eol for line in added)
-    tmp = f"{path}.jmem-{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(text.encode("utf-8", "surrogateescape"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
+    replace_atomic(path, text.encode("utf-8", "surrogateescape"), durable=True, mode=mode)
     return added

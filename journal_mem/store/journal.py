@@ -1,27 +1,23 @@
 """The journal on disk: exclusive creation of entries, the outbox, and listing.
 
 No code path here overwrites or deletes a journal entry. A new entry is
-written to a temp file in the target folder, fsynced, then hard-linked to its
-final name, which fails on EEXIST instead of replacing (docs/DESIGN.md,
-"Exclusive atomic writes"); a collision retries with a new random suffix.
+created with `fsutil.create_exclusive`: written and fsynced under no name,
+then hard-linked to its final name, which fails on EEXIST instead of
+replacing (docs/DESIGN.md, "Exclusive atomic writes"); a collision retries
+with a new random suffix.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from journal_mem.errors import JournalMemError
+from journal_mem.fsutil import create_exclusive
 from journal_mem.model.entry import ENTRY_NAME_RE, Entry, render
 from journal_mem.names import is_name, slugify
 from journal_mem.store.layout import JOURNAL, Layout
-
-SUFFIX_BYTES = 5  # 40 random bits
-MAX_TRIES = 32
 
 
 @dataclass(frozen=True)
@@ -38,60 +34,6 @@ def entry_name(entry: Entry, suffix: str) -> str:
     """`<YYYY-MM-DD>-<slug>-<suffix>.md` for an entry."""
     slug = slugify(entry.title, 48) or "lesson"
     return f"{entry.created.date().isoformat()}-{slug}-{suffix}.md"
-
-
-def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes,
-                     durable: bool = True) -> str:
-    """Create a new file in `folder` holding `data`; never replaces an existing file.
-
-    `name_for(suffix)` gives the final file name for a random suffix. Returns
-    the path created. The content is written and fsynced before the file gets
-    its name, so no reader ever sees a half-written entry. On Linux the
-    content lives in an anonymous O_TMPFILE inode until it is linked, so a
-    process killed at any point leaves nothing behind; elsewhere a named
-    `.tmp-*` file is used and removed. `durable=False` skips the fsyncs, for a
-    caller that writes many files and syncs once at the end (an import).
-    """
-    os.makedirs(folder, exist_ok=True)
-    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    fd, tmp = _open_temp(folder)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if durable:
-            os.fsync(fd)
-        # linkat(AT_SYMLINK_FOLLOW) through /proc names the anonymous inode;
-        # passing a dir fd makes os.link use linkat rather than link(2)
-        source = tmp or f"/proc/self/fd/{fd}"
-        for _ in range(MAX_TRIES):
-            name = name_for(secrets.token_hex(SUFFIX_BYTES))
-            try:
-                os.link(source, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # never replaces
-            except FileExistsError:
-                continue
-            if durable:
-                os.fsync(dir_fd)
-            return os.path.join(folder, name)
-        raise JournalMemError(f"could not find a free file name in {folder}")
-    finally:
-        os.close(fd)
-        os.close(dir_fd)
-        if tmp:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-
-
-def _open_temp(folder: str) -> tuple[int, str]:
-    """(fd, path) of a new temp file in `folder`; path is "" for an anonymous O_TMPFILE."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if flag and os.path.isdir("/proc/self/fd"):
-        try:
-            return os.open(folder, flag | os.O_WRONLY, 0o644), ""
-        except OSError:
-            pass  # the filesystem has no O_TMPFILE: use a named temp file
-    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
-    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp
 
 
 def write_entry(folder: str, entry: Entry, durable: bool = True) -> str:

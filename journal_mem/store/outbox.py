@@ -26,9 +26,10 @@ import os
 from dataclasses import dataclass, field
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.fsutil import create_exclusive, fsync_dir
 from journal_mem.model.entry import parse
 from journal_mem.model.validate import Policy, parse_valid
-from journal_mem.store.journal import create_exclusive, entry_name, iter_outbox
+from journal_mem.store.journal import entry_name, iter_outbox
 from journal_mem.store.layout import Layout
 
 
@@ -48,14 +49,6 @@ def _same_bytes(path: str, data: bytes) -> bool:
         return False
 
 
-def _fsync_dir(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _link(path: str, target: str) -> bool:
     """Hard-link `path` at `target`; False when the name is taken or links are impossible."""
     try:
@@ -66,7 +59,7 @@ def _link(path: str, target: str) -> bool:
         if exc.errno in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
             return False
         raise
-    _fsync_dir(os.path.dirname(target))
+    fsync_dir(os.path.dirname(target))
     return True
 
 

@@ -28,6 +28,7 @@ from journal_mem.model.validate import Policy
 from journal_mem.store.cachefile import Cache, cache_dir, share
 from journal_mem.store.layout import Layout
 from journal_mem.store.listing import MISNAMED, Found, entry_files, pending_paths
+from journal_mem.store.progress import track
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,7 +170,8 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
-    for agent, rel, name in entry_files(layout, misnamed):
+    for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
+                                  "entries"):
         item = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
         if item is None:
             continue

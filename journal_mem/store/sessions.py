@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 
+from journal_mem.fsutil import replace_atomic
+
 # `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
 # prompt needs none of them, so they are imported where they are used.
 TYPE_CHECKING = False
@@ -52,11 +54,7 @@ def load_state(path: str) -> dict[str, object] | None:
 
 def save_state(path: str, state: dict[str, object]) -> None:
     """Write a session's state atomically (temp file in the same folder, then rename)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(json.dumps(state, ensure_ascii=False, sort_keys=True).encode("utf-8"))
-    os.replace(tmp, path)
+    replace_atomic(path, json.dumps(state, ensure_ascii=False, sort_keys=True).encode("utf-8"))
 
 
 def mtimes(paths: list[str]) -> dict[str, int]:

@@ -242,7 +242,7 @@ def test_concurrent_writers_lose_nothing(repo: Path) -> None:
 def test_create_exclusive_never_replaces_and_leaves_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmpfile: bool) -> None:
     from journal_mem.errors import JournalMemError
-    from journal_mem.store.journal import create_exclusive
+    from journal_mem.fsutil import create_exclusive
 
     if not tmpfile:  # a filesystem or OS without O_TMPFILE: the named temp file path
         monkeypatch.delattr(os, "O_TMPFILE", raising=False)

@@ -152,13 +152,85 @@ def test_snapshot_needs_no_pydantic(tmp_path: Path) -> None:
 
 def test_hook_switch_typo_is_an_error_not_off(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from journal_mem.config.settings import as_bool, fast_settings
+    from journal_mem.config.settings import Settings
 
     write_config(tmp_path, "[hooks]\nguard = false\n")
-    assert fast_settings(str(tmp_path), "hooks.guard", "hooks.wake") == {
-        "hooks.guard": False, "hooks.wake": True}
+    view = Settings(str(tmp_path))
+    assert (view.switch("hooks.guard"), view.switch("hooks.wake")) == (False, True)
     monkeypatch.setenv("JMEM_HOOKS_WAKE", "OFF")
-    assert as_bool(fast_settings(str(tmp_path), "hooks.wake")["hooks.wake"], "hooks.wake") is False
+    assert Settings(str(tmp_path)).switch("hooks.wake") is False
     monkeypatch.setenv("JMEM_HOOKS_WAKE", "maybe")
-    with pytest.raises(ConfigError, match=r"hooks\.wake: 'maybe' is not true or false"):
-        as_bool(fast_settings(str(tmp_path), "hooks.wake")["hooks.wake"], "hooks.wake")
+    with pytest.raises(ConfigError, match=r"hooks\.wake \(from JMEM_HOOKS_WAKE\): 'maybe' is "
+                                          "not true or false"):
+        Settings(str(tmp_path)).switch("hooks.wake")
+
+
+def test_settings_view_precedence_and_empty_values(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view the hooks read gives the same answers as the validated Config."""
+    from journal_mem.config.settings import Settings
+
+    write_config(tmp_path, "memory_root = 'mem/'\n[distill]\ncommit = false\nthreshold = 4\n")
+    monkeypatch.setenv("JMEM_DISTILL_THRESHOLD", "6")
+    monkeypatch.setenv("JMEM_DISTILL_COMMIT", "")  # empty: unset, the file's value stands
+    view = Settings(str(tmp_path))
+    assert (view.memory_root, view.whole("distill.threshold"), view.switch("distill.commit")) \
+        == ("mem", 6, False)
+    assert view.source("distill.threshold") == "JMEM_DISTILL_THRESHOLD"
+    flagged = Settings(str(tmp_path), {"distill.commit": True, "distill.threshold": ""})
+    assert flagged.switch("distill.commit") is True  # flags beat the file
+    assert flagged.whole("distill.threshold") == 6  # an empty flag is unset
+    cfg = load(str(tmp_path), {"distill.commit": True})
+    assert (cfg.distill.commit, cfg.distill.threshold) == (True, 6)
+    monkeypatch.setenv("JMEM_BUDGET_ENTRY_BYTES", "lots")
+    with pytest.raises(ConfigError, match=r"budget\.entry_bytes \(from JMEM_BUDGET_ENTRY_BYTES\): "
+                                          "'lots' is not a whole number"):
+        Settings(str(tmp_path)).whole("budget.entry_bytes")
+
+
+def test_a_typo_in_jmem_disable_is_an_error_not_on(tmp_path: Path) -> None:
+    """Every path reads JMEM_DISABLE the same way; a typo used to mean "not disabled"."""
+    from helpers import base_env
+
+    main = make_repo(tmp_path / "r")
+    env = base_env(JMEM_DISABLE="ture")
+    proc = jmem(main, "guard", env=env)
+    assert proc.returncode == 1
+    assert "JMEM_DISABLE: 'ture' is not true or false" in proc.stderr
+    proc = jmem(main, "write", "--agent", "main", "--topic", "t", "--title", "L", env=env)
+    assert proc.returncode == 0  # JMEM_DISABLE only switches the hooks off
+    proc = jmem(main, "distill", "--if-due", "--background", env=env)
+    assert proc.returncode == 1, proc.stdout
+    assert "JMEM_DISABLE: 'ture' is not true or false" in proc.stderr
+
+
+def test_a_typo_in_distill_on_commit_stops_the_background_distill(tmp_path: Path) -> None:
+    """The post-commit path had its own list of false words: a typo there meant "on"."""
+    from helpers import base_env
+
+    main = make_repo(tmp_path / "r")
+    write_config(main, "[hooks]\ndistill_on_commit = 'flase'\n")
+    proc = jmem(main, "distill", "--if-due", "--background", env=base_env())
+    assert proc.returncode == 1, proc.stdout
+    assert "hooks.distill_on_commit (from .claude/journal-mem.toml): 'flase' is not true or " \
+        "false" in proc.stderr
+    assert "started in the background" not in proc.stdout
+    write_config(main, "[hooks]\ndistill_on_commit = 'off'\n")
+    proc = jmem(main, "distill", "--if-due", "--background", env=base_env())
+    assert proc.returncode == 0 and "distill_on_commit is false" in proc.stdout
+
+
+def test_no_commit_is_the_distill_commit_setting_for_one_run(tmp_path: Path) -> None:
+    """`--no-commit` enters through the flags layer: it beats JMEM_DISTILL_COMMIT=true."""
+    from helpers import base_env, git
+
+    main = make_repo(tmp_path / "r")
+    assert jmem(main, "init", "--agent", "api", "--no-git-hooks", "--no-claude").returncode == 0
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "init")
+    assert jmem(main, "write", "--agent", "api", "--topic", "t", "--title", "A").returncode == 0
+    head = git(main, "rev-parse", "HEAD").stdout
+    proc = jmem(main, "distill", "--no-commit", env=base_env(JMEM_DISTILL_COMMIT="true"))
+    assert proc.returncode == 0, proc.stderr
+    assert git(main, "rev-parse", "HEAD").stdout == head
+

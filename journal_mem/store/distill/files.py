@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 
+from journal_mem import fsutil
 from journal_mem.gitops import memgit
 from journal_mem.names import is_name
 from journal_mem.store.layout import DISTILL_STATE, MEMORY_MD, TOPICS, Layout
 
 WRITTEN = "distill-written.json"  # in the state dir: blob ids this machine's distiller wrote
-TMP_PREFIX = ".tmp-distill-"
+OLD_TMP_PREFIX = ".tmp-distill-"  # what distills before `fsutil` named their temp files
 
 
 def is_distilled(rel: str) -> bool:
@@ -58,35 +58,19 @@ def read_distilled(layout: Layout, rel: str) -> bytes | None:
         return None
 
 
-def atomic_write(path: str, data: bytes) -> None:
-    """Replace `path` with `data` all at once: temp file in the same folder, then rename."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f"{TMP_PREFIX}{secrets.token_hex(6)}")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def sweep_leftovers(layout: Layout) -> None:
     """Delete the temp files of a distill killed mid-write.
 
-    Only the lock holder writes `.tmp-distill-*` files and we hold the lock, so every
-    one found belongs to a dead distill; nothing else is touched.
+    Only the lock holder writes temp files in these folders and we hold the lock,
+    so every one found belongs to a dead distill; nothing else is touched.
     """
     folders = [layout.main_memory]
     for agent in layout.agents_on_disk():
         folders += [layout.agent_dir(agent), os.path.join(layout.agent_dir(agent), TOPICS)]
     for folder in folders:
         try:
-            names = [n for n in os.listdir(folder) if n.startswith(TMP_PREFIX)]
+            names = [n for n in os.listdir(folder)
+                     if fsutil.is_temp(n) or n.startswith(OLD_TMP_PREFIX)]
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
@@ -106,7 +90,9 @@ def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -
     gone = [repo_rel(layout, p) for p in deleted]
     remember(layout, blobs, [], keep_old=True)
     for rel in sorted(changed, key=lambda p: p == DISTILL_STATE):
-        atomic_write(os.path.join(layout.main_memory, rel), changed[rel])
+        # Not `durable`: an fsync per file would cost a one-lesson distill ~15 %, and
+        # these files are rebuilt from the journal, whose entries are fsynced.
+        fsutil.replace_atomic(os.path.join(layout.main_memory, rel), changed[rel])
     for rel in deleted:
         try:
             os.unlink(os.path.join(layout.main_memory, rel))
@@ -147,8 +133,4 @@ def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: b
         data[path] = sorted({*data.get(path, []), blob}) if keep_old else [blob]
     for path in gone:
         data.pop(path, None)
-    os.makedirs(layout.state_dir, exist_ok=True)
-    tmp = f"{_written_path(layout)}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, sort_keys=True)
-    os.replace(tmp, _written_path(layout))
+    fsutil.replace_atomic(_written_path(layout), json.dumps(data, sort_keys=True))

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 
 from journal_mem.config.settings import env_flag
+from journal_mem.fsutil import replace_atomic
 from journal_mem.store.context import Context
 from journal_mem.store.layout import Layout
 from journal_mem.store.listing import Found, pending_paths
@@ -67,13 +68,9 @@ def _known_invalid(layout: Layout) -> dict[str, list[int]]:
 def remember_invalid(layout: Layout, invalid: Iterable[str]) -> None:
     """Record the journal entries this distill could not fold, with their stat (cache)."""
     keys = {rel: _stat_key(os.path.join(layout.main_memory, rel)) for rel in invalid}
-    path = _invalid_path(layout)
+    data = json.dumps({rel: key for rel, key in keys.items() if key}, sort_keys=True)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({rel: key for rel, key in keys.items() if key}, fh, sort_keys=True)
-        os.replace(tmp, path)
+        replace_atomic(_invalid_path(layout), data)
     except OSError:
         pass  # only a cache: without it such entries count as pending
 

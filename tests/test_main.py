@@ -1,0 +1,100 @@
+"""The one error boundary in `main.main`: every path, fast ones included."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from journal_mem import main as entry
+from journal_mem.commands import claude_hooks, recall
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def _logs(folder: Path) -> list[Path]:
+    return sorted((folder / "journal-mem-logs").glob("crash-*.log"))
+
+
+def test_an_unexpected_error_in_the_wake_hook_is_a_warning_naming_its_log(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: object) -> str:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(claude_hooks, "_wake", broken)
+    payload = {"cwd": str(repo), "hook_event_name": "SubagentStart", "agent_type": "api"}
+    _stdin(monkeypatch, json.dumps(payload).encode())
+    assert entry.main(["wake", "--hook", "claude"]) == 0  # the session starts anyway
+    out, err = capsys.readouterr()
+    message = json.loads(out)["systemMessage"]  # to the user, never the model's context
+    [log] = _logs(tmp_path)
+    assert message.startswith("journal-mem warning: memory not loaded: RuntimeError: disk on")
+    assert str(log) in message and str(log) in err
+    assert "disk on fire" in log.read_text() and "Traceback" in log.read_text()
+
+
+def test_an_unexpected_error_in_the_remind_hook_lets_the_session_end(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: object) -> str:
+        raise KeyError("session")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(claude_hooks, "_target", broken)
+    _stdin(monkeypatch, json.dumps({"cwd": str(repo), "session_id": "s"}).encode())
+    assert entry.main(["remind", "--hook", "claude", "--agent", "api"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""  # no "block" decision
+    assert "journal-mem warning: reminder skipped: KeyError" in err
+    assert len(_logs(tmp_path)) == 1
+
+
+def test_an_unexpected_error_on_the_recall_fast_path_is_reported_not_rerun(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The fast path used to swallow every exception and run the whole command again."""
+    def broken(*args: object) -> None:
+        raise RuntimeError("index reader bug")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(recall, "lookup", broken)
+    assert entry.main(["recall", "retry", "policy"]) == 3
+    err = capsys.readouterr().err
+    [log] = _logs(tmp_path)
+    assert "jmem: unexpected error: RuntimeError: index reader bug" in err
+    assert f"the details are in {log}" in err
+    assert "jmem recall retry policy" in log.read_text()  # the argv main was given
+
+
+def test_expected_errors_keep_their_exit_code_on_a_fast_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # not a repository
+    assert entry.main(["recall", "anything"]) == 4
+    assert capsys.readouterr().err.startswith("jmem: ")
+    assert _logs(tmp_path) == []
+
+
+def test_the_cli_uses_the_argv_it_was_given(repo: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`distill --background` through click detached `sys.argv`, not the argv passed in."""
+    config = repo / ".claude" / "journal-mem.toml"
+    config.write_text(config.read_text().replace("# distill_on_commit = true",
+                                                 "distill_on_commit = false"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["jmem", "status"])
+    # `-CPATH` (one word) is left to click, which then hands over to the detacher
+    assert entry.main([f"-C{repo}", "distill", "--if-due", "--background"]) == 0
+    out = capsys.readouterr().out
+    assert "hooks.distill_on_commit is false" in out
+    assert "started in the background" not in out
