@@ -32,6 +32,8 @@ from journal_mem.store.lock import DistillLock
 from journal_mem.store.outbox import Drained, drain
 
 INVALID = "invalid-entries.json"  # in the state dir's cache: entries found invalid
+AGAIN = 20  # hook distills run again while lessons came in meanwhile
+REDISTILLS = 3  # a branch moved on with memory changes: distill again on the new tip
 WRITTEN = "distill-written.json"  # in the state dir: blob ids this machine's distiller wrote
 
 
@@ -180,11 +182,27 @@ def distill(ctx: Context, opts: Options) -> Outcome:
             return Outcome("not-due", note="not due: fewer pending lessons than the threshold")
     try:
         with DistillLock(ctx.layout.state_dir) as lock:
-            return _locked(ctx, opts, lock.fd)
+            out = _retrying(ctx, opts, lock.fd)
+            # Hook distills that found the lock held returned at once ("busy"): the
+            # holder folds what they would have, so every lesson gets distilled.
+            for _ in range(AGAIN):
+                if not (opts.if_due and out.status == "distilled" and is_due(ctx)):
+                    break
+                out = _retrying(ctx, opts, lock.fd)
+            return out
     except LockHeld as exc:
         if opts.if_due:  # the running distill folds these lessons too
             return Outcome("busy", note=exc.message)
         raise
+
+
+def _retrying(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
+    for _ in range(REDISTILLS):
+        try:
+            return _locked(ctx, opts, lock_fd)
+        except memgit.MemoryMoved:
+            continue  # someone committed memory meanwhile: fold their tip too
+    return _locked(ctx, opts, lock_fd)
 
 
 def distill_locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
@@ -249,7 +267,7 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
             text = message(out.date, out.new_lessons, out.changes, after, out.evicted,
                            journal.invalid)
             out.commit = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, text,
-                                       layout.state_dir, lock_fd) or None
+                                       layout.state_dir) or None
             if out.commit:  # HEAD vouches for these files now
                 remember(layout, {}, paths, keep_old=True)
             out.status = "distilled" if out.commit or out.written else out.status

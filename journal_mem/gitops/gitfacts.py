@@ -83,6 +83,9 @@ def run(
     if env is None:
         env = clean_env() if clean else dict(os.environ)
     env.setdefault("LC_ALL", "C")
+    # `git status` and friends would otherwise rewrite the index opportunistically,
+    # taking index.lock: a user's `git add` at that moment would fail.
+    env.setdefault("GIT_OPTIONAL_LOCKS", "0")
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
         pass_fds=pass_fds,
