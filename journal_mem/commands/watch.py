@@ -34,11 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from journal_mem.commands.distill import Options, Outcome, distill, is_due, pending
+from journal_mem.commands.distill import Options, Outcome, distill
 from journal_mem.config.settings import env_flag
 from journal_mem.errors import JournalMemError, LockHeld
 from journal_mem.names import is_name
 from journal_mem.store.context import Context, open_context
+from journal_mem.store.distill.schedule import is_due, pending
 from journal_mem.store.journal import is_entry_name
 from journal_mem.store.layout import JOURNAL
 
