@@ -21,6 +21,11 @@ MARKER = "# journal-mem-hook v1"
 GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
 HOOKS = (*GUARD_HOOKS, "post-commit")
 LEGACY = ".legacy"
+# In the main checkout (cwd is its top, `.git` a folder) mark git's pid as busy until it
+# exits: a background distill does not move the branch under a running commit
+# (docs/DESIGN.md, "Distill commits").
+BUSY_LINE = ('[ -d .git ] && mkdir -p .git/journal-mem/busy 2>/dev/null && '
+             ': > ".git/journal-mem/busy/$PPID" 2>/dev/null')
 
 
 @dataclass
@@ -67,7 +72,7 @@ def shim(name: str) -> str:
         ]) + "\n"
     exe = shlex.quote(python())
     return "\n".join([
-        *head,
+        head[0], head[1], BUSY_LINE, *head[2:],
         f'    "$here/{name}{LEGACY}" "$@" || exit $?',
         "fi",
         f"if [ ! -x {exe} ]; then",

@@ -28,36 +28,80 @@ from journal_mem.errors import GitError
 TOKEN = b"journal-mem distill lock\n"
 MARKER = "index-lock.json"
 WAIT_S = 120.0  # a `git commit` waiting in an editor holds the lock that long
-QUIET_S = 1.0  # longer than a commit with our pre-commit hook takes (about 0.2 s)
+QUIET_S = 0.5  # covers a commit's start: it writes the index before its hooks run
+BUSY = "busy"  # <state-dir>/busy/<pid>: our pre-commit shim's mark of a running git
 
 
-def wait_quiet(git_dir: str, quiet_s: float = QUIET_S, wait_s: float = WAIT_S) -> None:
-    """Return once the checkout whose git dir is `git_dir` has been idle for `quiet_s`.
+def committing(state_dir: str) -> list[int]:
+    """Pids of the git commands (commit, merge) of the main checkout now past their
+    start: our pre-commit and pre-merge-commit shims leave `busy/<git's pid>`."""
+    folder = os.path.join(state_dir, BUSY)
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    alive = []
+    for name in names:
+        if name.isdigit() and _alive(int(name)):
+            alive.append(int(name))
+        else:
+            _unlink(os.path.join(folder, name))
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie has exited
+    except (OSError, IndexError):
+        return True
+
+
+def _newest_change(git_dir: str, names: tuple[str, ...] = ("index.lock",)) -> float:
+    newest = 0.0
+    for name in ("index", "HEAD", os.path.join("logs", "HEAD"), *names):
+        try:
+            newest = max(newest, os.stat(os.path.join(git_dir, name)).st_mtime)
+        except FileNotFoundError:
+            continue
+    return newest
+
+
+def changed_since(git_dir: str, state_dir: str, seen: float) -> bool:
+    """True when a git command of the checkout ran after `wait_quiet` returned `seen`
+    (called while holding `index.lock`, which is then ours)."""
+    return _newest_change(git_dir, ()) != seen or bool(committing(state_dir))
+
+
+def wait_quiet(git_dir: str, state_dir: str, quiet_s: float = QUIET_S,
+               wait_s: float = WAIT_S) -> float:
+    """Return once no git command of the checkout whose git dir is `git_dir` runs.
 
     A plain `git commit` reads HEAD when it starts and moves it with a
     compare-and-swap when it ends, after its hooks; it holds `index.lock` only
-    for a moment at the start. No lock tells us it is running, so the branch is
-    moved only when no git command has written the index, moved HEAD or held
-    `index.lock` for `quiet_s` (a commit writes the index as it starts).
+    for a moment at the start. So the branch is moved only when no commit or
+    merge is past our pre-commit shim (`committing`), nobody holds `index.lock`,
+    and nothing wrote the index or moved HEAD for `quiet_s` (a commit writes the
+    index as it starts, before its hooks). Returns the newest change seen.
     """
     deadline = time.monotonic() + wait_s
-    watched = [os.path.join(git_dir, name) for name in ("index", "index.lock", "HEAD",
-                                                          os.path.join("logs", "HEAD"))]
     while True:
-        newest = 0.0
-        for path in watched:
-            try:
-                newest = max(newest, os.stat(path).st_mtime)
-            except FileNotFoundError:
-                continue
+        newest = _newest_change(git_dir)
         idle = time.time() - newest
-        if idle >= quiet_s and not os.path.exists(lock_file(git_dir)):
-            return
+        if idle >= quiet_s and not os.path.exists(lock_file(git_dir)) and not committing(
+                state_dir):
+            return newest
         if time.monotonic() > deadline:
-            raise GitError(f"the checkout of {git_dir} was never idle for {quiet_s:.1f} s in "
-                           f"{wait_s:.0f} s: the distill commit was not made",
+            raise GitError(f"git kept the checkout of {git_dir} busy for {wait_s:.0f} s: the "
+                           "distill commit was not made",
                            hint="the files are written; run `jmem distill` when git is idle")
-        time.sleep(min(max(quiet_s - idle, 0.01), 0.2))
+        time.sleep(min(max(quiet_s - idle, 0.01), 0.1))
 
 
 def _marker(state_dir: str) -> str:

@@ -234,16 +234,15 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | N
     `index.lock`; False when the branch had moved (nothing changed then)."""
     from journal_mem.gitops import indexlock
 
-    indexlock.wait_quiet(git_dir)
+    seen = indexlock.wait_quiet(git_dir, state_dir)
     if _head(root) != base:
         return False
     source = _read_index(git_dir)
     index = _new_index(root, prefix, state_dir, source, blobs)  # before the lock: hold it briefly
     subject = message.split("\n", 1)[0]
     with indexlock.IndexLock(git_dir, state_dir) as lock:
-        now = _read_index(git_dir)
-        if now != source:  # a `git add` came in between
-            index = _new_index(root, prefix, state_dir, now, blobs)
+        if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
+            return False  # a git command ran meanwhile: wait for quiet again
         lock.write(index)
         lock.mark(base or "", new)
         res = gitfacts.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
