@@ -128,18 +128,26 @@ class IndexLock:
 
     def __enter__(self) -> IndexLock:
         deadline = time.monotonic() + self.wait_s
+        # Created with its TOKEN already inside (a hard link fails like O_EXCL when the
+        # name exists): a kill at any moment leaves a lock `recover` knows as ours.
+        tmp = f"{self.path}.jmem-{os.getpid()}"
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        os.write(fd, TOKEN)
         while True:
             try:
-                self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                os.link(tmp, self.path)
+                self.fd = fd
+                _unlink(tmp)
                 break
             except FileExistsError:
                 if time.monotonic() > deadline:
+                    os.close(fd)
+                    _unlink(tmp)
                     raise GitError(
                         f"{self.path} was held for {self.wait_s:.0f} s: the distill commit "
                         "was not made", hint="finish the git command that holds it (or, if "
                         "none runs, remove the file), then run `jmem distill`") from None
                 time.sleep(random.uniform(0.002, 0.01))
-        os.write(self.fd, TOKEN)
         return self
 
     def mark(self, base: str, new: str) -> None:
@@ -180,6 +188,9 @@ def recover(git_dir: str, state_dir: str, head: str) -> str:
     except (OSError, ValueError):
         info = {}
     path = lock_file(git_dir)
+    for name in os.listdir(git_dir):
+        if name.startswith("index.lock.jmem-"):  # a killed distill's half-made lock
+            _unlink(os.path.join(git_dir, name))
     try:
         st = os.lstat(path)
         with open(path, "rb") as fh:

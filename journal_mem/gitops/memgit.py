@@ -243,8 +243,8 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | N
     with indexlock.IndexLock(git_dir, state_dir) as lock:
         if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
             return False  # a git command ran meanwhile: wait for quiet again
-        lock.write(index)
         lock.mark(base or "", new)
+        lock.write(index)
         res = gitfacts.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
                            root, clean=True, check=False)
         if not res.ok:
