@@ -16,8 +16,8 @@ from journal_mem.boundary import guarded
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def _cwd(ctx: click.Context) -> str:
-    return str(ctx.find_root().params.get("directory") or os.getcwd())
+def _cwd(click_ctx: click.Context) -> str:
+    return str(click_ctx.find_root().params.get("directory") or os.getcwd())
 
 
 def _emit_json(data: object) -> None:
@@ -65,13 +65,14 @@ def cli(directory: str | None) -> None:
 @click.option("--ci", type=click.Choice(["github"]), default=None,
               help="Also write the CI workflow that checks, distills and pushes "
                    "(.github/workflows/journal-mem.yml).")
-@click.option("--ci-install", metavar="COMMAND", default="pip install journal-mem",
-              show_default=True, help="How the CI job installs jmem.")
+@click.option("--ci-install", metavar="COMMAND", default=None,
+              help="How the CI job installs jmem [default: pinned to the commit this jmem "
+                   "runs from, when a remote has it; else init refuses and asks for this].")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
+def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str, as_json: bool) -> int:
+         ci: str | None, ci_install: str | None, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -85,9 +86,9 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
     from journal_mem.commands import initialize
 
     if uninstall:
-        report = initialize.uninstall(_cwd(ctx))
+        report = initialize.uninstall(_cwd(click_ctx))
     else:
-        report = initialize.init(_cwd(ctx), list(agents), git_hooks=not no_git_hooks,
+        report = initialize.init(_cwd(click_ctx), list(agents), git_hooks=not no_git_hooks,
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
                                  claude_agents=list(claude_agents), ci=ci,
                                  ci_install=ci_install)
@@ -132,7 +133,7 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
               help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1].")
 @click.option("--json", "as_json", is_flag=True, help='Print {"path", "key", "outbox"}.')
 @click.pass_context
-def write(ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
+def write(click_ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
           body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
           importance: str | None, key: str | None, supersedes: tuple[str, ...],
           retracts: tuple[str, ...], applies_to: tuple[str, ...], valid_until: str | None,
@@ -153,7 +154,7 @@ def write(ctx: click.Context, agent: str | None, topic: str | None, title: str |
     from journal_mem.commands import write as core
     from journal_mem.store.context import open_context
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     fields: dict[str, Any] = {
         "type": kind, "confidence": confidence, "importance": importance, "key": key,
         "supersedes": list(supersedes), "retracts": list(retracts),
@@ -197,7 +198,7 @@ def demo(keep: bool) -> int:
     return run_demo(keep=keep, echo=click.echo)
 
 
-# --- wake-up, reminder and status (issue 5) ----------------------------------
+# --- wake-up, reminder and status ---------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -226,8 +227,8 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
         return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 10_000))
     from journal_mem.commands.wake import for_command
 
-    ctx = click.get_current_context()
-    pack = for_command(_cwd(ctx), agent, max_chars=max_chars, query=query,
+    click_ctx = click.get_current_context()
+    pack = for_command(_cwd(click_ctx), agent, max_chars=max_chars, query=query,
                        min_confidence=min_confidence)
     if as_json:
         _emit_json(pack.as_json())
@@ -255,23 +256,23 @@ def remind(agent: str | None, hook: str) -> int:
               flag_value=20, metavar="[N]", help="Show the last N (20) recorded wake-ups.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
+def status(click_ctx: click.Context, session_count: int | None, as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
     from journal_mem.commands import status as core
 
     if session_count is not None:
-        records = core.session_log(_cwd(ctx), session_count)
+        records = core.session_log(_cwd(click_ctx), session_count)
         _emit(records, core.render_sessions(records), as_json)
     else:
-        report = core.collect(_cwd(ctx))
+        report = core.collect(_cwd(click_ctx))
         _emit(report, core.render(report), as_json)
     return errors.OK
 
 
 # --- end of wake-up, reminder and status --------------------------------------
 
-# --- guard and rescue (issue 3) -----------------------------------------------
+# --- guard and rescue -----------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -289,8 +290,8 @@ def guard(hook: str | None) -> int:
     """
     from journal_mem.commands.guard import decide
 
-    ctx = click.get_current_context()
-    verdict = decide(_cwd(ctx), hook)
+    click_ctx = click.get_current_context()
+    verdict = decide(_cwd(click_ctx), hook)
     for line in verdict.lines:
         click.echo(line, err=True)
     return verdict.code
@@ -298,7 +299,7 @@ def guard(hook: str | None) -> int:
 
 @cli.command(context_settings=CONTEXT)
 @click.pass_context
-def rescue(ctx: click.Context) -> int:
+def rescue(click_ctx: click.Context) -> int:
     """In a linked worktree: move memory changes into the main checkout's journal.
 
     New lessons are validated and filed in the main journal; each line added
@@ -308,14 +309,14 @@ def rescue(ctx: click.Context) -> int:
     """
     from journal_mem.commands.rescue import rescue as do_rescue
 
-    report = do_rescue(_cwd(ctx))
+    report = do_rescue(_cwd(click_ctx))
     for line in report.lines:
         click.echo(line)
     for line in report.failed:
         click.echo(f"jmem rescue: {line}", err=True)
     return errors.REFUSED if report.failed else errors.OK
 
-# --- distill and check (issue 4) ------------------------------------------------
+# --- distill and check ------------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -338,7 +339,7 @@ def rescue(ctx: click.Context) -> int:
               help="With --push: how many times to try before giving up.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
+def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
             no_commit: bool, background: bool, on_date: str | None, push_remote: str | None,
             attempts: int, as_json: bool) -> int:
     """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
@@ -366,9 +367,9 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
-    if push_remote is not None:  # issue 6: many machines
-        return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
-    outcome = core.distill(open_context(_cwd(ctx)), opts)
+    if push_remote is not None:  # docs/DESIGN.md, "Many machines"
+        return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
+    outcome = core.distill(open_context(_cwd(click_ctx)), opts)
     from journal_mem.commands.report import distill_json, distill_lines
 
     if as_json:
@@ -387,13 +388,13 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
               help="Also fail when a journal entry was modified or deleted since REF.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
+def check(click_ctx: click.Context, base: str | None, as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
     from journal_mem.commands.check import run_check
     from journal_mem.store.context import open_context
 
-    problems = run_check(open_context(_cwd(ctx)), base)
+    problems = run_check(open_context(_cwd(click_ctx)), base)
     if as_json:
         _emit_json({"ok": not problems, "problems": problems})
     elif problems:
@@ -407,10 +408,10 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 
 # --- end distill and check ---
 
-# --- watch, outbox, distill --push (issue 6) -------------------------------------
+# --- watch, outbox, distill --push ---------------------------------------------------
 
 
-def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: int,
+def _distill_push(click_ctx: click.Context, opts: Any, remote: str | None, attempts: int,
                   as_json: bool) -> int:
     """`distill --push [REMOTE]`: see journal_mem/push.py."""
     from journal_mem.commands.push import push_distill
@@ -420,7 +421,7 @@ def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: i
     if opts.dry_run or opts.check or not opts.commit or opts.if_due:
         raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
                                "--no-commit and --if-due")
-    done = push_distill(open_context(_cwd(ctx)), opts, remote, attempts)
+    done = push_distill(open_context(_cwd(click_ctx)), opts, remote, attempts)
     where = f"{done.remote}/{done.branch}"
     if as_json:
         data = distill_json(done.outcome) if done.outcome else {}
@@ -451,7 +452,7 @@ def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: i
 @click.option("--interval", type=click.FloatRange(1.0), default=60.0, show_default=True,
               metavar="SECONDS", help="Re-evaluate this often without events (max age).")
 @click.pass_context
-def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
+def watch(click_ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
     """Watch the main checkout's journals and the outbox; distill when due.
 
     Due means what `distill --if-due` means: pending lessons reach
@@ -465,7 +466,7 @@ def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> i
 
     opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
                         interval=interval)
-    return core(_cwd(ctx), opts, lambda line: click.echo(line))
+    return core(_cwd(click_ctx), opts, lambda line: click.echo(line))
 
 
 @cli.group(context_settings=CONTEXT)
@@ -477,12 +478,12 @@ def outbox() -> None:
 @outbox.command("list", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def outbox_list(ctx: click.Context, as_json: bool) -> int:
+def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
     """Every waiting entry, and whether the next drain will file it."""
     from journal_mem.store.context import open_context
     from journal_mem.store.outbox import waiting
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     items = waiting(context.layout, context.config.budget.entry_bytes)
     if as_json:
         _emit_json([w.as_json() for w in items])
@@ -499,7 +500,7 @@ def outbox_list(ctx: click.Context, as_json: bool) -> int:
 @outbox.command("drain", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def outbox_drain(ctx: click.Context, as_json: bool) -> int:
+def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
     """Move every valid entry into the main journal now (every distill does this too).
 
     Nothing leaves the outbox before its copy is in the journal; an invalid
@@ -508,7 +509,7 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
     from journal_mem.store.context import open_context
     from journal_mem.store.outbox import drain_now
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     done = drain_now(context.layout, context.config.budget.entry_bytes)
     if as_json:
         _emit_json({"moved": done.moved, "invalid": done.invalid})
@@ -524,7 +525,7 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
 # --- end watch, outbox, distill --push ---
 
 
-# --- recall (issue 5) -----------------------------------------------------------
+# --- recall -----------------------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -535,7 +536,7 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @click.pass_context
-def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, limit: int,
+def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | None, limit: int,
            rebuild: bool, as_json: bool) -> int:
     """Ranked live facts for a natural-language QUESTION.
 
@@ -550,7 +551,7 @@ def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, lim
     from journal_mem.commands import recall as core
     from journal_mem.store.context import open_context
 
-    hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
+    hits = core.recall(open_context(_cwd(click_ctx)), " ".join(question), agent=agent, limit=limit,
                        rebuild=rebuild)
     _emit([hit.as_json() for hit in hits], core.render(hits), as_json)
     return errors.OK

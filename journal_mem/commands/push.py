@@ -1,4 +1,6 @@
-"""`jmem distill --push [REMOTE]`: many machines, one distilled memory (DESIGN §6).
+"""`jmem distill --push [REMOTE]`: many machines, one distilled memory.
+
+See docs/DESIGN.md, "Many machines".
 
 Every machine pushes journal entries (new files: they never conflict). The
 distilled files are a pure function of the journal, so whoever distills only

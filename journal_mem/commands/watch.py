@@ -1,4 +1,4 @@
-"""`jmem watch`: distill when due, driven by file events (DESIGN §2.6).
+"""`jmem watch`: distill when due, driven by file events (docs/DESIGN.md, "The protocol").
 
 A watchdog observer (inotify on Linux) watches the main checkout's memory
 root and the outbox. Only events naming a journal entry

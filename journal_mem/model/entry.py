@@ -1,4 +1,4 @@
-"""The journal entry (DESIGN §3.2): parse and render, pure and total.
+"""The journal entry (docs/DESIGN.md, "Journal entries"): parse and render, pure and total.
 
 `parse` takes any bytes and returns an `Entry` or raises `InvalidEntry` with
 one line per problem, naming the field and the reason. YAML is composed with
@@ -476,6 +476,18 @@ def _check_title(title: str, problems: list[str]) -> None:
         problems.append(f"title: {len(title)} characters, at most {TITLE_MAX}")
     elif "\n" in title or "\r" in title:
         problems.append("title: must be one line")
+    else:
+        _check_title_secret(title, problems)
+
+
+def _check_title_secret(title: str, problems: list[str]) -> None:
+    """A title becomes the default key and the entry's file name, both for good: one that
+    holds a secret is refused whatever `guard.scan_secrets` says, before any name is built."""
+    from journal_mem.model.secretscan import scan
+
+    for finding in scan(title):
+        problems.append(f"title: {finding.kind.replace('_', ' ')} in the title (a title "
+                        "becomes the key and the file name: leave the secret out)")
 
 
 def _check_body(body: str, entry_bytes: int, problems: list[str]) -> None:

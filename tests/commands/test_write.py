@@ -253,3 +253,23 @@ def test_create_exclusive_never_replaces_and_leaves_nothing(
     path = create_exclusive(str(tmp_path), lambda suffix: f"n-{suffix}.md", b"new")
     assert Path(path).read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["taken.md", Path(path).name])
+
+
+@pytest.mark.parametrize("title", [
+    "Prod key is sk-ant-" + "api03-Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8",
+    "Connect to postgres://admin:" + "S3cr3tPassw0rd" + "@db.internal/app",
+    "AWS secret " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz8Q8ZR3KEY",
+])
+def test_a_secret_in_a_title_never_becomes_a_key_or_a_file_name(tmp_path: Path,
+                                                                title: str) -> None:
+    """Refused even with `guard.scan_secrets` off: the key and file name would keep it."""
+    main = make_repo(tmp_path / "main")
+    assert jmem(main, "init", "--agent", "api").returncode == 0
+    before = all_files(main)
+    env = {**base_env(), "JMEM_GUARD_SCAN_SECRETS": "false"}
+    proc = jmem(main, "write", "--agent", "api", "--topic", "ops", "--title", title, env=env)
+    assert proc.returncode != 0
+    assert "in the title" in proc.stderr
+    secret = title.split()[-1]
+    assert secret not in proc.stderr + proc.stdout
+    assert all_files(main) == before
