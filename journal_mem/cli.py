@@ -275,6 +275,19 @@ def status(click_ctx: click.Context, session_count: int | None, as_json: bool) -
 # --- guard and rescue -----------------------------------------------------------
 
 
+@cli.command("merge-driver", context_settings=CONTEXT, hidden=True)
+@click.argument("ancestor")
+@click.argument("current")
+@click.argument("other")
+@click.argument("path")
+def merge_driver(ancestor: str, current: str, other: str, path: str) -> int:
+    """Git's merge driver for distilled files (`jmem init` registers it): keep the
+    checked-out side and distill again after the merge."""
+    from journal_mem.gitops.mergedriver import merge
+
+    return merge(current, path, os.getcwd())
+
+
 @cli.command(context_settings=CONTEXT)
 @click.option("--hook", type=click.Choice(["pre-commit", "pre-merge-commit"]), default=None,
               help="The git hook calling (it only changes the wording).")

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
-from journal_mem.gitops import memgit
+from journal_mem.gitops import memgit, mergedriver
 from journal_mem.model.changes import AgentChanges, diff, message
 from journal_mem.model.foldstate import FoldState, render_state
 from journal_mem.store.context import Context
@@ -132,6 +132,8 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     _write(layout, opts, step, out)
     if committing:
         _commit(ctx, out, step, journal, status)
+    if writing:  # every entry on disk is folded: a merge's request is met
+        mergedriver.done(layout.state_dir)
     return out
 
 

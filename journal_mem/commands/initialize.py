@@ -155,6 +155,19 @@ def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
     report.done += done.done
     report.notes += done.notes
     report.refused += done.refused
+    if not done.refused:
+        _merge_driver(root, report)
+
+
+def _merge_driver(root: str, report: InitReport) -> None:
+    """Distilled files never conflict on a pull (`gitops/mergedriver.py`)."""
+    from journal_mem.gitops import hooks, mergedriver
+
+    memory_root = load(root).memory_root
+    for step in (mergedriver.write_attributes(root, memory_root),
+                 mergedriver.register(root, hooks.python())):
+        if step:
+            report.done.append(step)
 
 
 def uninstall(cwd: str) -> InitReport:
@@ -162,8 +175,9 @@ def uninstall(cwd: str) -> InitReport:
 
     Memory, config and journal stay: they are the team's data.
     """
-    from journal_mem.gitops import hooks
+    from journal_mem.gitops import hooks, mergedriver
 
     repo = gitfacts.locate(cwd)
     done = hooks.uninstall(repo.main_root)
-    return InitReport(done=done.done, notes=done.notes)
+    gone = mergedriver.unregister(repo.main_root)
+    return InitReport(done=[*done.done, *([gone] if gone else [])], notes=done.notes)

@@ -20,7 +20,9 @@ from journal_mem.gitops import gitfacts
 
 MARKER = "# journal-mem-hook v1"
 GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
-HOOKS = (*GUARD_HOOKS, "post-commit")
+# after a commit, a merge (`git pull`) or a rebase (`git pull --rebase`): distill if due
+DISTILL_HOOKS = ("post-commit", "post-merge", "post-rewrite")
+HOOKS = (*GUARD_HOOKS, *DISTILL_HOOKS)
 LEGACY = ".legacy"
 
 
@@ -41,7 +43,7 @@ def python() -> str:
 def command(name: str) -> str:
     """The command line a hook runner must run for hook `name`."""
     exe = shlex.quote(python())
-    if name == "post-commit":
+    if name in DISTILL_HOOKS:
         # post-commit cannot block and must hand back to git at once: the distill
         # runs detached, its output dropped (it keeps its own log).
         return f"{exe} -m journal_mem distill --if-due --background </dev/null >/dev/null 2>&1 &"
@@ -52,7 +54,7 @@ def shim(name: str) -> str:
     """The text of hook `name`, from its template in `journal_mem/resources/`."""
     from journal_mem.resources import fill
 
-    template = "hook-post-commit.sh" if name == "post-commit" else "hook-guard.sh"
+    template = "hook-post-commit.sh" if name in DISTILL_HOOKS else "hook-guard.sh"
     return fill(template, marker=MARKER, legacy=name + LEGACY, python=python(),
                 python_quoted=shlex.quote(python()), command=command(name))
 
