@@ -78,8 +78,10 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     Creates .claude/journal-mem.toml (every setting shown with its default),
     the memory root .claude/agent-memory/ and a journal folder per --agent,
     in the main checkout. Records the current branch as distill.branch.
-    Installs the pre-commit, pre-merge-commit and post-commit git hooks (a
-    hook that is not ours is kept as <name>.legacy and still runs first).
+    Installs the pre-commit, pre-merge-commit, post-commit, post-merge and
+    post-rewrite git hooks (a hook that is not ours is kept as <name>.legacy
+    and still runs first), and a merge driver for the distilled files
+    (.gitattributes + .git/config), so a git pull never conflicts on them.
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
     """
