@@ -21,6 +21,7 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
     err: list[str] = []
     if o.status in ("not-due", "disabled", "busy"):
         return [o.note], []
+    out += o.adopted
     for path in o.drained.moved:
         out.append(f"outbox: moved into the journal: {path}")
     for problem in o.drained.invalid:
@@ -62,5 +63,5 @@ def distill_json(o: Outcome) -> dict[str, Any]:
         "outbox": {"moved": o.drained.moved, "invalid": o.drained.invalid},
         "invalid": {p: list(v) for p, v in o.invalid.items()},
         "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
-        "flagged": o.flagged, "exit_code": o.exit_code,
+        "flagged": o.flagged, "adopted": o.adopted, "exit_code": o.exit_code,
     }  # fmt: skip

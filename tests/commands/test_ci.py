@@ -47,7 +47,7 @@ def jmem_from(src: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[s
 
 def steps(repo: Path) -> str:
     flow = yaml.safe_load((repo / WORKFLOW).read_text())
-    [job] = flow["jobs"].values()
+    job = flow["jobs"]["distill"]
     return "\n".join(step["run"] for step in job["steps"] if "run" in step)
 
 
@@ -87,11 +87,34 @@ def test_the_workflow_has_one_job_in_one_concurrency_group(tmp_path: Path) -> No
     assert on["schedule"][0]["cron"]
     assert flow["concurrency"] == {"group": "journal-mem-distill", "cancel-in-progress": False}
     assert flow["permissions"] == {"contents": "write"}
-    [job] = flow["jobs"].values()
+    assert sorted(flow["jobs"]) == ["distill", "snapshot"]  # one writer, one daily reader
+    job = flow["jobs"]["distill"]
     uses = [step["uses"] for step in job["steps"] if "uses" in step]
     assert all(len(u.rpartition("@")[2]) == 40 for u in uses), uses  # actions pinned by commit
     runs = steps(repo)
     assert runs.index("jmem check") < runs.index("jmem distill --push")
+    lint = actionlint(repo / WORKFLOW)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_a_daily_snapshot_is_kept_as_an_artifact(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project")
+    proc = jmem(repo, *INIT_CI, "--ci-install", "pip install journal-mem==0.1.0")
+    assert proc.returncode == 0, proc.stderr
+    job = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["snapshot"]
+    assert job["needs"] == "distill" and "schedule" in job["if"]
+    assert job["permissions"] == {"contents": "read"}  # a snapshot never pushes
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "pip install journal-mem==0.1.0" in runs
+    assert "jmem export --json memory-snapshot.json" in runs
+    uploads = [s for s in job["steps"] if s.get("uses", "").startswith(
+        "actions/upload-artifact@")]
+    assert [u["with"]["path"] for u in uploads] == ["memory-snapshot.json",
+                                                    "memory-report/index.html"]
+    assert all(len(u["uses"].rpartition("@")[2]) == 40 for u in uploads)  # pinned by commit
+    assert "jmem report --out memory-report" in runs
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0  # the report reads the history
     lint = actionlint(repo / WORKFLOW)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
