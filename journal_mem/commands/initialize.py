@@ -71,6 +71,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         _create(os.path.join(layout.main_memory, KEEP), "", report, root)
     for agent in agents:
         _create(os.path.join(layout.journal_dir(agent), KEEP), "", report, root)
+    _attributes(root, config.memory_root, report, merge_driver=git_hooks)
     if config.distill.branch == "" and branch:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
@@ -82,6 +83,25 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if ci:
         init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
     return report
+
+
+def _attributes(root: str, memory_root: str, report: InitReport, merge_driver: bool) -> None:
+    """One `.gitattributes` block for memory: its files stay LF in every clone
+    (`core.autocrlf`, `eol=crlf` rules), and with `merge_driver` the distilled files
+    merge with `jmem-distilled` (`gitops/mergedriver.py`), so a pull never conflicts."""
+    from journal_mem.gitops.mergedriver import patterns
+    from journal_mem.store.gitattributes import FILE, eol_rule, merge_lines
+
+    if any(c.isspace() for c in memory_root):
+        report.notes.append(f"memory_root {memory_root!r} holds a space: add .gitattributes "
+                            "rules keeping its files LF (text eol=lf) and its distilled files "
+                            "merge=jmem-distilled by hand")
+        return
+    wanted = [eol_rule(memory_root), *(patterns(memory_root) if merge_driver else [])]
+    for line in merge_lines(root, wanted):
+        why = ("distilled files never conflict on a pull" if "merge=" in line
+               else "memory files stay LF in every checkout")
+        report.done.append(f"added `{line}` to {FILE} ({why}; commit it)")
 
 
 def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: bool) -> None:
@@ -192,14 +212,12 @@ def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
 
 
 def _merge_driver(root: str, report: InitReport) -> None:
-    """Distilled files never conflict on a pull (`gitops/mergedriver.py`)."""
+    """Register the merge driver the `.gitattributes` lines name (`gitops/mergedriver.py`)."""
     from journal_mem.gitops import hooks, mergedriver
 
-    memory_root = load(root).memory_root
-    for step in (mergedriver.write_attributes(root, memory_root),
-                 mergedriver.register(root, hooks.python())):
-        if step:
-            report.done.append(step)
+    step = mergedriver.register(root, hooks.python())
+    if step:
+        report.done.append(step)
 
 
 def uninstall(cwd: str) -> InitReport:

@@ -19,8 +19,6 @@ from journal_mem.gitops import gitfacts
 
 NAME = "jmem-distilled"
 REDISTILL = "redistill"  # in the state dir: a merge took one side of distilled files
-BEGIN = "# journal-mem (jmem init): generated memory files"
-END = "# end journal-mem"
 
 
 def patterns(memory_root: str) -> list[str]:
@@ -29,29 +27,6 @@ def patterns(memory_root: str) -> list[str]:
     return [f"{top}/distill-state.json merge={NAME}",
             f"{top}/*/MEMORY.md merge={NAME}",
             f"{top}/*/topics/*.md merge={NAME}"]
-
-
-def write_attributes(root: str, memory_root: str) -> str | None:
-    """Add our block to `<root>/.gitattributes` (created if missing) unless every line is
-    there; returns what was done, or None when nothing changed."""
-    path = os.path.join(root, ".gitattributes")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        text = ""
-    have = set(text.splitlines())
-    missing = [line for line in patterns(memory_root) if line not in have]
-    if not missing:
-        return None
-    block = "\n".join([BEGIN, *missing, END]) + "\n"
-    sep = "" if not text or text.endswith("\n") else "\n"
-    tmp = f"{path}.jmem-{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text + sep + ("\n" if text else "") + block)
-    os.replace(tmp, path)
-    return f"{'updated' if text else 'created'} .gitattributes (distilled files merge with " \
-           f"{NAME}; commit it)"
 
 
 def driver_command(python: str) -> str:

@@ -108,7 +108,7 @@ def test_several_problems_are_all_reported() -> None:
         (b"---\na: [\n---\n# t\n", "frontmatter: not valid YAML"),
         (b"---\nagent: api\x00\n---\n# t\n", "file: holds a NUL byte at offset 14"),
         (b"---\nagent: \xff\xfe\n---\n# t\n", "file: not valid UTF-8 (byte offset 11)"),
-        (GOOD.replace(b"\n", b"\r\n"), "file: has CR (CRLF) line endings"),
+        (GOOD.replace(b"serially", b"seri\rally"), "file: holds a bare CR character"),
         (GOOD.replace(b"# Run", b"Run"), "title: missing"),
         (GOOD.replace(b"created: 2026-11-30T10:00:00+00:00\n", b""), "created: required"),
         (GOOD.replace(b"+00:00", b""), "created: '2026-11-30T10:00:00' has no UTC offset"),
@@ -249,3 +249,15 @@ def test_parse_is_total_on_frontmatter_text(front: str) -> None:
         parse(f"---\n{front}\n---\n# t\n".encode("utf-8", "surrogatepass"))
     except InvalidEntry as exc:
         assert exc.problems
+
+
+def test_crlf_line_endings_read_as_lf() -> None:
+    # what a core.autocrlf=true checkout makes of a committed entry
+    assert parse(GOOD.replace(b"\n", b"\r\n")) == parse(GOOD)
+
+
+def test_a_dashes_line_in_the_body_is_body() -> None:
+    data = GOOD + b"\n---\n\n# Not the title\n"
+    entry = parse(data)
+    assert entry.title == "Run the API tests serially"
+    assert entry.body.endswith("---\n\n# Not the title")
