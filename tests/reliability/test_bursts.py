@@ -21,7 +21,7 @@ from distill_helpers import MEM
 from helpers import add_worktree, base_env, git, jmem, make_repo
 
 from journal_mem.store.context import open_context
-from journal_mem.store.lessons import pending_paths
+from journal_mem.store.listing import pending_paths
 from journal_mem.store.lock import held_by
 
 pytestmark = pytest.mark.reliability
