@@ -122,6 +122,8 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
                           hint="run `jmem init --agent NAME` first")
     writing = not (opts.dry_run or opts.check)
     committing = writing and opts.commit and config.distill.commit
+    if writing:  # a distill killed mid-commit: its index first, then judge the checkout
+        memgit.recover(ctx.repo.main_root, layout.state_dir)
     status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
     adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:

@@ -119,10 +119,8 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     again on the new tip; `MemoryMoved` when the new tip changed memory itself.
     No hook runs for this commit.
     """
-    from journal_mem.gitops import indexlock
 
-    git_dir = gitfacts.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
-    indexlock.recover(git_dir, state_dir, _head(root) or "")
+    git_dir = recover(root, state_dir)
     blobs = _hash(root, paths)
     msg = message_file(state_dir, message)
     first = base = _head(root)
@@ -144,6 +142,16 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
 
 
 ATTEMPTS = 20
+
+
+def recover(root: str, state_dir: str) -> str:
+    """Finish or undo what a distill killed while holding `index.lock` left (call it
+    holding the distill lock, before judging the checkout); returns the git dir."""
+    from journal_mem.gitops import indexlock
+
+    git_dir = gitfacts.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
+    indexlock.recover(git_dir, state_dir, _head(root) or "")
+    return git_dir
 
 
 class MemoryMoved(GitError):
