@@ -181,12 +181,15 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
     from journal_mem.claude import settings as claude_settings
 
     root = repo.main_root
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
     if hooks:
-        report.done += claude_settings.merge_settings(root)
+        with_memory = sorted({*layout.agents_on_disk(), *config.agents, *agents})
+        report.done += claude_settings.merge_settings(root, with_memory)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
-                                + claude_settings.PATH_HINT)
-    layout = Layout(repo, load(root).memory_root)
+                                + claude_settings.PATH_HINT
+                                + ", or install the Claude Code plugin (jmem claude-plugin)")
     for name in agents:
         path = claude_settings.write_agent(root, name)
         if path is None:

@@ -266,3 +266,43 @@ def current_branch(root: str) -> str:
 def has_head(root: str) -> bool:
     """False before the first commit."""
     return run(["rev-parse", "--verify", "--quiet", "HEAD"], root, clean=True, check=False).ok
+
+
+def quick_common_dir(cwd: str) -> str | None:
+    """The git common dir of the checkout holding `cwd`, found without running git.
+
+    For the live check at every prompt: walks up to the first `.git` (a folder
+    in a main checkout; a `gitdir:` file in a linked worktree, whose git dir
+    names the common dir in `commondir`). None when it cannot tell: the
+    caller then does nothing, or asks git.
+    """
+    folder = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            return os.path.realpath(dot)
+        if os.path.isfile(dot):
+            return _common_from_gitfile(folder, dot)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _common_from_gitfile(folder: str, dot: str) -> str | None:
+    try:
+        with open(dot, encoding="utf-8") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(folder, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = fh.readline().strip()
+    except FileNotFoundError:
+        return os.path.realpath(git_dir)  # a submodule or separate git dir: its own
+    except OSError:
+        return None
+    return os.path.realpath(os.path.join(git_dir, common))

@@ -23,6 +23,9 @@ GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
 # after a commit, a merge (`git pull`) or a rebase (`git pull --rebase`): distill if due
 DISTILL_HOOKS = ("post-commit", "post-merge", "post-rewrite")
 HOOKS = (*GUARD_HOOKS, *DISTILL_HOOKS)
+# The shim template of each hook, in journal_mem/resources/ (a new hook needs one here).
+TEMPLATES = {"pre-commit": "hook-guard.sh", "pre-merge-commit": "hook-guard.sh",
+             **dict.fromkeys(DISTILL_HOOKS, "hook-post-commit.sh")}
 LEGACY = ".legacy"
 
 
@@ -54,8 +57,7 @@ def shim(name: str) -> str:
     """The text of hook `name`, from its template in `journal_mem/resources/`."""
     from journal_mem.resources import fill
 
-    template = "hook-post-commit.sh" if name in DISTILL_HOOKS else "hook-guard.sh"
-    return fill(template, marker=MARKER, legacy=name + LEGACY, python=python(),
+    return fill(TEMPLATES[name], marker=MARKER, legacy=name + LEGACY, python=python(),
                 python_quoted=shlex.quote(python()), command=command(name))
 
 
