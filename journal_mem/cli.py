@@ -80,8 +80,10 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     Creates .claude/journal-mem.toml (every setting shown with its default),
     the memory root .claude/agent-memory/ and a journal folder per --agent,
     in the main checkout. Records the current branch as distill.branch.
-    Installs the pre-commit, pre-merge-commit and post-commit git hooks (a
-    hook that is not ours is kept as <name>.legacy and still runs first).
+    Installs the pre-commit, pre-merge-commit, post-commit, post-merge and
+    post-rewrite git hooks (a hook that is not ours is kept as <name>.legacy
+    and still runs first), and a merge driver for the distilled files
+    (.gitattributes + .git/config), so a git pull never conflicts on them.
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
     Existing MEMORY.md and topic files that jmem did not write are counted and
@@ -309,6 +311,19 @@ def status(click_ctx: click.Context, session_count: int | None, hook_log: bool,
 # --- end of wake-up, reminder and status --------------------------------------
 
 # --- guard and rescue -----------------------------------------------------------
+
+
+@cli.command("merge-driver", context_settings=CONTEXT, hidden=True)
+@click.argument("ancestor")
+@click.argument("current")
+@click.argument("other")
+@click.argument("path")
+def merge_driver(ancestor: str, current: str, other: str, path: str) -> int:
+    """Git's merge driver for distilled files (`jmem init` registers it): keep the
+    checked-out side and distill again after the merge."""
+    from journal_mem.gitops.mergedriver import merge
+
+    return merge(current, path, os.getcwd())
 
 
 @cli.command(context_settings=CONTEXT)

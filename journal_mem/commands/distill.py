@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
+from journal_mem.gitops import memgit, mergedriver
 from journal_mem.model.changes import AgentChanges, diff, message
 from journal_mem.model.foldstate import FoldState, render_state
 from journal_mem.store.context import Context
@@ -27,6 +28,9 @@ from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.lock import DistillLock
 from journal_mem.store.outbox import Drained, drain
 from journal_mem.store.reader import Journal, read_journal
+
+AGAIN = 20  # hook distills run again while lessons came in meanwhile
+REDISTILLS = 3  # the branch moved on with memory changes: distill again on the new tip
 
 
 @dataclass(frozen=True)
@@ -82,26 +86,44 @@ def distill(ctx: Context, opts: Options) -> Outcome:
         if not schedule.is_due(ctx):
             return Outcome("not-due", note="not due: fewer pending lessons than the threshold")
     try:
-        with DistillLock(ctx.layout.state_dir) as lock:
-            return _locked(ctx, opts, lock.fd)
+        with DistillLock(ctx.layout.state_dir):
+            out = _retrying(ctx, opts)
+            # Hook distills that found the lock held returned at once ("busy"): the
+            # holder folds what they would have, so every lesson gets distilled.
+            for _ in range(AGAIN):
+                if not (opts.if_due and out.status == "distilled" and schedule.is_due(ctx)):
+                    break
+                out = _retrying(ctx, opts)
+            return out
     except LockHeld as exc:
         if opts.if_due:  # the running distill folds these lessons too
             return Outcome("busy", note=exc.message)
         raise
 
 
-def distill_locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
+def _retrying(ctx: Context, opts: Options) -> Outcome:
+    for _ in range(REDISTILLS):
+        try:
+            return _locked(ctx, opts)
+        except memgit.MemoryMoved:
+            continue  # someone committed memory meanwhile: fold their tip too
+    return _locked(ctx, opts)
+
+
+def distill_locked(ctx: Context, opts: Options) -> Outcome:
     """One distill by a caller that already holds the distill lock (`distill --push`)."""
-    return _locked(ctx, opts, lock_fd)
+    return _locked(ctx, opts)
 
 
-def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
+def _locked(ctx: Context, opts: Options) -> Outcome:
     layout, config = ctx.layout, ctx.config
     if not os.path.isdir(layout.main_memory):
         raise ConfigError(f"no memory root at {layout.main_memory}: nothing to distill",
                           hint="run `jmem init --agent NAME` first")
     writing = not (opts.dry_run or opts.check)
     committing = writing and opts.commit and config.distill.commit
+    if writing:  # a distill killed mid-commit: its index first, then judge the checkout
+        memgit.recover(ctx.repo.main_root, layout.state_dir)
     status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
     adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:
@@ -116,7 +138,9 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     out.adopted = adopted.lines
     _write(layout, opts, step, out)
     if committing:
-        _commit(ctx, out, step, journal, status, lock_fd, adopted.paths)
+        _commit(ctx, out, step, journal, status, adopted.paths)
+    if writing:  # every entry on disk is folded: a merge's request is met
+        mergedriver.done(layout.state_dir)
     return out
 
 
@@ -157,13 +181,13 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> N
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], lock_fd: int, adopted: list[str]) -> None:
+            status: list[tuple[str, str]], adopted: list[str]) -> None:
     """Commit the distilled files and new entries; a commit makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
     paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted],
                              [*out.drained.moved, *adopted])
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
-                                    out.evicted, journal.invalid), lock_fd)
+                                    out.evicted, journal.invalid))
     if out.commit:
         out.status = "distilled"

@@ -67,20 +67,20 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
         raise PolicyViolation(f"import refused, nothing written: {', '.join(links)} "
                               "is a symlink; memory folders must be real folders",
                               hint="replace each link with a real folder")
-    with DistillLock(layout.state_dir) as lock:
+    with DistillLock(layout.state_dir):
         journal = read_journal(layout, ctx.policy)
         done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid
         if report.written and commit:
-            report.commit, report.note = _commit(ctx, report, lock.fd)
+            report.commit, report.note = _commit(ctx, report)
         elif report.written:
             report.note = "not committed (--no-commit): commit the new journal entries"
     return report
 
 
-def _commit(ctx: Context, report: ImportReport, lock_fd: int) -> tuple[str | None, str]:
+def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:
     from journal_mem.gitops import gitfacts, memgit
 
     root = ctx.repo.main_root
@@ -92,7 +92,7 @@ def _commit(ctx: Context, report: ImportReport, lock_fd: int) -> tuple[str | Non
     message = (f"jmem import {report.source}: {len(report.written)} lessons\n\n"
                + "\n".join(f"from {f}" for f in report.files[:50]) + "\n")
     sha = memgit.commit(root, ctx.layout.memory_root, sorted(report.written), message,
-                        ctx.layout.state_dir, lock_fd)
+                        ctx.layout.state_dir)
     return sha or None, ""
 
 

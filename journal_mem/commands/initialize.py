@@ -70,7 +70,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         _create(os.path.join(layout.main_memory, KEEP), "", report, root)
     for agent in agents:
         _create(os.path.join(layout.journal_dir(agent), KEEP), "", report, root)
-    _line_endings(root, config.memory_root, report)
+    _attributes(root, config.memory_root, report, merge_driver=git_hooks)
     if config.distill.branch == "" and branch:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
@@ -84,17 +84,23 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     return report
 
 
-def _line_endings(root: str, memory_root: str, report: InitReport) -> None:
-    """Keep memory files LF in every clone (`core.autocrlf`, `eol=crlf` rules)."""
+def _attributes(root: str, memory_root: str, report: InitReport, merge_driver: bool) -> None:
+    """One `.gitattributes` block for memory: its files stay LF in every clone
+    (`core.autocrlf`, `eol=crlf` rules), and with `merge_driver` the distilled files
+    merge with `jmem-distilled` (`gitops/mergedriver.py`), so a pull never conflicts."""
+    from journal_mem.gitops.mergedriver import patterns
     from journal_mem.store.gitattributes import FILE, eol_rule, merge_lines
 
     if any(c.isspace() for c in memory_root):
-        report.notes.append(f"memory_root {memory_root!r} holds a space: add a .gitattributes "
-                            "rule keeping its files LF (text eol=lf) by hand")
+        report.notes.append(f"memory_root {memory_root!r} holds a space: add .gitattributes "
+                            "rules keeping its files LF (text eol=lf) and its distilled files "
+                            "merge=jmem-distilled by hand")
         return
-    for line in merge_lines(root, [eol_rule(memory_root)]):
-        report.done.append(f"added `{line}` to {FILE} (memory files stay LF in every "
-                           "checkout; commit it)")
+    wanted = [eol_rule(memory_root), *(patterns(memory_root) if merge_driver else [])]
+    for line in merge_lines(root, wanted):
+        why = ("distilled files never conflict on a pull" if "merge=" in line
+               else "memory files stay LF in every checkout")
+        report.done.append(f"added `{line}` to {FILE} ({why}; commit it)")
 
 
 def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: bool) -> None:
@@ -203,6 +209,17 @@ def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
     report.done += done.done
     report.notes += done.notes
     report.refused += done.refused
+    if not done.refused:
+        _merge_driver(root, report)
+
+
+def _merge_driver(root: str, report: InitReport) -> None:
+    """Register the merge driver the `.gitattributes` lines name (`gitops/mergedriver.py`)."""
+    from journal_mem.gitops import hooks, mergedriver
+
+    step = mergedriver.register(root, hooks.python())
+    if step:
+        report.done.append(step)
 
 
 def uninstall(cwd: str) -> InitReport:
@@ -210,8 +227,9 @@ def uninstall(cwd: str) -> InitReport:
 
     Memory, config and journal stay: they are the team's data.
     """
-    from journal_mem.gitops import hooks
+    from journal_mem.gitops import hooks, mergedriver
 
     repo = gitfacts.locate(cwd)
     done = hooks.uninstall(repo.main_root)
-    return InitReport(done=done.done, notes=done.notes)
+    gone = mergedriver.unregister(repo.main_root)
+    return InitReport(done=[*done.done, *([gone] if gone else [])], notes=done.notes)

@@ -118,10 +118,10 @@ def push_distill(ctx: Context, opts: Options, remote: str | None,
     root = ctx.repo.main_root
     branch = target_branch(ctx)
     report = Pushed(remote or default_remote(root, branch), branch)
-    with DistillLock(ctx.layout.state_dir) as lock:
+    with DistillLock(ctx.layout.state_dir):
         for attempt in range(1, attempts + 1):
             report.attempts = attempt
-            if _attempt(ctx, opts, report, lock.fd):
+            if _attempt(ctx, opts, report):
                 return report
             report.rejected += 1
             if attempt < attempts:
@@ -138,14 +138,14 @@ def backoff(attempt: int) -> float:
     return base * random.uniform(0.5, 1.5)
 
 
-def _attempt(ctx: Context, opts: Options, report: Pushed, lock_fd: int) -> bool:
+def _attempt(ctx: Context, opts: Options, report: Pushed) -> bool:
     """One fetch, integrate, distill and push; False when the push lost a race."""
     root = ctx.repo.main_root
     tip = fetch(root, report.remote, report.branch)
     refuse_unsafe(ctx, commit=opts.commit)
-    report.steps.append(integrate(ctx, tip, report.remote, report.branch, lock_fd))
+    report.steps.append(integrate(ctx, tip, report.remote, report.branch))
     parent = rev(root, "HEAD")
-    report.outcome = distill_locked(ctx, opts, lock_fd)
+    report.outcome = distill_locked(ctx, opts)
     head = rev(root, "HEAD")
     if head is None or head == tip:
         report.pushed = None
@@ -188,7 +188,7 @@ def fetch(root: str, remote: str, branch: str) -> str | None:
     return head.text().split()[0]
 
 
-def integrate(ctx: Context, tip: str | None, remote: str, branch: str, lock_fd: int) -> str:
+def integrate(ctx: Context, tip: str | None, remote: str, branch: str) -> str:
     """Make HEAD contain `tip` (step 2 of the module docstring); say how."""
     root = ctx.repo.main_root
     head = rev(root, "HEAD")
@@ -197,14 +197,13 @@ def integrate(ctx: Context, tip: str | None, remote: str, branch: str, lock_fd: 
     if head is None or head == tip or is_ancestor(root, tip, head):
         return "up to date" if head else "unborn"
     if is_ancestor(root, head, tip):
-        res = gitfacts.run(["merge", "--ff-only", "--quiet", tip], root, clean=True, check=False,
-                           pass_fds=(lock_fd,))
+        res = gitfacts.run(["merge", "--ff-only", "--quiet", tip], root, clean=True, check=False)
         if not res.ok:
             raise GitError(f"cannot fast-forward {root} to {remote}/{branch}:\n"
                            + _err(res), hint="commit, stash or remove the files git names, "
                            "then run `jmem distill --push` again")
         return "fast-forward"
-    merge_taking_theirs(ctx, tip, MERGE_MESSAGE.format(remote=remote, branch=branch), lock_fd)
+    merge_taking_theirs(ctx, tip, MERGE_MESSAGE.format(remote=remote, branch=branch))
     return "merged"
 
 
@@ -223,11 +222,11 @@ def _distilled_path(ctx: Context, path: str) -> bool:
     return path.startswith(prefix) and is_distilled(path[len(prefix):])
 
 
-def merge_taking_theirs(ctx: Context, tip: str, message: str, lock_fd: int) -> None:
+def merge_taking_theirs(ctx: Context, tip: str, message: str) -> None:
     """Merge `tip`, every distilled file it changes taken verbatim from `tip`; commit."""
-    root, fds = ctx.repo.main_root, (lock_fd,)
+    root = ctx.repo.main_root
     res = gitfacts.run(["merge", "--no-ff", "--no-commit", "--quiet", tip], root, clean=True,
-                       check=False, pass_fds=fds)
+                       check=False)
     if not os.path.exists(os.path.join(ctx.repo.git_dir, "MERGE_HEAD")):
         raise GitError(f"git merge of the remote tip failed in {root}:\n{_err(res)}",
                        hint="commit, stash or remove the files git names, then run "
@@ -245,7 +244,7 @@ def merge_taking_theirs(ctx: Context, tip: str, message: str, lock_fd: int) -> N
                  "`jmem distill --push` again")
     take_theirs(ctx, tip, sorted({c.path for c in changes if _distilled_path(ctx, c.path)}))
     done = gitfacts.run(["commit", "--quiet", "--no-edit", "-m", message], root, clean=True,
-                        check=False, pass_fds=fds)
+                        check=False)
     if not done.ok:
         gitfacts.run(["merge", "--abort"], root, clean=True, check=False)
         raise GitError(f"committing the merge of the remote tip failed in {root} "

@@ -86,13 +86,12 @@ def run(
     check: bool = True,
     stdin: bytes | None = None,
     env: dict[str, str] | None = None,
-    pass_fds: tuple[int, ...] = (),
 ) -> GitResult:
     """Run `git ARGS` in `cwd`. With `clean`, drop a hook's inherited GIT_* variables.
 
-    With `check`, a non-zero exit raises GitError naming the command.
-    `pass_fds` are inherited by git (the distiller passes its lock, so that a
-    git it started keeps the lock even if the distiller itself is killed).
+    With `check`, a non-zero exit raises GitError naming the command. No file
+    descriptor of ours is inherited (git runs hooks, and a hook may leave a
+    background child behind: an inherited distill lock would outlive us).
     """
     import subprocess
 
@@ -100,9 +99,12 @@ def run(
 
     env = git_env(env if env is not None else clean_env() if clean else None)
     env.setdefault("LC_ALL", "C")
+    # `git status` and friends would otherwise rewrite the index opportunistically,
+    # taking index.lock: a user's `git add` at that moment would fail.
+    env.setdefault("GIT_OPTIONAL_LOCKS", "0")
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
-        pass_fds=pass_fds,
+        close_fds=True,
     )
     result = GitResult(proc.returncode, proc.stdout, proc.stderr)
     if check and not result.ok:

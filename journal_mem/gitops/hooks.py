@@ -21,10 +21,12 @@ from journal_mem.gitops import gitfacts
 
 MARKER = "# journal-mem-hook v1"
 GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
-HOOKS = (*GUARD_HOOKS, "post-commit")
+# after a commit, a merge (`git pull`) or a rebase (`git pull --rebase`): distill if due
+DISTILL_HOOKS = ("post-commit", "post-merge", "post-rewrite")
+HOOKS = (*GUARD_HOOKS, *DISTILL_HOOKS)
 # The shim template of each hook, in journal_mem/resources/ (a new hook needs one here).
 TEMPLATES = {"pre-commit": "hook-guard.sh", "pre-merge-commit": "hook-guard.sh",
-             "post-commit": "hook-post-commit.sh"}
+             **dict.fromkeys(DISTILL_HOOKS, "hook-post-commit.sh")}
 LEGACY = ".legacy"
 
 
@@ -45,7 +47,7 @@ def python() -> str:
 def command(name: str) -> str:
     """The command line a hook runner must run for hook `name`."""
     exe = shlex.quote(python())
-    if name == "post-commit":
+    if name in DISTILL_HOOKS:
         # post-commit cannot block and must hand back to git at once: the distill
         # runs detached, its output dropped (it keeps its own log).
         return f"{exe} -m journal_mem distill --if-due --background </dev/null >/dev/null 2>&1 &"

@@ -12,9 +12,9 @@ import os
 
 from journal_mem.errors import GitError
 from journal_mem.gitops import gitfacts
-from journal_mem.gitops.ticket import clear_ticket, write_ticket
 
 ZERO = "0" * 40
+Blobs = dict[str, tuple[str, str] | None]  # {path: (mode, blob id), or None: remove it}
 _IN_PROGRESS = (
     ("MERGE_HEAD", "a merge"),
     ("rebase-merge", "a rebase"),
@@ -51,10 +51,12 @@ def status(root: str, prefix: str) -> list[tuple[str, str]]:
     return out
 
 
-def ls_blobs(root: str, args: list[str], only: set[str] | None = None) -> dict[str, str]:
+def ls_blobs(root: str, args: list[str], only: set[str] | None = None,
+             env: dict[str, str] | None = None) -> dict[str, str]:
     """{repo-relative path: blob id} from `git ls-tree -r` or `git ls-files -s` output
-    (with `only`, just those paths: 100k journal paths would cost ~25 MB a listing)."""
-    res = gitfacts.run([*args], root, clean=True, check=False)
+    (with `only`, just those paths: 100k journal paths would cost ~25 MB a listing;
+    `env` names another index)."""
+    res = gitfacts.run([*args], root, clean=env is None, check=False, env=env)
     out: dict[str, str] = {}
     if not res.ok:
         return out
@@ -104,55 +106,180 @@ def last_commit_of(root: str, path: str) -> str | None:
     return sha or None
 
 
-def _pathspecs(paths: list[str]) -> bytes:
-    """Literal pathspecs, one per path: magic in each spec rather than `git
-    --literal-pathspecs`, which git would export to the hooks of our commit."""
-    return b"".join(f":(top,literal){p}".encode("utf-8", "surrogateescape") + b"\0"
-                    for p in paths)
+def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str) -> str:
+    """Commit exactly `paths` (all under `prefix`) as they are on disk now; return the
+    new commit id ("" when HEAD already holds them).
 
-
-def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str,
-           lock_fd: int = -1) -> str:
-    """Stage exactly `paths` (all under `prefix`) and commit only them.
-
-    Other staged or modified files of the checkout are left exactly as they were.
-
-    Before `git commit` a ticket names every staged path and its blob id so
-    that the pre-commit guard recognises the distiller's own commit; the
-    ticket is removed afterwards, also on failure. Returns the new commit id.
+    Plumbing only, so that no git command of the user fails because a distill runs
+    (docs/DESIGN.md, "Distill commits"): the tree is built in a private index on the
+    current HEAD and made a commit with `commit-tree`; then, holding the main
+    checkout's `index.lock` as git does, the branch moves with a compare-and-swap
+    `update-ref` and the index takes the new blobs of `paths`, every other entry
+    (the user's staged work) as it was. When HEAD moved meanwhile the tree is built
+    again on the new tip; `MemoryMoved` when the new tip changed memory itself.
+    No hook runs for this commit.
     """
-    fds = (lock_fd,) if lock_fd >= 0 else ()
-    # A path git never knew and that is gone now (a file an earlier --no-commit run
-    # wrote and this one removed) would make `git add` and `git commit` fail.
-    wanted = set(paths)
-    known = index_blobs(root, prefix, wanted)
-    head = head_blobs(root, prefix, wanted)
-    add = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
-    if add:
-        gitfacts.run(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                     root, clean=True, stdin=_pathspecs(add), pass_fds=fds)
-    staged = index_blobs(root, prefix, wanted)
-    # A deletion an earlier (killed) distill already staged is in HEAD only: commit it too.
-    paths = [p for p in paths if p in staged or p in head]
-    if not paths:
-        return ""
-    spec = _pathspecs(paths)
-    write_ticket(state_dir, {p: staged.get(p, ZERO) for p in paths})
+
+    git_dir = recover(root, state_dir)
+    blobs = _hash(root, paths)
+    msg = message_file(state_dir, message)
+    first = base = _head(root)
+    for _ in range(ATTEMPTS):
+        if base != first and _memory_changed(root, prefix, first, base, blobs):
+            raise MemoryMoved(f"{root}: the branch moved on with changes to memory "
+                              "while the distill ran")
+        tree = _tree(root, prefix, state_dir, base, blobs)
+        if base and tree == _tree_of(root, base):
+            return ""  # the files already equal HEAD
+        args = ["commit-tree", tree, *(["-p", base] if base else []), "-F", msg]
+        new = gitfacts.run(args, root, clean=True).text().strip()
+        if _publish(root, prefix, git_dir, state_dir, base, new, blobs, message):
+            return new
+        base = _head(root)
+    raise GitError(f"the branch of {root} moved on during each of {ATTEMPTS} attempts to "
+                   "commit the distilled memory", hint="the files are written; run "
+                   "`jmem distill` again when the checkout is quieter")
+
+
+ATTEMPTS = 20
+
+
+def recover(root: str, state_dir: str) -> str:
+    """Finish or undo what a distill killed while holding `index.lock` left (call it
+    holding the distill lock, before judging the checkout); returns the git dir."""
+    from journal_mem.gitops import indexlock
+
+    git_dir = gitfacts.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
+    indexlock.recover(git_dir, state_dir, _head(root) or "")
+    return git_dir
+
+
+class MemoryMoved(GitError):
+    """The branch moved on with changes under the memory root: distill again on it."""
+
+
+def _head(root: str) -> str | None:
+    res = gitfacts.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, clean=True,
+                       check=False)
+    return (res.text().strip() or None) if res.ok else None
+
+
+def _tree_of(root: str, rev: str) -> str:
+    return gitfacts.run(["rev-parse", f"{rev}^{{tree}}"], root, clean=True).text().strip()
+
+
+def _hash(root: str, paths: list[str]) -> Blobs:
+    """{path: (mode, blob id) written to the object store, or None when it is gone}.
+
+    `hash-object --stdin-paths` applies the clean filters and line-ending rules
+    `git add` would.
+    """
+    there = [p for p in paths if os.path.isfile(os.path.join(root, p))]
+    out: Blobs = dict.fromkeys(paths)
+    if there:
+        res = gitfacts.run(["hash-object", "-w", "--stdin-paths"], root, clean=True,
+                           stdin="".join(f"{p}\n" for p in there).encode())
+        for path, blob in zip(there, res.text().split(), strict=True):
+            mode = os.stat(os.path.join(root, path)).st_mode
+            out[path] = ("100755" if mode & 0o100 else "100644", blob)
+    return out
+
+
+def _index_info(blobs: Blobs, current: dict[str, str]) -> bytes:
+    """`update-index --index-info` lines setting `blobs` (mode 0 removes a path); paths
+    whose entry already holds that blob are left alone (their stat data stays)."""
+    lines = []
+    for path, value in sorted(blobs.items()):
+        if value is None:
+            if path in current:
+                lines.append(f"0 {ZERO}\t{path}\0")
+        elif current.get(path) != value[1]:
+            lines.append(f"{value[0]} {value[1]}\t{path}\0")
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+def _tree(root: str, prefix: str, state_dir: str, base: str | None,
+          blobs: Blobs) -> str:
+    """The tree of `base` with `blobs` applied, built in a private index."""
+    env = gitfacts.clean_env({"GIT_INDEX_FILE": os.path.join(state_dir, "distill-index")})
+    gitfacts.run(["read-tree", base or "--empty"], root, env=env)
+    current = _listed(root, prefix, blobs, env)
+    gitfacts.run(["update-index", "-z", "--index-info"], root, env=env,
+                 stdin=_index_info(blobs, current))
+    return gitfacts.run(["write-tree"], root, env=env).text().strip()
+
+
+def _listed(root: str, prefix: str, paths: Blobs, env: dict[str, str]) -> dict[str, str]:
+    """{path: blob id} of `paths` in the index `env` names."""
+    return ls_blobs(root, ["ls-files", "-s", "-z", "--", prefix], set(paths), env)
+
+
+def _new_index(root: str, prefix: str, state_dir: str, source: bytes,
+               blobs: Blobs) -> bytes:
+    """The main checkout's index `source` with `blobs` applied (computed on a copy)."""
+    path = os.path.join(state_dir, "distill-main-index")
+    with open(path, "wb") as fh:
+        fh.write(source)
+    env = gitfacts.clean_env({"GIT_INDEX_FILE": path})
+    info = _index_info(blobs, _listed(root, prefix, blobs, env))
+    if info:
+        gitfacts.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _read_index(git_dir: str) -> bytes:
     try:
-        res = gitfacts.run(
-            ["commit", "--quiet", "--no-status", "-F", message_file(state_dir, message),
-             "--only", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            root, clean=True, stdin=spec, check=False, pass_fds=fds,
-        )
-    finally:
-        clear_ticket(state_dir)
-    if not res.ok and b"nothing to commit" in res.stdout + res.stderr:
-        return ""  # the files already equal HEAD (e.g. a --no-commit run was undone)
-    if not res.ok:
-        err = (res.stderr + res.stdout).decode("utf-8", "replace").strip()
-        raise GitError(f"git commit of the distilled memory failed in {root}:\n{err}",
-                       hint="the files are written; fix the cause and run `jmem distill` again")
-    return gitfacts.run(["rev-parse", "HEAD"], root, clean=True).text().strip()
+        with open(os.path.join(git_dir, "index"), "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+
+
+def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | None, new: str,
+             blobs: Blobs, message: str) -> bool:
+    """Move the branch from `base` to `new` and update the index, together, under
+    `index.lock`; False when the branch had moved (nothing changed then)."""
+    from journal_mem.gitops import indexlock
+
+    seen = indexlock.wait_quiet(git_dir, state_dir)
+    if _head(root) != base:
+        return False
+    source = _read_index(git_dir)
+    index = _new_index(root, prefix, state_dir, source, blobs)  # before the lock: hold it briefly
+    subject = message.split("\n", 1)[0]
+    with indexlock.IndexLock(git_dir, state_dir) as lock:
+        if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
+            return False  # a git command ran meanwhile: wait for quiet again
+        lock.mark(base or "", new)
+        lock.write(index)
+        res = gitfacts.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
+                           root, clean=True, check=False)
+        if not res.ok:
+            return False
+        lock.commit()
+    return True
+
+
+def _memory_changed(root: str, prefix: str, old: str | None, new: str | None,
+                    blobs: Blobs) -> bool:
+    """True when `old..new` changed a path under `prefix` other than to what we commit."""
+    if not new:
+        return False
+    res = gitfacts.run(["diff", "--raw", "-z", "--no-renames", "--no-abbrev",
+                        old or gitfacts.EMPTY_TREE, new, "--", prefix], root, clean=True)
+    fields = res.stdout.split(b"\0")
+    for meta, raw in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta:
+            continue
+        path = raw.decode("utf-8", "surrogateescape")
+        blob = meta.split()[3].decode()
+        if path not in blobs:
+            return True
+        want = blobs[path]
+        if (want[1] if want else ZERO) != blob:
+            return True
+    return False
 
 
 def message_file(state_dir: str, message: str) -> str:

@@ -5,6 +5,11 @@ The common git dir is shared by every worktree, so one lock covers them all.
 so a stale lock is simply taken over; the file is never deleted (deleting a
 lock file races with a process about to lock it). The holder writes its pid,
 host and start time into the file so that a second distill can say who holds it.
+
+The descriptor is opened with O_CLOEXEC and never passed to a child: a flock
+belongs to the open file, so a `git commit` we start, every hook it runs and
+any background child such a hook leaves behind would otherwise hold the lock
+after we exit, and every later distill would exit 75.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ class DistillLock:
 
     def __enter__(self) -> DistillLock:
         os.makedirs(self.state_dir, exist_ok=True)
-        fd = os.open(lock_path(self.state_dir), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock_path(self.state_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

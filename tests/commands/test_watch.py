@@ -85,14 +85,17 @@ def test_a_burst_of_writes_makes_one_distill(repo: Path) -> None:
 
 
 def test_writes_during_a_distill_make_exactly_one_more(repo: Path) -> None:
-    # the distill's own `git commit` runs this hook: a lesson lands mid-distill
+    # A git command of the main checkout that is running (our pre-commit shim marks its
+    # pid busy) holds the distill commit back; it files a lesson just before it ends,
+    # so the lesson lands mid-distill.
     marker = repo.parent / "hook-ran"
     entry = repo / ".claude/agent-memory/web/journal/2026-01-02-mid-distill.md"
-    hook = repo / ".git" / "hooks" / "pre-commit"
     text = lesson_text(agent="web", title="Written while the distill ran")
-    hook.write_text(f"#!/bin/sh\n[ -e '{marker}' ] && exit 0\ntouch '{marker}'\n"
-                    f"cat > '{entry}' <<'EOF'\n{text}EOF\n")
-    hook.chmod(0o755)
+    script = (f"sleep 4\ncat > '{entry}' <<'EOF'\n{text}EOF\ntouch '{marker}'\n")
+    running = subprocess.Popen(["sh", "-c", script])
+    busy = repo / ".git" / "journal-mem" / "busy"
+    busy.mkdir(parents=True, exist_ok=True)
+    (busy / str(running.pid)).touch()
     watch = Watch(repo, JMEM_DISTILL_THRESHOLD="1")
     try:
         lesson(repo, "api", "first", 0)
@@ -100,6 +103,7 @@ def test_writes_during_a_distill_make_exactly_one_more(repo: Path) -> None:
         watch.expect("committed")
         watch.drain(1.0)
     finally:
+        running.wait()
         assert watch.stop(signal.SIGINT) == 0
     assert marker.exists()
     assert watch.count(": due, distilling") == 2

@@ -22,6 +22,7 @@ SIZES = {
     "kills_per_repo": (15, 20),
     "race_rounds": (10, 50),
     "fuzz_examples": (10_000, 100_000),
+    "burst_commits": (50, 200),
 }
 
 

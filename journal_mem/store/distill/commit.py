@@ -28,14 +28,13 @@ def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
     return sorted(out)
 
 
-def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str],
-                 lock_fd: int) -> str | None:
+def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str]) -> str | None:
     """Commit `paths` (nothing when empty) with `message()`; the new commit or None."""
     if not paths:
         return None
     layout = ctx.layout
     sha = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, message(),
-                        layout.state_dir, lock_fd) or None
+                        layout.state_dir) or None
     if sha:  # HEAD vouches for these files now
         remember(layout, {}, paths, keep_old=True)
     return sha

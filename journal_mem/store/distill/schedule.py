@@ -76,7 +76,12 @@ def remember_invalid(layout: Layout, invalid: Iterable[str]) -> None:
 
 
 def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
-    """Pending lessons reach `distill.threshold`, or the oldest is older than `max_age_hours`."""
+    """Pending lessons reach `distill.threshold`, the oldest is older than `max_age_hours`,
+    or a merge kept one side of the distilled files (`gitops/mergedriver.py`)."""
+    from journal_mem.gitops import mergedriver
+
+    if mergedriver.wanted(ctx.layout.state_dir):
+        return True
     waiting = pending(ctx.layout)
     if not waiting:
         return False
