@@ -1,6 +1,6 @@
 """Hold the main checkout's `index.lock` the way git does, for the few milliseconds in
-which the distiller moves the branch and replaces the index (docs/DESIGN.md, "Distill
-commits").
+which the distiller moves the branch and replaces the index (see
+docs/DESIGN.md, "Distill commits").
 
 Git itself creates `<git-dir>/index.lock` with O_CREAT|O_EXCL, writes the new index
 into it and renames it over `index`. Every git command that writes the index (add,
