@@ -10,14 +10,14 @@ duplicate keys are refused before any value is used.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_mem import names
 from journal_mem.errors import InvalidEntry
-from journal_mem.names import NAME_RE, TAG_RE, is_name, slugify
+from journal_mem.names import TAG_RE, is_name
 
 SCHEMA = 1
 TITLE_MAX = 150
@@ -74,11 +74,8 @@ class Entry:
 
 
 def default_key(title: str) -> str:
-    """The key of a lesson that names none: the title's slug (or a hash of it)."""
-    slug = slugify(title, 64)
-    if slug and NAME_RE.fullmatch(slug):
-        return slug
-    return "k-" + hashlib.sha256(title.encode()).hexdigest()[:12]
+    """The key of a lesson that names none (`names.default_key`)."""
+    return names.default_key(title)
 
 
 def build(

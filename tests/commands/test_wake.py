@@ -8,6 +8,7 @@ from pathlib import Path
 from helpers import jmem
 
 from journal_mem.model import entry as entry_mod
+from journal_mem.names import default_key
 from journal_mem.store import lessons
 
 MEM = Path(".claude/agent-memory")
@@ -42,8 +43,8 @@ def test_worktree_pack_shows_main_memory_pending_lesson_and_not_corrected_fact(
     assert "Older fact" not in proc.stdout
     assert "Run the API tests with -p no:randomly" in proc.stdout
     assert "Tests may run in random order" not in proc.stdout
-    assert "do not rely on: random-order (superseded by run-the-api-tests-with-p-no-randomly)" \
-        in proc.stdout
+    new_key = default_key("Run the API tests with -p no:randomly")
+    assert f"do not rely on: random-order (superseded by {new_key})" in proc.stdout
     # order: MEMORY.md, then pending lessons, then corrections
     text = proc.stdout
     assert text.index("Newer fact") < text.index("-p no:randomly") < text.index("do not rely")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.entry import IMPORTANCE, TYPES, Entry, build, default_key, parse, render
+from journal_mem.names import is_name
 
 GOOD = b"""---
 schema: 1
@@ -41,7 +42,7 @@ def test_parse_good_entry_fills_defaults() -> None:
     assert entry.title == "Run the API tests serially"
     assert entry.body == "They share a database fixture."
     assert (entry.type, entry.confidence, entry.importance) == ("semantic", 0.8, "medium")
-    assert entry.key == "run-the-api-tests-serially"
+    assert entry.key == default_key("Run the API tests serially")
     assert entry.applies_to == ("api",)
     assert entry.created == dt.datetime(2026, 11, 30, 10, tzinfo=dt.UTC)
 
@@ -183,6 +184,40 @@ def test_build_validates_like_parse() -> None:
 def test_default_key_of_non_ascii_title_is_a_stable_hash() -> None:
     assert default_key("日本語のタイトル") == default_key("日本語のタイトル")
     assert default_key("日本語のタイトル").startswith("k-")
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Всегда используйте pytest", "Никогда не используйте pytest"),  # both slug to "pytest"
+    ("C++", "C#"),
+    ("=== not ==", "== not ==="),
+    ("Use pytest fixtures for the database tests", "Use pytest fixtures for the API tests"),
+])
+def test_titles_the_slug_would_merge_get_different_keys(first: str, second: str) -> None:
+    assert default_key(first) != default_key(second)
+    assert is_name(default_key(first)) and is_name(default_key(second))
+
+
+@pytest.mark.parametrize("title", [
+    "Journal files are created through O_TMPFILE + linkat, never rename",
+    "PyYAML BaseLoader silently ignores tags like !!python/object; walk the composed nodes",
+    "x" * 150, "Всегда используйте pytest", "Use pytest",
+])
+def test_default_keys_are_short_readable_and_stable(title: str) -> None:
+    key = default_key(title)
+    assert len(key) <= 24 and is_name(key)
+    assert key == default_key(title)
+    word = title.split()[0].lower()
+    assert key.startswith(word[:8]) or key.startswith("k-") or not word.isascii()
+
+
+def test_a_short_lossless_title_is_its_own_key() -> None:
+    assert default_key("Use pytest") == "use-pytest"
+    assert default_key("Café rules") == "cafe-rules"
+
+
+def test_long_explicit_keys_stay_valid() -> None:
+    key = "a-long-explicit-key-" + "x" * 40
+    assert build(agent="api", topic="t", title="T", key=key).key == key
 
 
 # --- properties ------------------------------------------------------------
