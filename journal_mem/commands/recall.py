@@ -253,6 +253,33 @@ def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int 
         conn.close()
 
 
+def candidates(ctx: Context, text: str, limit: int = 20) -> list[Hit]:
+    """Live facts sharing any content word with `text`, bm25 order (index updated first)."""
+    day = dt.datetime.now(dt.UTC).date()
+    conn = _connect(index_path(ctx.layout))
+    try:
+        update(ctx, conn, day)
+        return _ranked(conn, match_expression(text, "OR"), None, limit)
+    finally:
+        conn.close()
+
+
+def by_key(ctx: Context, key: str) -> Hit | None:
+    """The live fact with `key`, or None (index updated first)."""
+    day = dt.datetime.now(dt.UTC).date()
+    conn = _connect(index_path(ctx.layout))
+    try:
+        update(ctx, conn, day)
+        row = conn.execute("SELECT key, title, holders, topic, created, path, confidence, body"
+                           " FROM facts WHERE key = ?", (key,)).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        return None
+    key, title, holders, topic, created, path, confidence, body = row
+    return Hit(key, title, tuple(holders.split()), topic, created, path, confidence, 0.0, body)
+
+
 def lookup(layout: Layout, question: str, agent: str | None, limit: int,
            date: dt.date) -> list[Hit] | None:
     """The answer from the index as it stands, or None when it is missing or stale."""

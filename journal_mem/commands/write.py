@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.config.settings import env_flag, env_value
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.entry import Entry, build, parse
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
+
+if TYPE_CHECKING:
+    from journal_mem.commands.related import Related
 
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
@@ -100,3 +103,29 @@ def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
             "nothing written",
             hint="replace the link with a real folder, or file the lesson with --outbox",
         )
+
+
+def refuse_key_clash(ctx: Context, entry: Entry) -> None:
+    """Refuse a default key that a live fact of another agent holds under another title."""
+    from journal_mem.commands.related import key_clash
+
+    reason = key_clash(ctx, entry)
+    if reason:
+        raise InvalidEntry([f"{reason}; nothing written. To correct that fact, say so with "
+                            f"--key {entry.key}; else give this lesson its own --key"])
+
+
+def related_facts(ctx: Context, entry: Entry) -> list[Related]:
+    """Live facts the lesson probably corrects (none when it already supersedes or retracts)."""
+    if entry.supersedes or entry.retracts:
+        return []
+    from journal_mem.commands.related import related
+
+    return related(ctx, entry)
+
+
+def describe_related(found: list[Related]) -> list[str]:
+    """What `write` prints on stderr about them."""
+    from journal_mem.commands.related import describe
+
+    return describe(found)
