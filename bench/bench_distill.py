@@ -4,7 +4,7 @@ whole-process timings against a bare interpreter start measured in the same run.
 
     python bench/bench_distill.py [RUNS] [small|full]
 
-Goals (issue 4): 10k <= 3 s; 100k <= 30 s and <= 300 MB; incremental <= 1 s; cost
+Goals (docs/DESIGN.md, "Budgets"): 10k <= 3 s; 100k <= 30 s and <= 300 MB; incremental <= 1 s; cost
 linear in lessons (checked as: 10x the lessons costs at most 12x the time).
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).

@@ -1,5 +1,5 @@
 """Recall benchmarks: `jmem recall QUERY` with a warm index over 1k and 10k (and 100k with
-scale "full") lessons of the seeded generator; goal (issue 5) <= 50 ms at 100k.
+scale "full") lessons of the seeded generator; goal <= 50 ms (docs/DESIGN.md, "Budgets") at 100k.
 
     python bench/bench_recall.py [RUNS] [small|full]
 
@@ -32,8 +32,8 @@ def available() -> bool:
 def rows(runs: int = 10, scale: str = "small") -> list[Row]:
     """Warm-index recall per size; the goal applies at 100k."""
     if not available():
-        raise Skipped("recall: `jmem recall` is not in this build (issue 5, written in "
-                      "parallel); bench/bench_recall.py measures it once it is")
+        raise Skipped("recall: `jmem recall` is not in this build; "
+                      "bench/bench_recall.py measures it once it is")
     out = []
     for count in SIZES[scale]:
         dest, sha = repo_for(count)

@@ -1,4 +1,4 @@
-"""Scale benchmarks (issue 6): four clones racing `write` + `distill --push` against
+"""Scale benchmarks: four clones racing `write` + `distill --push` against
 one local bare remote, and the watcher's latency from a write to the distilled file.
 
     python bench/bench_scale.py [--runs 10] [--rounds 5]

@@ -1,6 +1,6 @@
 """Benchmark: `jmem wake --hook claude` on a repository with 10k lessons.
 
-Goal (issue 5): median <= 60 ms and <= 6x a bare `python -c pass` with the
+Goal (docs/DESIGN.md, "Budgets"): median <= 60 ms and <= 6x a bare `python -c pass` with the
 same interpreter, measured in the same run. The repository has two agents,
 10,000 journal entries (all but `--pending` of them folded by the last
 distill, as after a distill at the default threshold), a 200-line MEMORY.md

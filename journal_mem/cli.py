@@ -65,13 +65,14 @@ def cli(directory: str | None) -> None:
 @click.option("--ci", type=click.Choice(["github"]), default=None,
               help="Also write the CI workflow that checks, distills and pushes "
                    "(.github/workflows/journal-mem.yml).")
-@click.option("--ci-install", metavar="COMMAND", default="pip install journal-mem",
-              show_default=True, help="How the CI job installs jmem.")
+@click.option("--ci-install", metavar="COMMAND", default=None,
+              help="How the CI job installs jmem [default: pinned to the commit this jmem "
+                   "runs from, when a remote has it; else init refuses and asks for this].")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str, as_json: bool) -> int:
+         ci: str | None, ci_install: str | None, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -205,7 +206,7 @@ def demo(keep: bool) -> int:
     return run_demo(keep=keep, echo=click.echo)
 
 
-# --- wake-up, reminder and status (issue 5) ----------------------------------
+# --- wake-up, reminder and status ---------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -279,7 +280,7 @@ def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
 
 # --- end of wake-up, reminder and status --------------------------------------
 
-# --- guard and rescue (issue 3) -----------------------------------------------
+# --- guard and rescue -----------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -323,7 +324,7 @@ def rescue(ctx: click.Context) -> int:
         click.echo(f"jmem rescue: {line}", err=True)
     return errors.REFUSED if report.failed else errors.OK
 
-# --- distill and check (issue 4) ------------------------------------------------
+# --- distill and check ------------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)
@@ -374,7 +375,7 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
-    if push_remote is not None:  # issue 6: many machines
+    if push_remote is not None:  # docs/DESIGN.md, "Many machines"
         return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
     outcome = core.distill(open_context(_cwd(ctx)), opts)
     from journal_mem.commands.report import distill_json, distill_lines
@@ -415,7 +416,7 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 
 # --- end distill and check ---
 
-# --- watch, outbox, distill --push (issue 6) -------------------------------------
+# --- watch, outbox, distill --push ---------------------------------------------------
 
 
 def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: int,
@@ -532,7 +533,7 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
 # --- end watch, outbox, distill --push ---
 
 
-# --- recall (issue 5) -----------------------------------------------------------
+# --- recall -----------------------------------------------------------------------
 
 
 @cli.command(context_settings=CONTEXT)

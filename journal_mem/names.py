@@ -1,4 +1,4 @@
-"""Names that become path components: agents, topics and keys (DESIGN §3.1)."""
+"""Names that become path components: agents, topics and keys (docs/DESIGN.md, "Files on disk")."""
 
 from __future__ import annotations
 

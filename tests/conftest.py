@@ -43,7 +43,7 @@ def worktree(repo: Path, tmp_path: Path) -> Path:
 
 
 
-# --- the `slow` marker: skipped unless --runslow (issue 6) ---------------------
+# --- the `slow` marker: skipped unless --runslow ---------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,7 +63,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 
-# --- reliability suite (issue 7): a flag for the long run ----------------------------
+# --- reliability suite: a flag for the long run ----------------------------------------
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

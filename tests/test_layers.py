@@ -3,7 +3,8 @@ click only in the CLI, and the hot paths stay on the standard library.
 
 Layers (docs/DESIGN.md, "Layers"), lowest first:
 
-    0  errors, names, fsutil        leaves every layer may use
+    0  errors, names, fsutil,       leaves every layer may use
+       resources/                   (templates read with importlib.resources)
     1  model/                       pure: bytes in, values out
     2  config/, gitops/             settings; every git call
     3  store/, claude/              files on disk; Claude Code's formats
@@ -22,11 +23,11 @@ from helpers import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "journal_mem"
 RANK = {"model": 1, "config": 2, "gitops": 2, "store": 3, "claude": 3, "commands": 4}
-TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0,
+TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
             "cli": 5, "main": 5, "api": 5, "__main__": 5, "__init__": 0}
 # Modules the git hooks and agent wake-up import: only the standard library at top level.
 HOT = {"gitops.gitfacts", "config.settings", "errors", "boundary", "main", "store.layout",
-       "gitops.ticket"}
+       "gitops.ticket", "claude.protocol", "commands.claude_hooks"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it"}
 
 
@@ -124,7 +125,8 @@ def test_hot_modules_import_only_the_standard_library() -> None:
 
 def test_importing_main_pulls_in_no_heavy_module() -> None:
     code = (
-        "import sys, journal_mem.main, journal_mem.gitops.gitfacts, journal_mem.config.settings;"
+        "import sys, journal_mem.main, journal_mem.gitops.gitfacts, journal_mem.config.settings,"
+        " journal_mem.commands.claude_hooks;"
         "heavy = {'click', 'pydantic', 'yaml', 'subprocess'} & set(sys.modules);"
         "print(sorted(heavy))"
     )

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import re
 
-from journal_mem.commands.distill import distilled_on_disk, ref_checker
 from journal_mem.gitops import gitfacts, memgit
 from journal_mem.model.fold import fold
 from journal_mem.model.foldstate import FoldState, read_state, render_state
 from journal_mem.model.render import over_budget, render
 from journal_mem.model.secretscan import scan
 from journal_mem.store.context import Context
+from journal_mem.store.distill.files import distilled_on_disk
+from journal_mem.store.distill.folding import ref_checker
 from journal_mem.store.entrycache import read_journal
 from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD
 

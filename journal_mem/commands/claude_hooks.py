@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from journal_mem import claude
+from journal_mem.claude import protocol
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
 from journal_mem.store.layout import Layout
@@ -46,22 +46,22 @@ def dispatch(args: list[str]) -> int | None:
         data = b""
     if args[0] == "wake":
         try:
-            max_chars = int(opts.get("--max-chars") or claude.CONTEXT_LIMIT)
+            max_chars = int(opts.get("--max-chars") or protocol.CONTEXT_LIMIT)
         except ValueError:
             return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, claude.CONTEXT_LIMIT))
+        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.CONTEXT_LIMIT))
     return remind_hook(data, opts.get("--agent"))
 
 
 def wake_hook(data: bytes, agent: str | None = None,
-              max_chars: int = claude.CONTEXT_LIMIT) -> int:
+              max_chars: int = protocol.CONTEXT_LIMIT) -> int:
     """SessionStart/SubagentStart: print the pack as `hookSpecificOutput`; always exit 0."""
     event = "SessionStart"
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
-        payload = claude.read_input(data)
-        event = claude.text_field(payload, "hook_event_name") or event
+        payload = protocol.read_input(data)
+        event = protocol.text_field(payload, "hook_event_name") or event
         layout, conf, name = _target(payload, agent)
         if not conf.wake:
             return _off("wake-up is off (hooks.wake = false): memory not loaded")
@@ -69,8 +69,8 @@ def wake_hook(data: bytes, agent: str | None = None,
         if problem:
             return _warn(event, problem)
         text = _wake(layout, payload, name, event, max_chars)
-        print(claude.context_output(event, text))
-    except Exception as exc:  # never fail a session (DESIGN §2.8)
+        print(protocol.context_output(event, text))
+    except Exception as exc:  # docs/DESIGN.md, "Hooks never fail a session"
         return _warn(event, f"memory not loaded: {_describe(exc)}")
     return 0
 
@@ -88,8 +88,8 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     sessions.append(layout.state_dir, {
         "time": started.isoformat(timespec="milliseconds"),
         "event": event,
-        "session_id": claude.text_field(payload, "session_id"),
-        "agent_id": claude.text_field(payload, "agent_id"),
+        "session_id": protocol.text_field(payload, "session_id"),
+        "agent_id": protocol.text_field(payload, "agent_id"),
         "agent": agent,
         "worktree": layout.repo.worktree_root,
         "main_memory_md": with_memory,
@@ -105,7 +105,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
     try:
         if settings.env_flag("JMEM_DISABLE"):
             return _off("reminder is off (JMEM_DISABLE=1)")
-        payload = claude.read_input(data)
+        payload = protocol.read_input(data)
         if payload.get("stop_hook_active") is True:
             return 0
         layout, conf, name = _target(payload, agent)
@@ -117,10 +117,10 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
             return 0
         from journal_mem.commands.remind import decide
 
-        why = decide(layout, name, claude.text_field(payload, "session_id"),
-                     claude.text_field(payload, "agent_id"), False)
+        why = decide(layout, name, protocol.text_field(payload, "session_id"),
+                     protocol.text_field(payload, "agent_id"), False)
         if why:
-            print(claude.block_output(why))
+            print(protocol.block_output(why))
     except Exception as exc:  # never stop a session from ending
         print(f"journal-mem warning: reminder skipped: {_describe(exc)}", file=sys.stderr)
     return 0
@@ -138,7 +138,7 @@ def _options(rest: list[str]) -> dict[str, str] | None:
 
 
 def _cwd(payload: dict[str, object]) -> str:
-    cwd = claude.text_field(payload, "cwd")
+    cwd = protocol.text_field(payload, "cwd")
     return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
@@ -152,7 +152,7 @@ def _target(payload: dict[str, object],
 
 def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
     """--agent, else the subagent's name, else JMEM_AGENT, else default_agent."""
-    return (agent or claude.text_field(payload, "agent_type")
+    return (agent or protocol.text_field(payload, "agent_type")
             or settings.env_value("JMEM_AGENT") or conf.default_agent)
 
 
@@ -173,7 +173,7 @@ def _off(message: str) -> int:
 
 def _warn(event: str, message: str) -> int:
     line = f"journal-mem warning: {message}"
-    print(claude.context_output(event, line))
+    print(protocol.context_output(event, line))
     print(line, file=sys.stderr)
     return 0
 

@@ -137,7 +137,7 @@ def scene_refused(stage: Stage) -> None:
 
 
 
-# --- wake-up scene (issue 5) ---------------------------------------------------
+# --- wake-up scene ---------------------------------------------------------------
 
 
 def scene_wake(stage: Stage) -> None:
@@ -183,7 +183,7 @@ def scene_wake(stage: Stage) -> None:
 
 # --- end of wake-up scene -------------------------------------------------------
 
-# --- guard scene (issue 3) ------------------------------------------------------
+# --- guard scene ------------------------------------------------------------------
 
 
 def scene_guard(stage: Stage) -> None:
@@ -213,7 +213,7 @@ def scene_guard(stage: Stage) -> None:
 
 
 
-# --- the six-agent correction (issue 4) -------------------------------------------
+# --- the six-agent correction ---------------------------------------------------------
 
 SIX = ("api", "web", "search", "ingest", "billing", "docs")
 WRONG = "Filter by value finds documents that lack the field"
@@ -273,7 +273,7 @@ def scene_recall(stage: Stage) -> None:
 
 
 
-# --- the watcher drains the outbox (issue 6) --------------------------------------
+# --- the watcher drains the outbox ----------------------------------------------------
 
 
 def scene_watch(stage: Stage) -> None:

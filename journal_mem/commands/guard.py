@@ -1,10 +1,10 @@
-"""`jmem guard`: the pre-commit / pre-merge-commit policy (DESIGN §2.3).
+"""`jmem guard`: the pre-commit / pre-merge-commit policy (docs/DESIGN.md, "Git hooks").
 
 Fast path: nearly every commit stages nothing under the memory root. That is
 answered after ONE git call (`git diff --cached --name-only`, environment as
 the hook inherited it, so that `commit -a` and `commit <path>` see their
 temporary index) with only `os`/`sys` and two small modules of ours imported
-— not `subprocess`, click or pydantic (GIT-FACTS "Costs").
+— not `subprocess`, click or pydantic (docs/DESIGN.md, "Git facts this design relies on").
 
 Slow path (something under the memory root is staged): every staged change
 is judged by `guard_rules.judge`, which prints each problem with its path,

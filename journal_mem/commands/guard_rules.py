@@ -156,7 +156,7 @@ def worktree_rules(ctx: Policy, changes: list[Change]) -> list[Problem]:
 def main_rules(ctx: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
     """Apply the main checkout's rules to every staged change."""
     ticket = read_ticket(ctx.repo.state_dir)
-    ticket.update(merged_verbatim(ctx, cwd, changes))  # issue 6: another machine's distill
+    ticket.update(merged_verbatim(ctx, cwd, changes))  # another machine's distill
     ids = [c.new_blob for c in changes if c.status != "D"]
     ids += [c.old_blob for c in changes if c.status in "MDT"]
     blobs = staged.read_blobs(cwd, ids)
@@ -171,7 +171,7 @@ def main_rules(ctx: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
     return problems
 
 
-# --- merges that bring in another machine's distill (issue 6) ------------------
+# --- merges that bring in another machine's distill ------------------------------
 
 
 def merge_heads(git_dir: str) -> list[str]:

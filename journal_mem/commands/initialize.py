@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from journal_mem.config.schema import load, render_file
 from journal_mem.config.settings import CONFIG_FILE
@@ -12,6 +13,9 @@ from journal_mem.gitops import gitfacts
 from journal_mem.names import is_name
 from journal_mem.store.layout import KEEP, Layout
 
+if TYPE_CHECKING:
+    from journal_mem.commands.cisource import Source
+
 
 @dataclass
 class InitReport:
@@ -19,7 +23,7 @@ class InitReport:
 
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # git hooks (issue 3): lines explaining why init refused to install (exit 1)
+    # git hooks: lines explaining why init refused to install (exit 1)
     refused: list[str] = field(default_factory=list)
 
 
@@ -37,7 +41,7 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
 
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
          claude: bool = True, claude_agents: list[str] | None = None,
-         ci: str | None = None, ci_install: str = "") -> InitReport:
+         ci: str | None = None, ci_install: str | None = None) -> InitReport:
     """Set up journal-mem in the main checkout of the repository at `cwd`.
 
     Config, memory root and agent folders; then the git hooks (`git_hooks`),
@@ -55,6 +59,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if not repo.is_main:
         report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
     branch = gitfacts.current_branch(root)
+    source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
     _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
     config = load(root)
     layout = Layout(repo, config.memory_root)
@@ -71,29 +76,43 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if claude or claude_agents:
         init_claude(repo, report, hooks=claude, agents=claude_agents or [])
     if ci:
-        init_ci(root, ci, ci_install, config.distill.branch or branch, config.memory_root,
-                report)
+        init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
     return report
 
 
-# --- CI workflow: the fleet's single distiller (issue 6) ---------------------------
+# --- CI workflow: the fleet's single distiller -------------------------------------
 
 
-def init_ci(root: str, provider: str, install: str, branch: str, memory_root: str,
+def ci_source(root: str, provider: str | None, install: str | None) -> Source | None:
+    """How the CI job installs jmem (`cisource.py`); None when no workflow will be written."""
+    from journal_mem.commands import ciflow, cisource
+
+    if not provider:
+        return None
+    if provider not in ciflow.PROVIDERS:
+        raise ConfigError(f"--ci: {provider!r} is not supported (one of: "
+                          f"{', '.join(ciflow.PROVIDERS)})")
+    if os.path.lexists(os.path.join(root, ciflow.WORKFLOW)):
+        return None  # kept as it is: nothing to choose
+    return cisource.choose(install)
+
+
+def init_ci(root: str, provider: str, source: Source | None, branch: str, memory_root: str,
             report: InitReport) -> None:
     """Write the CI workflow (`ciflow.py`) unless one exists."""
     from journal_mem.commands import ciflow
 
-    if provider not in ciflow.PROVIDERS:
-        raise ConfigError(f"--ci: {provider!r} is not supported (one of: "
-                          f"{', '.join(ciflow.PROVIDERS)})")
+    if source is None:
+        report.notes.append(f"kept the existing {ciflow.WORKFLOW} (not rewritten)")
+        return
     if not branch:
         raise ConfigError("--ci: no branch to distill on (detached HEAD, distill.branch unset)",
                           hint="set distill.branch in .claude/journal-mem.toml")
-    path, created = ciflow.write_workflow(root, branch, memory_root, install)
+    path, created = ciflow.write_workflow(root, branch, memory_root, source.command)
     if created:
         report.done.append(f"created {path} (check and distill --push on {branch}; "
                            "commit and push it)")
+        report.done.append(f"CI installs jmem with: {source.command} ({source.why})")
     else:
         report.notes.append(f"kept the existing {path} (not rewritten)")
 
@@ -107,26 +126,27 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
     write `.claude/agents/NAME.md` for each of `agents`, in the main checkout."""
     import shutil
 
-    from journal_mem import claude
+    from journal_mem.claude import settings as claude_settings
 
     root = repo.main_root
     if hooks:
-        report.done += claude.merge_settings(root)
+        report.done += claude_settings.merge_settings(root)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
                                 "install it with `pipx install journal-mem` or "
                                 "`uv tool install journal-mem`")
     layout = Layout(repo, load(root).memory_root)
     for name in agents:
-        path = claude.write_agent(root, name)
+        path = claude_settings.write_agent(root, name)
         if path is None:
-            report.notes.append(f"kept the existing {claude.AGENTS}/{name}.md (not rewritten)")
+            report.notes.append(
+                f"kept the existing {claude_settings.AGENTS}/{name}.md (not rewritten)")
         else:
             report.done.append(f"created {os.path.relpath(path, root)}")
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
 
 
-# --- git hooks (issue 3) -------------------------------------------------------
+# --- git hooks -----------------------------------------------------------------
 
 
 def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:

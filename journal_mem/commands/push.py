@@ -1,4 +1,6 @@
-"""`jmem distill --push [REMOTE]`: many machines, one distilled memory (DESIGN §6).
+"""`jmem distill --push [REMOTE]`: many machines, one distilled memory.
+
+See docs/DESIGN.md, "Many machines".
 
 Every machine pushes journal entries (new files: they never conflict). The
 distilled files are a pure function of the journal, so whoever distills only
@@ -53,16 +55,12 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from journal_mem.commands.distill import (
-    Options,
-    Outcome,
-    distill_locked,
-    is_distilled,
-    refuse_unsafe,
-)
+from journal_mem.commands.distill import Options, Outcome, distill_locked
 from journal_mem.errors import GitError, JournalMemError, PolicyViolation
 from journal_mem.gitops import gitfacts, staged
 from journal_mem.store.context import Context
+from journal_mem.store.distill.files import is_distilled
+from journal_mem.store.distill.safety import refuse_unsafe
 from journal_mem.store.lock import DistillLock
 
 ATTEMPTS = 8
@@ -144,7 +142,7 @@ def _attempt(ctx: Context, opts: Options, report: Pushed, lock_fd: int) -> bool:
     """One fetch, integrate, distill and push; False when the push lost a race."""
     root = ctx.repo.main_root
     tip = fetch(root, report.remote, report.branch)
-    refuse_unsafe(ctx, opts)
+    refuse_unsafe(ctx, commit=opts.commit)
     report.steps.append(integrate(ctx, tip, report.remote, report.branch, lock_fd))
     parent = rev(root, "HEAD")
     report.outcome = distill_locked(ctx, opts, lock_fd)

@@ -12,7 +12,7 @@ import os
 import shutil
 from typing import Any
 
-from journal_mem import claude
+from journal_mem.claude import settings as claude_settings
 from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
@@ -124,4 +124,5 @@ def _git_hooks(root: str) -> dict[str, str]:
 
 
 def _claude_hooks(root: str) -> dict[str, Any]:
-    return {"missing": claude.missing_hooks(root), "jmem_on_path": shutil.which("jmem") is not None}
+    return {"missing": claude_settings.missing_hooks(root),
+            "jmem_on_path": shutil.which("jmem") is not None}

@@ -1,4 +1,4 @@
-"""The wake-up pack (DESIGN §2.7): what an agent must know when it starts.
+"""The wake-up pack (docs/DESIGN.md, "Claude Code hooks"): what an agent must know when it starts.
 
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
 branch), the lessons for the agent written since the last distill (journal

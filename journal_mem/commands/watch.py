@@ -1,4 +1,4 @@
-"""`jmem watch`: distill when due, driven by file events (DESIGN §2.6).
+"""`jmem watch`: distill when due, driven by file events (docs/DESIGN.md, "The protocol").
 
 A watchdog observer (inotify on Linux) watches the main checkout's memory
 root and the outbox. Only events naming a journal entry
@@ -34,11 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from journal_mem.commands.distill import Options, Outcome, distill, is_due, pending
+from journal_mem.commands.distill import Options, Outcome, distill
 from journal_mem.config.settings import env_flag
 from journal_mem.errors import JournalMemError, LockHeld
 from journal_mem.names import is_name
 from journal_mem.store.context import Context, open_context
+from journal_mem.store.distill.schedule import is_due, pending
 from journal_mem.store.journal import is_entry_name
 from journal_mem.store.layout import JOURNAL
 

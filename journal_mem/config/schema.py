@@ -1,4 +1,4 @@
-"""The validated configuration (DESIGN §5).
+"""The validated configuration (docs/DESIGN.md, "Configuration").
 
 The schema is a set of frozen dataclasses whose annotations carry the
 constraints; pydantic validates the merged mapping from `settings.gather`
@@ -232,7 +232,7 @@ def _toml_value(value: object) -> str:
 def render_file(branch: str, agents: list[str]) -> str:
     """The commented config file `init` writes: every default shown, commented out."""
     out = [
-        "# journal-mem configuration (DESIGN §5). Every setting is shown with its",
+        "# journal-mem configuration. Every setting is shown with its",
         "# default, commented out. JMEM_<KEY> / JMEM_<SECTION>_<KEY> environment",
         "# variables override this file; command-line flags override both.",
         "# An empty value means unset.",

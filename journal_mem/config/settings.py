@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 CONFIG_FILE = ".claude/journal-mem.toml"
 
-# The single source of the defaults (DESIGN §5). `config.Config` takes its
+# The single source of the defaults (docs/DESIGN.md, "Configuration"). `config.Config` takes its
 # field defaults from here.
 DEFAULTS: dict[str, Any] = {
     "memory_root": ".claude/agent-memory",

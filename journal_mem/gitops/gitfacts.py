@@ -2,7 +2,7 @@
 
 Only `os` is imported at module level: the guard's fast path runs git through
 `spawn_git` (posix_spawn and a pipe) because `import subprocess` alone costs
-about a bare interpreter start (GIT-FACTS.md, "Costs").
+about a bare interpreter start (docs/DESIGN.md, "Git facts this design relies on").
 """
 
 from __future__ import annotations
@@ -156,7 +156,8 @@ def _not_a_repo(cwd: str, detail: str) -> Exception:
 
 
 def locate(cwd: str) -> Repo:
-    """Find the current worktree and the main checkout (GIT-FACTS "Finding the main checkout").
+    """Find the current worktree and the main checkout (docs/DESIGN.md,
+    "Git facts this design relies on").
 
     One git call (through `spawn_git`, so `subprocess` is not imported); a
     linked worktree costs one more, for the common dir's `core.*` settings.

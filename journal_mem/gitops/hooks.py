@@ -1,10 +1,11 @@
-"""Install and uninstall journal-mem's git hook shims (issue 3, items 1-2).
+"""Install and uninstall journal-mem's git hook shims (docs/DESIGN.md, "Git hooks").
 
 Shims go into the folder git really uses (`git rev-parse --git-path hooks`,
 shared by every linked worktree). Each carries `MARKER`, so uninstall removes
 only ours; a foreign hook is kept as `<name>.legacy`, runs first, and its
 failure still blocks. The shims name the interpreter that ran `init` by
-absolute path (a PATH lookup or a pyenv shim costs ~100 ms per commit).
+absolute path (a PATH lookup or a pyenv shim costs ~100 ms per commit). The
+shim texts are templates in `journal_mem/resources/`, read only by `init`.
 """
 
 from __future__ import annotations
@@ -41,42 +42,19 @@ def command(name: str) -> str:
     """The command line a hook runner must run for hook `name`."""
     exe = shlex.quote(python())
     if name == "post-commit":
+        # post-commit cannot block and must hand back to git at once: the distill
+        # runs detached, its output dropped (it keeps its own log).
         return f"{exe} -m journal_mem distill --if-due --background </dev/null >/dev/null 2>&1 &"
     return f"{exe} -m journal_mem guard --hook {name}"
 
 
 def shim(name: str) -> str:
-    """The text of hook `name`."""
-    head = [
-        "#!/bin/sh",
-        f"{MARKER} (installed by `jmem init`; `jmem init --uninstall` removes it)",
-        'here=$(dirname "$0")',
-        f'if [ -x "$here/{name}{LEGACY}" ]; then',
-    ]
-    if name == "post-commit":
-        # post-commit cannot block and must hand back to git at once: the distill
-        # runs detached, its output dropped (it keeps its own log).
-        return "\n".join([
-            *head,
-            f'    "$here/{name}{LEGACY}" "$@"',
-            "fi",
-            f"if [ -x {shlex.quote(python())} ]; then",
-            f"    {command(name)}",
-            "fi",
-            "exit 0",
-        ]) + "\n"
-    exe = shlex.quote(python())
-    return "\n".join([
-        *head,
-        f'    "$here/{name}{LEGACY}" "$@" || exit $?',
-        "fi",
-        f"if [ ! -x {exe} ]; then",
-        f'    echo "jmem guard: {python()} is gone; run \\`jmem init\\` again to reinstall '
-        'the hooks" >&2',
-        "    exit 1",
-        "fi",
-        f"exec {command(name)}",
-    ]) + "\n"
+    """The text of hook `name`, from its template in `journal_mem/resources/`."""
+    from journal_mem.resources import fill
+
+    template = "hook-post-commit.sh" if name == "post-commit" else "hook-guard.sh"
+    return fill(template, marker=MARKER, legacy=name + LEGACY, python=python(),
+                python_quoted=shlex.quote(python()), command=command(name))
 
 
 def is_ours(path: str) -> bool:

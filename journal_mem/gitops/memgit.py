@@ -2,7 +2,7 @@
 
 Every call goes through `gitfacts.run(..., clean=True)`: the distiller may run
 from a post-commit hook of a linked worktree, whose inherited GIT_* variables
-would otherwise point git at that worktree's index (GIT-FACTS "Inside hooks").
+would otherwise point git at that worktree's index (docs/DESIGN.md, "Every git call in one place").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The journal entry (DESIGN §3.2): parse and render, pure and total.
+"""The journal entry (docs/DESIGN.md, "Journal entries"): parse and render, pure and total.
 
 `parse` takes any bytes and returns an `Entry` or raises `InvalidEntry` with
 one line per problem, naming the field and the reason. YAML is composed with

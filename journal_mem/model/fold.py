@@ -1,4 +1,4 @@
-"""Live facts from the journal (DESIGN §2.4, issue 4 "Folding"): pure, no disk, no git.
+"""Live facts from the journal (docs/DESIGN.md, "Distilling"): pure, no disk, no git.
 
 The journal is replayed in time order (`created`, then path). A key is
 team-wide: its newest entry gives the fact's text and fields, and the agents
@@ -61,7 +61,10 @@ class Fold:
 
 
 def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
-    """DESIGN §3.3: principle first, then importance, confidence, date (newest first), key."""
+    """Principle first, then importance, confidence, date (newest first), key.
+
+    docs/DESIGN.md, "Distilled files".
+    """
     return (
         fact.type != "principle",
         IMPORTANCE.index(fact.importance),

@@ -1,4 +1,6 @@
-"""Facts to distilled files (DESIGN §3.3): pure, deterministic bytes, never over budget.
+"""Facts to distilled files: pure, deterministic bytes, never over budget.
+
+See docs/DESIGN.md, "Distilled files".
 
 Per agent: `topics/<topic>.md` holds each fact whole (title, body, one
 provenance line citing its journal entry), best-ranked first, up to

@@ -1,4 +1,5 @@
-"""Secrets in lesson text: a focused set of patterns, one pass, standard library only.
+"""Secrets in lesson text: a focused set of patterns, one pass, standard library only
+(docs/DESIGN.md, "Journal entries").
 
 Named `secretscan` so that it does not shadow the standard library's `secrets`.
 A maintained detector was measured first (detect-secrets 1.5.0, its

@@ -52,7 +52,7 @@ def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
-# 100k entries hold one copy of each value, not 100k (issue 7: distill 100k <= 300 MB).
+# 100k entries hold one copy of each value, not 100k (the budget: distill 100k in <= 300 MB).
 _SHARED_FIELDS = tuple(_FIELDS.index(name) for name in (
     "agent", "topic", "type", "importance", "key", "supersedes", "retracts", "applies_to",
     "tags"))

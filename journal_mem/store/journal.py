@@ -2,8 +2,8 @@
 
 No code path here overwrites or deletes a journal entry. A new entry is
 written to a temp file in the target folder, fsynced, then hard-linked to its
-final name, which fails on EEXIST instead of replacing (GIT-FACTS "Creating
-files without losing any"); a collision retries with a new random suffix.
+final name, which fails on EEXIST instead of replacing (docs/DESIGN.md,
+"Exclusive atomic writes"); a collision retries with a new random suffix.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where memory lives on disk (DESIGN §3.1), for one repository and config."""
+"""Where memory lives on disk (docs/DESIGN.md, "Files on disk"), for one repository and config."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class Layout:
             and not os.path.islink(os.path.join(self.main_memory, n))  # never read through one
         )
 
-    # --- symlinks under the memory root (issue 7: hostile trees) ---------------
+    # --- symlinks under the memory root (hostile trees) ------------------------
 
     def symlink_on_way(self, path: str) -> str | None:
         """The first folder from the memory root down to `path` (inclusive) that is a

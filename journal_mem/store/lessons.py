@@ -211,7 +211,10 @@ def _slug(title: str) -> str:
 
 
 def _created(value: str | list[str] | None, name: str) -> dt.datetime | None:
-    """`created`, else the file name's date (DESIGN §3.2); always timezone-aware."""
+    """`created`, else the file name's date; always timezone-aware.
+
+    docs/DESIGN.md, "Journal entries".
+    """
     if isinstance(value, str) and value:
         try:
             when = dt.datetime.fromisoformat(value)

@@ -1,4 +1,6 @@
-"""Draining the outbox into the main journal (DESIGN §2.2), losing nothing.
+"""Draining the outbox into the main journal, losing nothing.
+
+See docs/DESIGN.md, "Exclusive atomic writes".
 
 Each outbox file is validated, then made to exist in the agent's journal
 under the same name, and only then is the outbox copy removed. The journal
@@ -105,7 +107,7 @@ def drain(layout: Layout, entry_bytes: int) -> Drained:
     return report
 
 
-# --- `jmem outbox list|drain` (issue 6) ------------------------------------------
+# --- `jmem outbox list|drain` ----------------------------------------------------
 
 
 @dataclass(frozen=True)

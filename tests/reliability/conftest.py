@@ -1,8 +1,8 @@
-"""The reliability suite (issue 7): sizes for the normal run and the long run.
+"""The reliability suite: sizes for the normal run and the long run.
 
 The normal test command runs every test here at a size that takes a few
 minutes in all; `pytest --long` or `JMEM_RELIABILITY_SCALE=long` runs the
-sizes the issue names (16 writers x 1,000 lessons, 200 kills, 100,000 fuzzed
+full sizes (16 writers x 1,000 lessons, 200 kills, 100,000 fuzzed
 entries). Each test records its figures with `figure(name, value)`; the test
 session prints them at the end ("reliability figures").
 """

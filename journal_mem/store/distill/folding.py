@@ -1,0 +1,95 @@
+"""The fold and render step of a distill, and the fold the last distill made.
+
+The previous fold is what the commit message and the report compare against;
+it is cached under the fold's signature so that an unchanged journal is not
+folded twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from journal_mem.gitops import gitfacts, memgit
+from journal_mem.model.fold import Fold, fold
+from journal_mem.model.foldstate import FoldState, parse_state, read_state
+from journal_mem.model.render import Rendered, render
+from journal_mem.store.context import Context
+from journal_mem.store.entrycache import Journal, load_fold, save_fold
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fold and render of the journal, with the fold it replaces."""
+
+    date: dt.date
+    agents: list[str]
+    after: Fold  # the new fold
+    rendered: Rendered
+    state: FoldState | None  # the distill state on disk
+    base: FoldState | None  # the state the commit changes (HEAD's when committing)
+    before: Fold  # the fold `base` made
+    folded: tuple[str, ...]  # every valid entry, sorted
+
+
+def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
+              save: bool) -> Step:
+    """Fold `journal` on `date` for every agent and render it; with `save`, cache the fold."""
+    layout, config = ctx.layout, ctx.config
+    agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
+    refs = ref_checker(ctx.repo.main_root, "HEAD")
+    after = fold(journal.entries, agents=agents, date=date, ref_exists=refs, config=config)
+    rendered = render(after, agents, config.budget)
+    state = read_state(layout.distill_state)
+    base = committed_state(ctx) if committing else state
+    before = previous_fold(journal, base, agents, refs, ctx)
+    folded = tuple(sorted(rel for rel, _ in journal.entries))
+    if save:
+        save_fold(layout, fold_signature(FoldState(date, folded), agents, ctx), after.facts)
+    return Step(date, agents, after, rendered, state, base, before, folded)
+
+
+def committed_state(ctx: Context) -> FoldState | None:
+    """The distill state in HEAD (None before the first committed distill)."""
+    path = ctx.layout.rel(ctx.layout.distill_state)
+    res = gitfacts.run(["cat-file", "blob", f"HEAD:{path}"], ctx.repo.main_root, clean=True,
+                       check=False)
+    return parse_state(res.stdout) if res.ok else None
+
+
+def previous_fold(
+    journal: Journal, state: FoldState | None, agents: list[str],
+    refs: Callable[[str], bool], ctx: Context,
+) -> Fold:
+    """The fold the last distill made: its folded entries on its date (cached)."""
+    if state is None:
+        return Fold()
+    cached = load_fold(ctx.layout, fold_signature(state, agents, ctx))
+    if cached is not None:
+        return Fold(facts=cached)
+    was = set(state.folded)
+    entries = [(rel, e) for rel, e in journal.entries if rel in was]
+    return fold(entries, agents=agents, date=state.date, ref_exists=refs, config=ctx.config,
+                report_near=False)
+
+
+def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
+    """What a fold depends on besides entry contents and refs: folded set, date, agents, config."""
+    text = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(),
+                       sorted(state.folded)])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
+    """`ref_exists(path)` against `rev`'s tree, read from git only when first asked."""
+    cache: list[frozenset[str]] = []
+
+    def exists(path: str) -> bool:
+        if not cache:
+            cache.append(memgit.tree_paths(root, rev))
+        return path.strip("/") in cache[0]
+
+    return exists

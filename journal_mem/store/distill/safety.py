@@ -1,0 +1,99 @@
+"""When the distiller refuses to write: checked before anything changes.
+
+A checkout in the middle of a merge, rebase or cherry-pick; the wrong branch
+or a detached HEAD; symlinks under the memory root (a write would land
+wherever they point); hand edits of distilled files (a distill would silently
+overwrite them); edits of committed journal entries (append-only).
+"""
+
+from __future__ import annotations
+
+from journal_mem.errors import PolicyViolation
+from journal_mem.gitops import gitfacts, memgit
+from journal_mem.store.context import Context
+from journal_mem.store.distill.files import is_distilled, read_distilled, recorded
+from journal_mem.store.layout import JOURNAL
+
+
+def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
+    """Raise `PolicyViolation` (exit 1, nothing changed) when writing is not safe.
+
+    `commit`: the distill means to commit (a detached HEAD is then refused).
+    Returns `git status` of the memory root (to know later what to commit).
+    """
+    root = ctx.repo.main_root
+    _refuse_git_state(ctx, commit)
+    status = memgit.status(root, ctx.layout.memory_root)
+    links = ctx.layout.symlinked_folders()
+    if links:
+        raise PolicyViolation(
+            "distill refused, nothing changed: symlinks under the memory root:\n"
+            + "\n".join(f"{link}: a symlink; memory is never written through one"
+                        for link in links),
+            hint="replace each link with a real folder (`jmem check` lists them)",
+        )
+    problems = unsafe_edits(ctx, status)
+    if problems:
+        raise PolicyViolation(
+            "distill refused, nothing changed:\n" + "\n".join(problems),
+            hint="memory changes go through lessons: `jmem write` (or --supersedes KEY); "
+                 "put the files back with `git restore --staged --worktree -- PATH`",
+        )
+    return status
+
+
+def _refuse_git_state(ctx: Context, commit: bool) -> None:
+    """Refuse a checkout mid-operation, on the wrong branch, or detached when committing."""
+    root = ctx.repo.main_root
+    busy = memgit.in_progress(ctx.repo.common_dir)
+    if busy:
+        raise PolicyViolation(
+            f"the main checkout {root} is in the middle of {busy}: distill refused",
+            hint="finish or abort it (git merge --abort / rebase --abort / cherry-pick "
+                 "--abort), then run `jmem distill`",
+        )
+    want = ctx.config.distill.branch
+    branch = gitfacts.current_branch(root)
+    if want and branch != want:
+        raise PolicyViolation(
+            f"the main checkout is on {branch or 'a detached HEAD'!r}, but distill.branch is "
+            f"{want!r}: distill refused",
+            hint=f"run `git switch {want}` in {root}, or change distill.branch",
+        )
+    if not branch and commit and ctx.config.distill.commit:
+        raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
+                              hint="switch to a branch, or use --no-commit")
+
+
+def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:
+    """Uncommitted hand edits of distilled files and edits of committed journal entries."""
+    layout, root = ctx.layout, ctx.repo.main_root
+    prefix = layout.memory_root + "/"
+    mine = recorded(layout)
+    problems: list[str] = []
+    index: dict[str, str] | None = None
+    for xy, path in status:
+        rel = path[len(prefix):] if path.startswith(prefix) else path
+        if is_distilled(rel):
+            if "D" in xy:
+                continue  # a deleted distilled file loses nothing: it is rebuilt
+            if xy[0] not in " ?":
+                if index is None:
+                    index = memgit.index_blobs(root, layout.memory_root)
+                head = memgit.head_blobs(root, path).get(path)
+                if index.get(path) not in {*mine.get(path, []), head}:
+                    problems.append(f"{path}: staged hand edit of a distilled file")
+                    continue
+            data = read_distilled(layout, rel)
+            if data is not None and memgit.blob_id(data) not in mine.get(path, []):
+                problems.append(f"{path}: uncommitted hand edit of a distilled file")
+        elif is_journal(rel) and xy not in ("??", "A ") and xy[0] != "A":
+            problems.append(f"{path}: committed journal entry edited or deleted "
+                            "(journal entries are append-only)")
+    return problems
+
+
+def is_journal(rel: str) -> bool:
+    """True for a memory-root-relative path of a journal entry (`AGENT/journal/NAME`)."""
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[1] == JOURNAL
