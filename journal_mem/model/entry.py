@@ -73,8 +73,14 @@ class Entry:
         return tuple(sorted({self.agent, *self.applies_to}))
 
 
-def default_key(title: str) -> str:
-    """The key of a lesson that names none (`names.default_key`)."""
+def default_key(title: str, *, episodic_at: dt.datetime | None = None) -> str:
+    """The key of a lesson that names none (`names.default_key`).
+
+    An episodic record is one run's story: its key also hashes its `created`
+    (`episodic_at`), so that three runs with the same title stay three records.
+    """
+    if episodic_at is not None:
+        return names.default_key(f"{title} @ {episodic_at.isoformat()}")
     return names.default_key(title)
 
 
@@ -520,7 +526,8 @@ def _make(values: dict[str, Any], title: str, body: str) -> Entry:
         type=values["type"],
         confidence=values["confidence"],
         importance=values["importance"],
-        key=values["key"] or default_key(title),
+        key=values["key"] or default_key(
+            title, episodic_at=values["created"] if values["type"] == "episodic" else None),
         supersedes=values["supersedes"],
         retracts=values["retracts"],
         applies_to=values["applies_to"] or (agent,),

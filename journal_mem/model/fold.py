@@ -105,6 +105,12 @@ def _replay(
     """Apply every entry in time order; returns every key seen (live or not)."""
     accs: dict[str, _Acc] = {}
     for path, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
+        if entry.retracts and not entry.supersedes:  # a pure retraction states no fact
+            _retract(entry, path, accs, removed)
+            own = accs.get(entry.key)
+            if own is None or not own.live:
+                removed.setdefault(entry.key, f"a retraction only ({path})")
+            continue
         acc = accs.get(entry.key)
         if acc is None:
             acc = accs[entry.key] = _Acc(path, entry, set())
@@ -117,12 +123,16 @@ def _replay(
                 acc.holders |= gone.holders  # the correction reaches every holder
                 gone.live = False
                 removed[old] = f"superseded by {entry.key} ({path})"
-        for old in entry.retracts:
-            gone = accs.get(old)
-            if old != entry.key and gone is not None and gone.live:
-                gone.live = False
-                removed[old] = f"retracted by {path}"
+        _retract(entry, path, accs, removed)
     return accs
+
+
+def _retract(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
+    for old in entry.retracts:
+        gone = accs.get(old)
+        if old != entry.key and gone is not None and gone.live:
+            gone.live = False
+            removed[old] = f"retracted by {path}"
 
 
 def _utc_date(value: dt.date | dt.datetime) -> dt.date:
@@ -154,6 +164,8 @@ def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
     """Different keys, same normalised title: the newest wins and takes the holders."""
     groups: dict[str, list[_Acc]] = {}
     for acc in live.values():
+        if acc.entry.type == "episodic":
+            continue  # one record per run, whatever its title
         norm = normalise_title(acc.entry.title)
         if norm:
             groups.setdefault(norm, []).append(acc)
@@ -190,6 +202,8 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
             seen.append(key)
 
     for fact in facts:
+        if fact.type == "episodic":
+            continue  # runs of the same job share their titles by design
         words = set(_TOKEN.findall(fact.title.casefold()))
         if len(words) < 2 or len(words) > 24:
             continue  # one word is no signature; long titles rarely collide anyway
