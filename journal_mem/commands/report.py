@@ -8,6 +8,14 @@ from journal_mem.commands.distill import Outcome
 from journal_mem.model.changes import lessons
 
 SHOW = 10  # list items shown before "… and N more"
+PAIRS = 20  # near-duplicate pairs shown, one a line: a screenful
+
+
+def pairs(groups: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Every pair of keys within the near-duplicate groups, sorted, each once."""
+    from itertools import combinations
+
+    return sorted({pair for g in groups for pair in combinations(sorted(g), 2)})
 
 
 def _some(items: list[str]) -> str:
@@ -43,8 +51,11 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
         out.append(f"evicted (no room in a topic file; still in the journal): {agent}: "
                    f"{_some(keys)}")
     if o.near_duplicates:
-        groups = [" ~ ".join(g) for g in o.near_duplicates]
-        out.append(f"near-duplicate titles (not merged; check them): {_some(groups)}")
+        found = pairs(o.near_duplicates)
+        out.append(f"near-duplicate titles (not merged; check them): {len(found)} pairs")
+        out += [f"  {a} ~ {b}" for a, b in found[:PAIRS]]
+        if len(found) > PAIRS:
+            out.append(f"  … and {len(found) - PAIRS} more pairs (`jmem distill --json`)")
     for key, why in sorted(o.flagged.items()):
         out.append(f"flagged {key}: {why}")
     if o.invalid or o.drained.invalid:

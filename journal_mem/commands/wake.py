@@ -30,7 +30,9 @@ DEFAULT_MAX_CHARS = 10_000
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
-_KEY_RE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]")
+# A fact line's key is the bracketed name that ends a `- ` line: the header's
+# "KEY is in [brackets]" and brackets inside a title are not keys.
+_KEY_RE = re.compile(r"^- .* \[([a-z0-9][a-z0-9-]{0,63})\]$")
 # Rank bands: a lower rank survives longer.
 _HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
 

@@ -265,3 +265,13 @@ def test_a_topic_written_without_commit_then_emptied_commits_cleanly(repo: Path)
     msg = git(repo, "log", "-1", "--format=%B").stdout  # relative to HEAD: k1 never was
     assert "k1:" not in msg
     assert "added   k2" not in msg  # a pure retraction states no fact
+
+
+def test_near_duplicates_are_reported_as_pairs_a_screenful_then_a_count(repo: Path) -> None:
+    for i in range(8):  # 8 titles that differ by one word: 28 pairs
+        lesson(repo, "api", f"k{i}", i, title=f"Use the fixture for word{i}")
+    out = jmem(repo, "distill").stdout.splitlines()
+    at = out.index("near-duplicate titles (not merged; check them): 28 pairs")
+    assert out[at + 1:at + 21] == [f"  {a} ~ {b}" for a, b in sorted(
+        (f"k{i}", f"k{j}") for i in range(8) for j in range(i + 1, 8))][:20]
+    assert out[at + 21] == "  … and 8 more pairs (`jmem distill --json`)"

@@ -173,3 +173,13 @@ def test_hand_written_entry_with_block_lists_and_yaml_oddities(tmp_path: Path) -
     bad = tmp_path / "2026-02-03-bad.md"
     bad.write_text("---\nagent: api\ntopic: t\nkey: !!python/object x\n---\n\n# Bad\n")
     assert lessons.read("api", str(bad), "x", False).problem
+
+
+def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
+    """The header's "KEY is in [brackets]" and brackets inside a title are not keys."""
+    lesson(repo, "api", "Use list[int] in the [typing] docs", "--key", "typing-docs")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    assert "KEY is in [brackets]" in memory
+    data = json.loads(jmem(repo, "wake", "--agent", "api", "--json").stdout)
+    assert data["keys"] == ["typing-docs"]
