@@ -139,9 +139,11 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     layout, config = ctx.layout, ctx.config
     journal = read_journal(layout, config.budget.entry_bytes, use_cache=not rebuild)
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
-    root = ctx.repo.main_root
+    from journal_mem.store.distill.folding import ref_checker
+
+    # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may hold
     live = fold(journal.entries, agents=agents, date=date, config=config,
-                ref_exists=lambda p: os.path.lexists(os.path.join(root, p))).facts
+                ref_exists=ref_checker(ctx.repo.main_root, "HEAD")).facts
     changed = 0
     conn.execute("BEGIN IMMEDIATE")
     try:

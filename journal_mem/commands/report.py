@@ -45,6 +45,11 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
     for agent, ch in o.changes.items():
         out.append(f"  {agent}: +{len(ch.added)} ~{len(ch.changed)} -{len(ch.removed)}")
         out += [f"    removed {k}: {why}" for k, why in list(ch.removed.items())[:SHOW]]
+    stale = o.stale_refs
+    if stale:
+        out.append("dropped because every file they cite is gone from HEAD: "
+                   f"{len(stale)} fact{'' if len(stale) == 1 else 's'}")
+        out += [f"  {key}: {why}" for key, why in stale.items()]
     if o.commit:
         out.append(f"committed {o.commit[:12]}")
     for agent, keys in o.evicted.items():
@@ -73,5 +78,5 @@ def distill_json(o: Outcome) -> dict[str, Any]:
         "outbox": {"moved": o.drained.moved, "invalid": o.drained.invalid},
         "invalid": {p: list(v) for p, v in o.invalid.items()},
         "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
-        "flagged": o.flagged, "exit_code": o.exit_code,
+        "flagged": o.flagged, "stale_refs": o.stale_refs, "exit_code": o.exit_code,
     }  # fmt: skip

@@ -463,8 +463,16 @@ def _refs(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
         if ref.startswith("/") or ".." in parts or "\n" in ref or len(ref) > 1024:
             problems.append(f"refs: {ref!r} must be a path relative to the repository top")
         else:
-            out.add(ref.strip("/"))
-    return tuple(sorted(out))
+            out.add(normalise_ref(ref))
+    return tuple(sorted(out - {""}))
+
+
+def normalise_ref(ref: str) -> str:
+    """One spelling per path: `./README`, `README/` and `a//b/./c` become `README`, `a/b/c`."""
+    import posixpath
+
+    path = posixpath.normpath(ref.strip().strip("/"))
+    return "" if path == "." else path
 
 
 def _clean_body(body: str) -> str:

@@ -258,9 +258,9 @@ def fold(
         refs = acc.entry.refs
         if reason is None and refs and not any(ref_exists(r) for r in refs):
             if drop_stale:
-                reason = "refs gone"
+                reason = "refs gone: " + ", ".join(refs)
             else:
-                result.flagged[key] = "refs gone"
+                result.flagged[key] = "refs gone: " + ", ".join(refs)
         if reason is not None:
             result.removed[key] = reason
             del live[key]

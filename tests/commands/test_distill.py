@@ -275,3 +275,31 @@ def test_near_duplicates_are_reported_as_pairs_a_screenful_then_a_count(repo: Pa
     assert out[at + 1:at + 21] == [f"  {a} ~ {b}" for a, b in sorted(
         (f"k{i}", f"k{j}") for i in range(8) for j in range(i + 1, 8))][:20]
     assert out[at + 21] == "  … and 8 more pairs (`jmem distill --json`)"
+
+
+def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
+        repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "gone.py").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "code")
+    for i, ref in enumerate(["./README", "src/gone.py", "src/gone.py"]):
+        proc = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", f"Fact {i}",
+                    "--key", f"fact-{i}", "--ref", ref)
+        assert proc.returncode == 0, proc.stderr
+    assert jmem(repo, "distill").returncode == 0
+    git(repo, "rm", "-q", "src/gone.py")
+    git(repo, "commit", "-q", "--no-verify", "-m", "remove")
+    proc = jmem(repo, "distill", "--json")
+    data = json.loads(proc.stdout)
+    assert data["stale_refs"] == {"fact-1": "refs gone: src/gone.py",
+                                  "fact-2": "refs gone: src/gone.py"}
+    assert "[fact-0]" in memory_md(repo, "api")
+    out = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "Fact 3",
+               "--key", "fact-3", "--ref", "src/gone.py")
+    assert out.returncode == 0
+    text = jmem(repo, "distill").stdout
+    assert "dropped because every file they cite is gone from HEAD: 1 fact" in text
+    assert "  fact-3: refs gone: src/gone.py" in text
+    hits = json.loads(jmem(repo, "recall", "Fact", "--json").stdout)
+    assert {h["key"] for h in hits} == {"fact-0"}

@@ -284,3 +284,10 @@ def test_parse_is_total_on_frontmatter_text(front: str) -> None:
         parse(f"---\n{front}\n---\n# t\n".encode("utf-8", "surrogatepass"))
     except InvalidEntry as exc:
         assert exc.problems
+
+
+@pytest.mark.parametrize("ref, normal", [
+    ("./README", "README"), ("README/", "README"), ("a//b/./c.py", "a/b/c.py"), ("docs/", "docs"),
+])
+def test_refs_are_normalised(ref: str, normal: str) -> None:
+    assert build(agent="api", topic="t", title="T", refs=[ref]).refs == (normal,)

@@ -123,10 +123,10 @@ def test_refs_all_gone_drop_or_flag() -> None:
     item = ("api/journal/a.md", entry("api", "k", refs=("src/a.py", "src/b.py")))
     gone = frozenset({"src/a.py", "src/b.py"})
     assert run(item, gone=frozenset({"src/a.py"})).facts.get("k") is not None
-    assert run(item, gone=gone).removed["k"] == "refs gone"
+    assert run(item, gone=gone).removed["k"] == "refs gone: src/a.py, src/b.py"
     flag = Config(distill=Distill(stale_refs="flag"))
     result = run(item, gone=gone, config=flag)
-    assert "k" in result.facts and result.flagged["k"] == "refs gone"
+    assert "k" in result.facts and result.flagged["k"] == "refs gone: src/a.py, src/b.py"
 
 
 def test_old_episodic_facts_are_dropped() -> None:
