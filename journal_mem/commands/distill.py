@@ -55,6 +55,7 @@ class Outcome:
     invalid: dict[str, tuple[str, ...]] = field(default_factory=dict)
     evicted: dict[str, list[str]] = field(default_factory=dict)
     stale_refs: dict[str, str] = field(default_factory=dict)  # key -> "refs gone: …"
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
     note: str = ""
@@ -125,6 +126,7 @@ def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
         flagged=step.after.flagged,
         evicted={a: r.evicted for a, r in step.rendered.agents.items() if r.evicted},
         new_lessons=new, stale_refs=_stale(step, journal, set(new)),
+        conflicts=step.after.conflicts,
     )  # fmt: skip
 
 

@@ -50,6 +50,13 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
         out.append("dropped because every file they cite is gone from HEAD: "
                    f"{len(stale)} fact{'' if len(stale) == 1 else 's'}")
         out += [f"  {key}: {why}" for key, why in stale.items()]
+    if o.conflicts:
+        out.append(f"open conflicts (a newer lesson of another agent probably corrects an "
+                   f"older fact; settle with --supersedes, --retracts or a restatement): "
+                   f"{len(o.conflicts)}")
+        out += [f"  {old} <- {new}" for old, new in o.conflicts[:PAIRS]]
+        if len(o.conflicts) > PAIRS:
+            out.append(f"  … and {len(o.conflicts) - PAIRS} more (`jmem distill --json`)")
     if o.commit:
         out.append(f"committed {o.commit[:12]}")
     for agent, keys in o.evicted.items():
@@ -78,5 +85,7 @@ def distill_json(o: Outcome) -> dict[str, Any]:
         "outbox": {"moved": o.drained.moved, "invalid": o.drained.invalid},
         "invalid": {p: list(v) for p, v in o.invalid.items()},
         "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
-        "flagged": o.flagged, "stale_refs": o.stale_refs, "exit_code": o.exit_code,
+        "flagged": o.flagged, "stale_refs": o.stale_refs,
+        "conflicts": [{"old": old, "newer": new} for old, new in o.conflicts],
+        "exit_code": o.exit_code,
     }  # fmt: skip

@@ -54,6 +54,7 @@ class Fold:
     removed: dict[str, str] = field(default_factory=dict)
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
 
     def held_by(self, agent: str) -> list[Fact]:
         """The live facts `agent` holds, in rank order."""
@@ -246,7 +247,7 @@ def fold(
 
     `agents` is who `applies_to: all` reaches; `ref_exists(path)` says whether
     a repository path exists in the committed tree. `report_near=False` skips
-    the near-duplicate report (a fold made only to compare with).
+    the near-duplicate and conflict reports (a fold made only to compare with).
     """
     result = Fold()
     accs = _replay(entries, sorted(set(agents)), result.removed)
@@ -267,5 +268,8 @@ def fold(
     _merge_same_titles(live, result.removed)
     result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
     if report_near:
+        from journal_mem.model.similar import conflicts
+
         result.near_duplicates = near_duplicates(result.facts.values())
+        result.conflicts = conflicts(result.facts.values(), date)
     return result

@@ -218,17 +218,52 @@ def footer(here: int, in_topics: int, evicted: int) -> str:
     return text + "."
 
 
+CONFLICT_LINES = 5  # "possibly outdated" lines at most, per MEMORY.md
+
+
+def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
+    """The section naming facts `agent` holds that a newer lesson of another agent
+    probably corrects (until a supersede, retract or restatement settles it)."""
+    out = []
+    for old, new in fold.conflicts:
+        fact, newer = fold.facts.get(old), fold.facts.get(new)
+        if fact is None or newer is None or agent not in fact.holders:
+            continue
+        who = newer.path.split("/", 1)[0]
+        out.append(clip(f"- possibly outdated: [{old}] — see the newer lesson by {who} "
+                        f"({new}): {inline(newer.title)}", width))
+    if not out:
+        return []
+    head = clip("## Possibly outdated (settle: --supersedes KEY, --retracts KEY, or restate "
+                "it with --key KEY)", width)
+    more = len(out) - CONFLICT_LINES
+    tail = [clip(f"… and {more} more (`jmem distill --json`: conflicts)", width)] * (more > 0)
+    return ["", head, *out[:CONFLICT_LINES], *tail]
+
+
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
-                  placed: dict[str, str] | None = None,
-                  parts: dict[str, list[str]] | None = None) -> tuple[str, int]:
+                  placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
+                  notes: list[str] | None = None) -> tuple[str, int]:
     """MEMORY.md's text and how many fact lines it holds. `facts` (rank order) are those in
-    topic files; `evicted` counts the rest; `placed` names each key's topic file."""
+    topic files; `evicted` counts the rest; `placed` names each key's topic file; `notes`
+    (the "possibly outdated" section) follow the header."""
     width = budget.line_chars
     placed = placed or {}
     head = header(agent, width)
+    notes = list(notes or [])
     worst_foot = ["", clip(footer(len(facts), len(facts), evicted), width)]
     lines_left = budget.memory_lines - len(head) - len(worst_foot)
     bytes_left = budget.memory_bytes - sum(map(_nbytes, head + worst_foot))
+    for note in notes:
+        lines_left -= 1
+        bytes_left -= _nbytes(note)
+    while notes and (lines_left < 0 or bytes_left < 0):  # tiny budgets: facts first
+        gone = notes.pop()
+        lines_left += 1
+        bytes_left += _nbytes(gone)
+    if len(notes) <= 2:
+        lines_left, bytes_left = lines_left + len(notes), bytes_left + sum(map(_nbytes, notes))
+        notes = []  # a heading with no line under it says nothing
     while head[1:] and (lines_left < 0 or bytes_left < 0):  # tiny budgets: shorter header
         gone = head.pop()
         lines_left += 1
@@ -252,7 +287,7 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
             lines_left -= cost_lines
             bytes_left -= cost_bytes
     foot = ["", clip(footer(len(chosen), len(facts) - len(chosen), evicted), width)]
-    text = "\n".join(head + _sections(chosen, width, parts or {}) + foot) + "\n"
+    text = "\n".join(head + notes + _sections(chosen, width, parts or {}) + foot) + "\n"
     return text, len(chosen)
 
 
@@ -280,8 +315,9 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
         report.in_topics = len(placed)
         report.evicted.sort()
         shown = [f for f in by_agent[agent] if f.key in placed]
-        text, report.in_memory = render_memory(agent, shown, budget, evicted=len(report.evicted),
-                                               placed=placed, parts=report.parts)
+        text, report.in_memory = render_memory(
+            agent, shown, budget, evicted=len(report.evicted), placed=placed,
+            parts=report.parts, notes=outdated_lines(agent, fold, budget.line_chars))
         out.files[f"{agent}/{MEMORY_MD}"] = text.encode("utf-8")
     return out
 

@@ -71,3 +71,26 @@ def test_a_default_key_held_by_another_agents_other_fact_is_refused(tmp_path: Pa
     assert sorted(p.name for p in (main / ".claude").rglob("*.md")) == before
     assert write(main, "web", "testing", "pytest", "Never.", "--key", "pytest").returncode == 0
     assert git(main, "status", "--porcelain").returncode == 0
+
+
+def test_holders_of_a_probably_corrected_fact_see_it_until_it_is_settled(tmp_path: Path) -> None:
+    main = team(tmp_path)
+    write(main, "api", "queue", "Acknowledge a queue message before processing it",
+          "Otherwise a slow handler makes the broker redeliver it.", "--key", "queue-ack")
+    assert jmem(main, "distill").returncode == 0
+    write(main, "web", "queue", "Process a queue message first and acknowledge it after",
+          "Acking early loses the message when the worker crashes.", "--key", "ack-after")
+    report = jmem(main, "distill")
+    assert "open conflicts (a newer lesson of another agent probably corrects" in report.stdout
+    assert "  queue-ack <- ack-after" in report.stdout
+    data = json.loads(jmem(main, "distill", "--dry-run", "--json").stdout)
+    assert data["conflicts"] == [{"old": "queue-ack", "newer": "ack-after"}]
+    wake = jmem(main, "wake", "--agent", "api").stdout
+    assert "- possibly outdated: [queue-ack] — see the newer lesson by web (ack-after)" in wake
+    assert "possibly outdated" not in jmem(main, "wake", "--agent", "web").stdout
+    assert json.loads(jmem(main, "wake", "--agent", "api", "--json").stdout)["keys"] == [
+        "queue-ack"]
+    write(main, "web", "queue", "Process a queue message first and acknowledge it after",
+          "Acking early loses the message.", "--key", "ack-after", "--supersedes", "queue-ack")
+    assert "open conflicts" not in jmem(main, "distill").stdout
+    assert "possibly outdated" not in jmem(main, "wake", "--agent", "api").stdout
