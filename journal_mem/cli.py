@@ -14,10 +14,11 @@ from journal_mem import errors
 from journal_mem.boundary import guarded
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TYPES = ["principle", "semantic", "procedural", "episodic", "reflective"]
 
 
-def _cwd(ctx: click.Context) -> str:
-    return str(ctx.find_root().params.get("directory") or os.getcwd())
+def _cwd(click_ctx: click.Context) -> str:
+    return str(click_ctx.find_root().params.get("directory") or os.getcwd())
 
 
 def _emit_json(data: object) -> None:
@@ -68,11 +69,13 @@ def cli(directory: str | None) -> None:
 @click.option("--ci-install", metavar="COMMAND", default=None,
               help="How the CI job installs jmem [default: pinned to the commit this jmem "
                    "runs from, when a remote has it; else init refuses and asks for this].")
+@click.option("--no-import", is_flag=True,
+              help="Do not import existing hand-written memory; only say how to.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
+def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str | None, as_json: bool) -> int:
+         ci: str | None, ci_install: str | None, no_import: bool, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -82,16 +85,18 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
     hook that is not ours is kept as <name>.legacy and still runs first).
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
+    Existing MEMORY.md and topic files that jmem did not write are counted and
+    imported as lessons in one commit (unless --no-import).
     """
     from journal_mem.commands import initialize
 
     if uninstall:
-        report = initialize.uninstall(_cwd(ctx))
+        report = initialize.uninstall(_cwd(click_ctx))
     else:
-        report = initialize.init(_cwd(ctx), list(agents), git_hooks=not no_git_hooks,
+        report = initialize.init(_cwd(click_ctx), list(agents), git_hooks=not no_git_hooks,
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
                                  claude_agents=list(claude_agents), ci=ci,
-                                 ci_install=ci_install)
+                                 ci_install=ci_install, import_existing=not no_import)
     if as_json:
         _emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK
@@ -135,7 +140,7 @@ def init(ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_cla
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"path", "key", "outbox", "related"}.')
 @click.pass_context
-def write(ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
+def write(click_ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
           body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
           importance: str | None, key: str | None, supersedes: tuple[str, ...],
           retracts: tuple[str, ...], applies_to: tuple[str, ...], valid_until: str | None,
@@ -156,7 +161,7 @@ def write(ctx: click.Context, agent: str | None, topic: str | None, title: str |
     from journal_mem.commands import write as core
     from journal_mem.store.context import open_context
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     fields: dict[str, Any] = {
         "type": kind, "confidence": confidence, "importance": importance, "key": key,
         "supersedes": list(supersedes), "retracts": list(retracts),
@@ -235,8 +240,8 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
         return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 10_000))
     from journal_mem.commands.wake import for_command
 
-    ctx = click.get_current_context()
-    pack = for_command(_cwd(ctx), agent, max_chars=max_chars, query=query,
+    click_ctx = click.get_current_context()
+    pack = for_command(_cwd(click_ctx), agent, max_chars=max_chars, query=query,
                        min_confidence=min_confidence)
     if as_json:
         _emit_json(pack.as_json())
@@ -262,18 +267,26 @@ def remind(agent: str | None, hook: str) -> int:
 @cli.command(context_settings=CONTEXT)
 @click.option("--sessions", "session_count", type=int, default=None, is_flag=False,
               flag_value=20, metavar="[N]", help="Show the last N (20) recorded wake-ups.")
+@click.option("--hooks", "hook_log", is_flag=True,
+              help="Summarise the agent-loop hook log (jmem hook / journal_mem.api).")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def status(ctx: click.Context, session_count: int | None, as_json: bool) -> int:
+def status(click_ctx: click.Context, session_count: int | None, hook_log: bool,
+           as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
     from journal_mem.commands import status as core
 
-    if session_count is not None:
-        records = core.session_log(_cwd(ctx), session_count)
+    if hook_log:
+        from journal_mem.store.hooklog import render
+
+        table = core.hook_summary(_cwd(click_ctx))
+        _emit(table, render(table), as_json)
+    elif session_count is not None:
+        records = core.session_log(_cwd(click_ctx), session_count)
         _emit(records, core.render_sessions(records), as_json)
     else:
-        report = core.collect(_cwd(ctx))
+        report = core.collect(_cwd(click_ctx))
         _emit(report, core.render(report), as_json)
     return errors.OK
 
@@ -298,8 +311,8 @@ def guard(hook: str | None) -> int:
     """
     from journal_mem.commands.guard import decide
 
-    ctx = click.get_current_context()
-    verdict = decide(_cwd(ctx), hook)
+    click_ctx = click.get_current_context()
+    verdict = decide(_cwd(click_ctx), hook)
     for line in verdict.lines:
         click.echo(line, err=True)
     return verdict.code
@@ -307,7 +320,7 @@ def guard(hook: str | None) -> int:
 
 @cli.command(context_settings=CONTEXT)
 @click.pass_context
-def rescue(ctx: click.Context) -> int:
+def rescue(click_ctx: click.Context) -> int:
     """In a linked worktree: move memory changes into the main checkout's journal.
 
     New lessons are validated and filed in the main journal; each line added
@@ -317,7 +330,7 @@ def rescue(ctx: click.Context) -> int:
     """
     from journal_mem.commands.rescue import rescue as do_rescue
 
-    report = do_rescue(_cwd(ctx))
+    report = do_rescue(_cwd(click_ctx))
     for line in report.lines:
         click.echo(line)
     for line in report.failed:
@@ -347,7 +360,7 @@ def rescue(ctx: click.Context) -> int:
               help="With --push: how many times to try before giving up.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
+def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
             no_commit: bool, background: bool, on_date: str | None, push_remote: str | None,
             attempts: int, as_json: bool) -> int:
     """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
@@ -376,8 +389,8 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
     opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
     if push_remote is not None:  # docs/DESIGN.md, "Many machines"
-        return _distill_push(ctx, opts, push_remote or None, attempts, as_json)
-    outcome = core.distill(open_context(_cwd(ctx)), opts)
+        return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
+    outcome = core.distill(open_context(_cwd(click_ctx)), opts)
     from journal_mem.commands.report import distill_json, distill_lines
 
     if as_json:
@@ -396,13 +409,13 @@ def distill(ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, r
               help="Also fail when a journal entry was modified or deleted since REF.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
+def check(click_ctx: click.Context, base: str | None, as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
     from journal_mem.commands.check import run_check
     from journal_mem.store.context import open_context
 
-    problems = run_check(open_context(_cwd(ctx)), base)
+    problems = run_check(open_context(_cwd(click_ctx)), base)
     if as_json:
         _emit_json({"ok": not problems, "problems": problems})
     elif problems:
@@ -419,7 +432,7 @@ def check(ctx: click.Context, base: str | None, as_json: bool) -> int:
 # --- watch, outbox, distill --push ---------------------------------------------------
 
 
-def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: int,
+def _distill_push(click_ctx: click.Context, opts: Any, remote: str | None, attempts: int,
                   as_json: bool) -> int:
     """`distill --push [REMOTE]`: see journal_mem/push.py."""
     from journal_mem.commands.push import push_distill
@@ -429,7 +442,7 @@ def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: i
     if opts.dry_run or opts.check or not opts.commit or opts.if_due:
         raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
                                "--no-commit and --if-due")
-    done = push_distill(open_context(_cwd(ctx)), opts, remote, attempts)
+    done = push_distill(open_context(_cwd(click_ctx)), opts, remote, attempts)
     where = f"{done.remote}/{done.branch}"
     if as_json:
         data = distill_json(done.outcome) if done.outcome else {}
@@ -460,7 +473,7 @@ def _distill_push(ctx: click.Context, opts: Any, remote: str | None, attempts: i
 @click.option("--interval", type=click.FloatRange(1.0), default=60.0, show_default=True,
               metavar="SECONDS", help="Re-evaluate this often without events (max age).")
 @click.pass_context
-def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
+def watch(click_ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
     """Watch the main checkout's journals and the outbox; distill when due.
 
     Due means what `distill --if-due` means: pending lessons reach
@@ -474,7 +487,7 @@ def watch(ctx: click.Context, once: bool, debounce: float, interval: float) -> i
 
     opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
                         interval=interval)
-    return core(_cwd(ctx), opts, lambda line: click.echo(line))
+    return core(_cwd(click_ctx), opts, lambda line: click.echo(line))
 
 
 @cli.group(context_settings=CONTEXT)
@@ -486,12 +499,12 @@ def outbox() -> None:
 @outbox.command("list", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def outbox_list(ctx: click.Context, as_json: bool) -> int:
+def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
     """Every waiting entry, and whether the next drain will file it."""
     from journal_mem.store.context import open_context
     from journal_mem.store.outbox import waiting
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     items = waiting(context.layout, context.config.budget.entry_bytes)
     if as_json:
         _emit_json([w.as_json() for w in items])
@@ -508,7 +521,7 @@ def outbox_list(ctx: click.Context, as_json: bool) -> int:
 @outbox.command("drain", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def outbox_drain(ctx: click.Context, as_json: bool) -> int:
+def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
     """Move every valid entry into the main journal now (every distill does this too).
 
     Nothing leaves the outbox before its copy is in the journal; an invalid
@@ -517,7 +530,7 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
     from journal_mem.store.context import open_context
     from journal_mem.store.outbox import drain_now
 
-    context = open_context(_cwd(ctx))
+    context = open_context(_cwd(click_ctx))
     done = drain_now(context.layout, context.config.budget.entry_bytes)
     if as_json:
         _emit_json({"moved": done.moved, "invalid": done.invalid})
@@ -537,31 +550,308 @@ def outbox_drain(ctx: click.Context, as_json: bool) -> int:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("question", nargs=-1, required=True)
+@click.argument("question", nargs=-1)
 @click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only facts of this type.")
+@click.option("--tag", metavar="TAG", help="Only facts carrying this tag.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Only facts written on or after this date.")
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=5, show_default=True,
               help="How many facts.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @click.pass_context
-def recall(ctx: click.Context, question: tuple[str, ...], agent: str | None, limit: int,
+def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | None,
+           type_: str | None, tag: str | None, since: Any, limit: int,
            rebuild: bool, as_json: bool) -> int:
     """Ranked live facts for a natural-language QUESTION.
 
     Each fact comes with its key, the agents holding it, its topic, date and
     journal entry. Retracted, superseded and expired facts are never returned.
     The index lives in the common git dir and follows the journal by itself.
+    With --type/--tag/--since and no QUESTION, lists the matching facts,
+    newest first.
 
     \b
-    Example:
+    Examples:
       jmem recall how do I run the API tests --agent api
+      jmem recall --type episodic --tag fail-diag --since 2026-11-01
     """
     from journal_mem.commands import recall as core
     from journal_mem.store.context import open_context
 
-    hits = core.recall(open_context(_cwd(ctx)), " ".join(question), agent=agent, limit=limit,
-                       rebuild=rebuild)
+    day = since.date().isoformat() if since else None
+    filters = core.Filters(agent, type_, tag, day)
+    if not question and not (type_ or tag or day):
+        raise click.UsageError("give a QUESTION, or --type, --tag or --since")
+    hits = core.recall(open_context(_cwd(click_ctx)), " ".join(question), agent=agent, limit=limit,
+                       rebuild=rebuild, filters=filters)
     _emit([hit.as_json() for hit in hits], core.render(hits), as_json)
+    return errors.OK
+
+
+@cli.command("log", context_settings=CONTEXT)
+@click.argument("key", required=False)
+@click.option("--path", "path", metavar="FILE", help="A distilled file: the fact at --line.")
+@click.option("--line", type=click.IntRange(min=1), help="The line of --path (1-based).")
+@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON.")
+@click.pass_context
+def log_(click_ctx: click.Context, key: str | None, path: str | None, line: int | None,
+         as_json: bool) -> int:
+    """The life of one fact across the team, oldest first.
+
+    Every journal entry that wrote, corrected, superseded or retracted KEY
+    (date, agent, title, source and refs, the commit that brought it in),
+    every distill commit that changed it in some agent's MEMORY.md, and what
+    each holder loaded from when to when. With --path FILE --line N, the fact
+    on that line of a distilled file.
+
+    \b
+    Examples:
+      jmem log filter-by-value-and-missing-fields
+      jmem log --path .claude/agent-memory/web/MEMORY.md --line 12
+    """
+    from journal_mem.commands import factlog
+    from journal_mem.store.context import open_context
+
+    if (key is None) == (path is None) or (path is None) != (line is None):
+        raise click.UsageError("give a KEY, or --path FILE with --line N")
+    context = open_context(_cwd(click_ctx))
+    if path is not None and line is not None:
+        key = factlog.key_at(context, path, line)
+    assert key is not None
+    history = factlog.fact_log(context, key)
+    _emit(history, factlog.render(history), as_json)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the lines as JSON.")
+@click.pass_context
+def blame(click_ctx: click.Context, file: str, as_json: bool) -> int:
+    """Each fact line of a distilled FILE with the entry that last stated it:
+    date, agent, the commit that brought the entry in, and its source."""
+    from journal_mem.commands import factlog
+    from journal_mem.store.context import open_context
+
+    rows = factlog.blame(open_context(_cwd(click_ctx)), file)
+    _emit(rows, factlog.render_blame(rows), as_json)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Count only the entries written on or after this date.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@click.pass_context
+def stats(click_ctx: click.Context, since: Any, as_json: bool) -> int:
+    """The team's memory in numbers: entries written (per agent, per month),
+    distilled topic files, lines of maintained memory, agents with memory, the
+    cap and each agent's use of it, evictions, facts dropped by each rule,
+    pending lessons, and entries per maintained line."""
+    from journal_mem.commands import stats as core
+    from journal_mem.store.context import open_context
+
+    table = core.collect(open_context(_cwd(click_ctx)), since.date() if since else None)
+    _emit(table, core.render_lines(table), as_json)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Folder for index.html [<git-common-dir>/journal-mem/report].")
+@click.option("--open", "open_", is_flag=True, help="Open the page in a browser.")
+@click.pass_context
+def report(click_ctx: click.Context, out_dir: str | None, open_: bool) -> int:
+    """One static HTML page of the team's memory (no server, no network).
+
+    Timelines of every fact held by several agents or corrected (one lane per
+    holder, coloured by the version it loaded), budgets, pending lessons and
+    their age, evictions, stale-ref drops, open conflicts and the stats table.
+    """
+    from journal_mem.commands.teamreport import write_report
+    from journal_mem.store.context import open_context
+
+    context = open_context(_cwd(click_ctx))
+    path = write_report(context, out_dir or os.path.join(context.layout.state_dir, "report"))
+    click.echo(path)
+    if open_:
+        import webbrowser
+
+        webbrowser.open(f"file://{path}")
+    return errors.OK
+
+
+@cli.command(context_settings={**CONTEXT, "ignore_unknown_options": True})
+@click.argument("name", type=click.Choice(["pre-work", "pre-spawn", "post-run", "fail-diag",
+                                           "post-retro"]))
+def hook(name: str) -> int:
+    """Run one agent-loop point: JSON context on stdin, one JSON result on stdout.
+
+    Always exits 0: problems are in the result's "errors", on stderr and in
+    <git-common-dir>/journal-mem/logs/hooks.jsonl (`jmem status --hooks`).
+    Each point is off until switched on ([hooks] NAME = true, or
+    JMEM_HOOKS_NAME=1); JMEM_DISABLE=1 turns them all off.
+
+    \b
+    Points:
+      pre-work    {"goal" | "queue", "questions"?, "queued"?, "agent"?}
+      pre-spawn   {"goal", "worker_dir", "file"?, "agent"?, "max_tokens"?}
+      post-run    {"lessons": [{"title", "body", "topic", "type"?, ...}], "run_id"?}
+      fail-diag   {"error", "check"?, "files"?, "run_id"?}
+      post-retro  {"path", "agent"?}
+    """
+    from journal_mem.api import cli_main
+
+    return cli_main([name])
+
+
+# --- import and export (existing memory in, snapshots out) ------------------------
+
+
+def _import_done(report: Any, as_json: bool) -> int:
+    _emit(report.as_dict(), report.lines(), as_json)
+    return int(report.exit_code)
+
+
+_NO_COMMIT = click.option("--no-commit", is_flag=True,
+                          help="Write the entries but do not commit them.")
+_AS_JSON = click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+_AGENT = click.option("--agent", metavar="NAME",
+                      help="Writer of the lessons [env JMEM_AGENT, else default_agent].")
+_APPLIES = click.option("--applies-to", "applies_to", multiple=True, metavar="AGENT",
+                        help="Agents that must hold the lessons, or 'all' (repeatable).")
+
+
+@cli.group("import", context_settings=CONTEXT)
+def import_group() -> None:
+    """Existing memory into the journal: ordinary lessons with provenance.
+
+    Each source writes its new entries in one commit with `source:` naming the
+    file and its commit (and the original date where known); a second run
+    imports nothing. Records that cannot become lessons are listed (exit 1).
+    """
+
+
+@import_group.command("memory", context_settings=CONTEXT)
+@click.argument("agents", nargs=-1, metavar="[AGENT]...")
+@_NO_COMMIT
+@_AS_JSON
+@click.pass_context
+def import_memory(click_ctx: click.Context, agents: tuple[str, ...], no_commit: bool,
+                  as_json: bool) -> int:
+    """Hand-written MEMORY.md and topic files (all agents, or those named).
+
+    One lesson per list item or paragraph (bullets, numbered items, headed
+    sections); its topic is the topic file's name or its MEMORY.md section.
+    Files the distiller wrote are left alone.
+    """
+    from journal_mem.commands import importing
+    from journal_mem.store.context import open_context
+
+    report = importing.import_memory(open_context(_cwd(click_ctx)), list(agents), not no_commit)
+    return _import_done(report, as_json)
+
+
+@import_group.command("claude-md", context_settings=CONTEXT)
+@click.argument("path", type=click.Path(dir_okay=False, exists=True))
+@_AGENT
+@_APPLIES
+@_NO_COMMIT
+@_AS_JSON
+@click.pass_context
+def import_claude_md(click_ctx: click.Context, path: str, agent: str | None,
+                     applies_to: tuple[str, ...], no_commit: bool, as_json: bool) -> int:
+    """A CLAUDE.md or AGENTS.md: rules become principles, other sections semantic
+    lessons, held by the agents named with --applies-to (default: all)."""
+    from journal_mem.commands import importing
+    from journal_mem.commands.write import resolve_agent
+    from journal_mem.store.context import open_context
+
+    context = open_context(_cwd(click_ctx))
+    report = importing.import_claude_md(context, path, resolve_agent(context, agent),
+                                        list(applies_to), not no_commit)
+    return _import_done(report, as_json)
+
+
+@import_group.command("retro", context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, exists=True))
+@_AGENT
+@_APPLIES
+@click.option("--topic", default="retrospectives", show_default=True, metavar="NAME",
+              help="Topic of the lessons.")
+@_NO_COMMIT
+@_AS_JSON
+@click.pass_context
+def import_retro(click_ctx: click.Context, paths: tuple[str, ...], agent: str | None,
+                 applies_to: tuple[str, ...], topic: str, no_commit: bool,
+                 as_json: bool) -> int:
+    """Retrospectives: one reflective lesson per finding or lesson (a sub-section of a
+    lessons/findings section, else each of its items), dated from the file name."""
+    from journal_mem.commands import importing
+    from journal_mem.commands.write import resolve_agent
+    from journal_mem.store.context import open_context
+
+    context = open_context(_cwd(click_ctx))
+    report = importing.import_retro(context, list(paths), resolve_agent(context, agent),
+                                    list(applies_to), topic, not no_commit)
+    return _import_done(report, as_json)
+
+
+@import_group.command("mem0", context_settings=CONTEXT)
+@click.argument("path", type=click.Path(dir_okay=False, exists=True))
+@_AGENT
+@_NO_COMMIT
+@_AS_JSON
+@click.pass_context
+def import_mem0(click_ctx: click.Context, path: str, agent: str | None, no_commit: bool,
+                as_json: bool) -> int:
+    """A mem0 JSON export: each memory a lesson with its metadata's type, confidence,
+    tags and expires_at (as valid_until); written by its agent_id when that is a
+    valid agent name, else by --agent."""
+    from journal_mem.commands import importing
+    from journal_mem.commands.write import resolve_agent
+    from journal_mem.store.context import open_context
+
+    context = open_context(_cwd(click_ctx))
+    report = importing.import_mem0(context, path, resolve_agent(context, agent), not no_commit)
+    return _import_done(report, as_json)
+
+
+@import_group.command("snapshot", context_settings=CONTEXT)
+@click.argument("path", type=click.Path(dir_okay=False, exists=True))
+@_NO_COMMIT
+@_AS_JSON
+@click.pass_context
+def import_snapshot(click_ctx: click.Context, path: str, no_commit: bool, as_json: bool) -> int:
+    """A snapshot written by `jmem export`: every live fact, same key and fields."""
+    from journal_mem.commands import importing
+    from journal_mem.store.context import open_context
+
+    report = importing.import_snapshot(open_context(_cwd(click_ctx)), path, not no_commit)
+    return _import_done(report, as_json)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--json", "out", metavar="PATH", type=click.Path(dir_okay=False),
+              help="Write the snapshot to PATH (else print it).")
+@click.pass_context
+def export(click_ctx: click.Context, out: str | None) -> int:
+    """One JSON snapshot: every live fact (key, title, body, type, confidence,
+    importance, holders, topic, dates, valid_until, refs, source, entry path),
+    the journal's entry list and the distill state."""
+    from journal_mem.commands import export as core
+    from journal_mem.model.snapshot import dumps
+    from journal_mem.store.context import open_context
+
+    doc = core.snapshot(open_context(_cwd(click_ctx)))
+    if out is None:
+        click.echo(dumps(doc), nl=False)
+    else:
+        core.write_snapshot(doc, out)
+        click.echo(core.summary(doc, out))
     return errors.OK
 
 

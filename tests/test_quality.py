@@ -22,3 +22,18 @@ def test_ruff_clean() -> None:
 def test_mypy_strict_clean() -> None:
     proc = run_tool("mypy")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_no_merge_conflict_markers_are_left_in_the_tree() -> None:
+    """A merge resolved by hand once left `<<<<<<<` in the README; never again."""
+    found = []
+    for folder in ("journal_mem", "tests", "bench", "fixtures", "docs", ".ci", ".claude"):
+        for path in (REPO_ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in {".py", ".md", ".toml", ".json", ".yml", ""}:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                found += [f"{path}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                          if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="]
+    for name in ("README.md", "pyproject.toml"):
+        text = (REPO_ROOT / name).read_text()
+        found += [name for line in text.splitlines() if line.startswith("<<<<<<< ")]
+    assert not found, found

@@ -16,6 +16,10 @@ SETTINGS = os.path.join(".claude", "settings.json")
 AGENTS = os.path.join(".claude", "agents")
 WAKE_COMMAND = "jmem wake --hook claude"
 REMIND_COMMAND = "jmem remind --hook claude"
+# The hooks run `jmem` from PATH. journal-mem is not on the package index, so the
+# way to get it there names a checkout, never the bare package name.
+PATH_HINT = ("install it with `pipx install DIR` or `uv tool install DIR`, DIR being a "
+             "journal-mem checkout (the name is not on the package index)")
 HOOKS = {
     "SessionStart": WAKE_COMMAND,
     "SubagentStart": WAKE_COMMAND,

@@ -13,6 +13,7 @@ import os
 import re
 
 from journal_mem.gitops import gitfacts, memgit
+from journal_mem.model.entry import Entry
 from journal_mem.model.fold import fold
 from journal_mem.model.foldstate import FoldState, read_state, render_state
 from journal_mem.model.render import over_budget, render
@@ -60,7 +61,9 @@ def derived_problems(ctx: Context) -> list[str]:
     problems = [f"{_mem(ctx, p)}: invalid entry: {why}"
                 for p, whys in journal.invalid.items() for why in whys]
     state = read_state(layout.distill_state)
-    on_disk = distilled_on_disk(layout)
+    waiting, problems_foreign = hand_written(ctx, journal.entries)
+    problems += problems_foreign
+    on_disk = distilled_on_disk(layout) - waiting
     if state is None:
         if on_disk:
             problems.append(f"{_mem(ctx, DISTILL_STATE)}: missing or unreadable, but distilled "
@@ -80,6 +83,20 @@ def derived_problems(ctx: Context) -> list[str]:
     expected[DISTILL_STATE] = render_state(FoldState(state.date, state.folded))
     problems += _compare(ctx, expected, on_disk | {DISTILL_STATE})
     return problems
+
+
+def hand_written(ctx: Context, entries: list[tuple[str, Entry]]) -> tuple[set[str], list[str]]:
+    """Memory files jmem did not write: (all of them, a problem for each whose facts are not
+    in the journal yet). An imported one only waits for the distill that replaces it."""
+    from journal_mem.store.memfiles import foreign, not_imported
+
+    found = foreign(ctx.layout)
+    if not found:
+        return set(), []
+    lacking = not_imported(ctx.layout, found, entries, ctx.config.budget.entry_bytes)
+    return {f.rel for f in found}, [
+        f"{_mem(ctx, rel)}: hand-written memory not in the journal yet: run `jmem import "
+        "memory` (a distill imports it too)" for rel in lacking]
 
 
 def _compare(ctx: Context, expected: dict[str, bytes], present: set[str]) -> list[str]:

@@ -1,11 +1,12 @@
 """`jmem distill`: one writer folds the journal into every agent's distilled files.
 
 Order: lock; refuse an unsafe checkout (mid-merge/rebase/cherry-pick, wrong
-branch, hand-edited distilled files, edited journal entries) before changing
-anything; drain the outbox; read the journal (cached); fold; render; write
-what changed atomically; one commit limited to memory paths. A second
-distill exits 75 (`LockHeld`). Invalid entries are reported and skipped, and
-the command then exits 1.
+branch, edited journal entries) before changing anything; adopt memory the
+distiller did not write (hand-written files, hand edits) as lessons; drain
+the outbox; read the journal (cached); fold; render; write what changed
+atomically; one commit limited to memory paths. A second distill exits 75
+(`LockHeld`). Invalid entries are reported and skipped, and the command then
+exits 1.
 
 Each step lives in `store/distill/`: `schedule`, `safety`, `folding`,
 `files`, `commit`; this module only runs them in order.
@@ -21,7 +22,7 @@ from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
 from journal_mem.model.changes import AgentChanges, diff, message
 from journal_mem.model.foldstate import FoldState, render_state
 from journal_mem.store.context import Context
-from journal_mem.store.distill import commit, files, folding, safety, schedule
+from journal_mem.store.distill import adopt, commit, files, folding, safety, schedule
 from journal_mem.store.entrycache import Journal, read_journal
 from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.lock import DistillLock
@@ -58,6 +59,7 @@ class Outcome:
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
+    adopted: list[str] = field(default_factory=list)  # memory files turned into lessons
     note: str = ""
 
     @property
@@ -103,6 +105,7 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     writing = not (opts.dry_run or opts.check)
     committing = writing and opts.commit and config.distill.commit
     status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
+    adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:
         files.sweep_leftovers(layout)
     drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
@@ -111,9 +114,10 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
                              save=writing)
     out = _outcome(step, journal, drained)
+    out.adopted = adopted.lines
     _write(layout, opts, step, out)
     if committing:
-        _commit(ctx, out, step, journal, status, lock_fd)
+        _commit(ctx, out, step, journal, status, lock_fd, adopted.paths)
     return out
 
 
@@ -163,11 +167,11 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> N
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], lock_fd: int) -> None:
+            status: list[tuple[str, str]], lock_fd: int, adopted: list[str]) -> None:
     """Commit the distilled files and new entries; a commit makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
     paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted],
-                             out.drained.moved)
+                             [*out.drained.moved, *adopted])
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
                                     out.evicted, journal.invalid), lock_fd)

@@ -105,14 +105,15 @@ def classify(rel: str) -> tuple[str, str | None]:
 
 def judge(cwd: str, hook: str) -> tuple[int, list[str]]:
     """Judge the staged changes under the memory root; exit 1 with every problem."""
-    ctx = load_policy(cwd)
-    changes = staged.changes(cwd, ctx.layout.memory_root)
+    policy = load_policy(cwd)
+    changes = staged.changes(cwd, policy.layout.memory_root)
     if not changes:
         return OK, []
-    rules = main_rules(ctx, cwd, changes) if ctx.repo.is_main else worktree_rules(ctx, changes)
+    rules = (main_rules(policy, cwd, changes) if policy.repo.is_main
+             else worktree_rules(policy, changes))
     if not rules:
         return OK, []
-    return REFUSED, render(hook, ctx.layout.memory_root, rules)
+    return REFUSED, render(hook, policy.layout.memory_root, rules)
 
 
 def render(hook: str, root: str, problems: list[Problem]) -> list[str]:
@@ -132,10 +133,10 @@ def render(hook: str, root: str, problems: list[Problem]) -> list[str]:
 # --- linked worktree ----------------------------------------------------------
 
 
-def worktree_rules(ctx: Policy, changes: list[Change]) -> list[Problem]:
+def worktree_rules(policy: Policy, changes: list[Change]) -> list[Problem]:
     """Refuse every staged memory change that differs from the main checkout's HEAD."""
-    main = ctx.repo.main_root
-    root = ctx.layout.memory_root
+    main = policy.repo.main_root
+    root = policy.layout.memory_root
     theirs = staged.tree_blobs(main, "HEAD", root) if gitfacts.has_head(main) else {}
     problems = []
     for change in changes:
@@ -153,17 +154,17 @@ def worktree_rules(ctx: Policy, changes: list[Change]) -> list[Problem]:
 # --- main checkout ------------------------------------------------------------
 
 
-def main_rules(ctx: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
+def main_rules(policy: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
     """Apply the main checkout's rules to every staged change."""
-    ticket = read_ticket(ctx.repo.state_dir)
-    ticket.update(merged_verbatim(ctx, cwd, changes))  # another machine's distill
+    ticket = read_ticket(policy.repo.state_dir)
+    ticket.update(merged_verbatim(policy, cwd, changes))  # another machine's distill
     ids = [c.new_blob for c in changes if c.status != "D"]
     ids += [c.old_blob for c in changes if c.status in "MDT"]
     blobs = staged.read_blobs(cwd, ids)
     problems: list[Problem] = []
     for change in changes:
-        problems += judge_main(ctx, change, ticket, blobs)
-    if merge_heads(ctx.repo.git_dir):
+        problems += judge_main(policy, change, ticket, blobs)
+    if merge_heads(policy.repo.git_dir):
         for problem in problems:
             if problem.rule.endswith(DISTILLER_ONLY):
                 problem.fix.insert(0, f"git checkout MERGE_HEAD -- {shlex.quote(problem.path)}"
@@ -191,7 +192,7 @@ def merge_heads(git_dir: str) -> list[str]:
     return heads
 
 
-def merged_verbatim(ctx: Policy, cwd: str, changes: list[Change]) -> dict[str, str]:
+def merged_verbatim(policy: Policy, cwd: str, changes: list[Change]) -> dict[str, str]:
     """{path: staged blob} of distilled files a merge takes verbatim from the other side.
 
     The ticket only exists on the machine that distilled; a `git pull` of a
@@ -199,12 +200,12 @@ def merged_verbatim(ctx: Policy, cwd: str, changes: list[Change]) -> dict[str, s
     files here. Each one that equals a MERGE_HEAD's version byte for byte (or
     is deleted there too) came from that commit, not from a hand edit.
     """
-    wanted = [c for c in changes if classify(c.path[len(ctx.layout.memory_root) + 1 :])[0]
+    wanted = [c for c in changes if classify(c.path[len(policy.layout.memory_root) + 1 :])[0]
               == "distilled" and c.status != "U"]
-    heads = merge_heads(ctx.repo.git_dir) if wanted else []
+    heads = merge_heads(policy.repo.git_dir) if wanted else []
     allowed: dict[str, str] = {}
     for head in heads:
-        theirs = staged.tree_blobs(cwd, head, ctx.layout.memory_root)
+        theirs = staged.tree_blobs(cwd, head, policy.layout.memory_root)
         for change in wanted:
             have = theirs.get(change.path)
             if (change.status == "D" and have is None) or (
@@ -213,9 +214,9 @@ def merged_verbatim(ctx: Policy, cwd: str, changes: list[Change]) -> dict[str, s
     return allowed
 
 
-def judge_main(ctx: Policy, change: Change, ticket: dict[str, str],
+def judge_main(policy: Policy, change: Change, ticket: dict[str, str],
                blobs: dict[str, bytes]) -> list[Problem]:
-    root = ctx.layout.memory_root
+    root = policy.layout.memory_root
     rel = change.path[len(root) + 1 :]
     kind, agent = classify(rel)
     quoted = shlex.quote(change.path)
@@ -224,17 +225,17 @@ def judge_main(ctx: Policy, change: Change, ticket: dict[str, str],
     if change.is_symlink:
         return [Problem(change.path, "symlinks are not allowed under the memory root",
                         [f"git rm --cached -q -- {quoted}",
-                         NEW_LESSON.format(agent=agent or ctx.default_agent,
+                         NEW_LESSON.format(agent=agent or policy.default_agent,
                                            topic="…")])]
     if kind == "keep":
         return []
     if kind == "entry":
         assert agent is not None
-        if change.status != "A" and ctx.append_only:
+        if change.status != "A" and policy.append_only:
             return [append_only(change, agent, blobs.get(change.old_blob, b""))]
         if change.status == "D":
             return []
-        return check_lesson(ctx, change, agent, blobs.get(change.new_blob, b""))
+        return check_lesson(policy, change, agent, blobs.get(change.new_blob, b""))
     if kind == "distilled":
         if ticket.get(change.path) == change.staged_blob:
             return []
@@ -245,7 +246,7 @@ def judge_main(ctx: Policy, change: Change, ticket: dict[str, str],
             ".gitkeep: nothing else belongs under the memory root")
     return [Problem(change.path, rule, [
         f"git rm --cached -q -- {quoted}   (and move the file out of {root}/)",
-        NEW_LESSON.format(agent=agent or ctx.default_agent, topic="…")
+        NEW_LESSON.format(agent=agent or policy.default_agent, topic="…")
         + "   (if it is a lesson)",
     ])]
 
@@ -287,7 +288,7 @@ def distilled(change: Change, rel: str, agent: str | None) -> Problem:
     return Problem(change.path, rule, fix)
 
 
-def check_lesson(ctx: Policy, change: Change, agent: str, data: bytes) -> list[Problem]:
+def check_lesson(policy: Policy, change: Change, agent: str, data: bytes) -> list[Problem]:
     """A new lesson: valid entry, no conflict markers, no secrets."""
     quoted = shlex.quote(change.path)
     again = f"git add -- {quoted}"
@@ -297,7 +298,7 @@ def check_lesson(ctx: Policy, change: Change, agent: str, data: bytes) -> list[P
                                 [f"resolve the conflict in the file, then {again}"]))
     try:
         parse(data, filename=change.path, folder_agent=agent,
-              entry_bytes=ctx.entry_bytes)
+              entry_bytes=policy.entry_bytes)
     except InvalidEntry as exc:
         details = [p for p in exc.problems if "conflict markers" not in p]
         if details:
@@ -307,7 +308,7 @@ def check_lesson(ctx: Policy, change: Change, agent: str, data: bytes) -> list[P
                  f"or: git rm --cached -q -- {quoted} && "
                  + NEW_LESSON.format(agent=agent, topic="…")],
                 details))
-    if ctx.scan_secrets:
+    if policy.scan_secrets:
         findings = scan(data.decode("utf-8", "replace"))
         if findings:
             problems.append(Problem(

@@ -41,10 +41,13 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
 
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
          claude: bool = True, claude_agents: list[str] | None = None,
-         ci: str | None = None, ci_install: str | None = None) -> InitReport:
+         ci: str | None = None, ci_install: str | None = None,
+         import_existing: bool = True) -> InitReport:
     """Set up journal-mem in the main checkout of the repository at `cwd`.
 
-    Config, memory root and agent folders; then the git hooks (`git_hooks`),
+    Config, memory root and agent folders; memory files that jmem did not
+    write are imported as lessons (`import_existing`, else the command that
+    does it is named); then the git hooks (`git_hooks`),
     the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
     with `ci` ("github"), the CI workflow that distills and pushes.
     """
@@ -71,6 +74,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if config.distill.branch == "" and branch:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
+    existing_memory(cwd, layout, report, import_existing)
     if git_hooks:
         _install_hooks(root, report, hooks_path_ok)
     if claude or claude_agents:
@@ -78,6 +82,34 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if ci:
         init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
     return report
+
+
+def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: bool) -> None:
+    """Say what memory is already there (hand-written MEMORY.md and topic files) and
+    import it (before the git hooks exist, so no background distill starts mid-init)."""
+    from journal_mem.store.memfiles import drafts_of, foreign
+
+    found = foreign(layout)
+    if not found:
+        return
+    facts = len(drafts_of(layout, found))
+    agents = sorted({f.agent for f in found})
+    seen = (f"found existing memory not written by jmem: {len(found)} files, {facts} facts "
+            f"({', '.join(agents)})")
+    if not do_import:
+        report.notes.append(f"{seen}; import it with `jmem import memory` before the first "
+                            "distill (a distill imports it too, never overwriting it unread)")
+        return
+    from journal_mem.commands.importing import import_memory
+    from journal_mem.store.context import open_context
+
+    done = import_memory(open_context(cwd), [])
+    where = f" (commit {done.commit[:12]})" if done.commit else ""
+    report.done.append(f"{seen}: imported {len(done.written)} new lessons{where}, "
+                       f"{done.skipped} already in the journal")
+    report.notes += [f"not imported: {line}" for line in done.invalid]
+    if done.note:
+        report.notes.append(done.note)
 
 
 # --- CI workflow: the fleet's single distiller -------------------------------------
@@ -133,8 +165,7 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
         report.done += claude_settings.merge_settings(root)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
-                                "install it with `pipx install journal-mem` or "
-                                "`uv tool install journal-mem`")
+                                + claude_settings.PATH_HINT)
     layout = Layout(repo, load(root).memory_root)
     for name in agents:
         path = claude_settings.write_agent(root, name)

@@ -27,7 +27,7 @@ import json
 import os
 import re
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.config.settings import CONFIG_FILE
 from journal_mem.store.layout import Layout
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from journal_mem.model.fold import Fact
     from journal_mem.store.context import Context
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 # bm25 weights, in the FTS column order: title, tags, topic, body
 WEIGHTS = (8.0, 4.0, 2.0, 1.0)
 STOPWORDS = frozenset(
@@ -46,14 +46,47 @@ STOPWORDS = frozenset(
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+class Filters:
+    """Optional limits on which facts a search returns (all must hold)."""
+
+    __slots__ = ("agent", "since", "tag", "type")
+
+    def __init__(self, agent: str | None = None, type: str | None = None,
+                 tag: str | None = None, since: str | None = None) -> None:
+        self.agent = agent  # held by this agent
+        self.type = type  # principle | semantic | procedural | episodic | reflective
+        self.tag = tag  # carries this tag
+        self.since = since  # created on or after this YYYY-MM-DD
+
+    def narrows(self) -> bool:
+        """True when a type, tag or date limits the facts (the agent alone does not)."""
+        return bool(self.type or self.tag or self.since)
+
+    def sql(self) -> tuple[str, list[object]]:
+        """A WHERE fragment over `facts f` (starting with " AND") and its parameters."""
+        sql, params = "", list[object]()
+        for column, value in (("holders", self.agent), ("tags", self.tag)):
+            if value:
+                sql += f" AND (' ' || f.{column} || ' ') LIKE ?"
+                params.append(f"% {value} %")
+        if self.type:
+            sql += " AND f.type = ?"
+            params.append(self.type)
+        if self.since:
+            sql += " AND f.created >= ?"
+            params.append(self.since)
+        return sql, params
+
+
 class Hit:
     """One ranked fact (a plain class: `dataclasses` costs the fast path ~8 ms)."""
 
-    __slots__ = ("agents", "body", "confidence", "date", "key", "path", "score", "title",
-                 "topic")
+    __slots__ = ("agents", "body", "confidence", "date", "key", "path", "score", "tags",
+                 "title", "topic", "type")
 
     def __init__(self, key: str, title: str, agents: tuple[str, ...], topic: str, date: str,
-                 path: str, confidence: float, score: float, body: str = "") -> None:
+                 path: str, confidence: float, score: float, body: str = "",
+                 type: str = "", tags: tuple[str, ...] = ()) -> None:
         self.key = key
         self.title = title
         self.agents = agents
@@ -63,11 +96,14 @@ class Hit:
         self.confidence = confidence
         self.score = score
         self.body = body
+        self.type = type
+        self.tags = tags
 
     def as_json(self) -> dict[str, object]:
         return {"key": self.key, "title": self.title, "agents": list(self.agents),
-                "topic": self.topic, "date": self.date, "path": self.path,
-                "confidence": self.confidence, "score": round(self.score, 4)}
+                "topic": self.topic, "date": self.date, "path": self.path, "type": self.type,
+                "tags": list(self.tags), "confidence": self.confidence,
+                "score": round(self.score, 4)}
 
 
 def index_path(layout: Layout) -> str:
@@ -91,7 +127,7 @@ def _connect(path: str) -> sqlite3.Connection:
             id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, title TEXT NOT NULL,
             tags TEXT NOT NULL, topic TEXT NOT NULL, body TEXT NOT NULL,
             holders TEXT NOT NULL, created TEXT NOT NULL, path TEXT NOT NULL,
-            confidence REAL NOT NULL, stamp TEXT NOT NULL);
+            confidence REAL NOT NULL, type TEXT NOT NULL, stamp TEXT NOT NULL);
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');
@@ -188,10 +224,10 @@ def _insert(conn: sqlite3.Connection, fact: Fact, layout: Layout) -> None:
     path = f"{layout.memory_root}/{fact.path}"
     cur = conn.execute(
         "INSERT INTO facts (key, title, tags, topic, body, holders, created, path, confidence,"
-        " stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " type, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (fact.key, fact.title, " ".join(fact.tags), fact.topic, fact.body,
          " ".join(fact.holders), fact.created.date().isoformat(), path, fact.confidence,
-         _stamp(fact)),
+         fact.type, _stamp(fact)),
     )
     conn.execute("INSERT INTO fts(rowid, title, tags, topic, body) VALUES (?, ?, ?, ?, ?)",
                  (cur.lastrowid, fact.title, " ".join(fact.tags), fact.topic, fact.body))
@@ -208,49 +244,72 @@ def match_expression(question: str, joiner: str = "OR") -> str:
     return f" {joiner} ".join(f'"{t}"' for t in content_words(question))
 
 
-def search(conn: sqlite3.Connection, question: str, agent: str | None, limit: int) -> list[Hit]:
+def search(conn: sqlite3.Connection, question: str, agent: str | None, limit: int,
+           filters: Filters | None = None) -> list[Hit]:
     """The `limit` best live facts for `question`, best first (held by `agent` if given).
 
     Facts holding every content word come first; the rest are filled from
-    facts holding some of them.
+    facts holding some of them. `filters` narrows the facts searched.
     """
-    hits = _ranked(conn, match_expression(question, "AND"), agent, limit)
+    where = filters or Filters()
+    if agent:
+        where = Filters(agent, where.type, where.tag, where.since)
+    hits = _ranked(conn, match_expression(question, "AND"), where, limit)
     if len(hits) < limit and len(content_words(question)) > 1:
         seen = {h.key for h in hits}
-        more = _ranked(conn, match_expression(question, "OR"), agent, limit + len(hits))
+        more = _ranked(conn, match_expression(question, "OR"), where, limit + len(hits))
         hits += [h for h in more if h.key not in seen][: limit - len(hits)]
     return hits
 
 
-def _ranked(conn: sqlite3.Connection, expression: str, agent: str | None,
+_COLUMNS = "f.key, f.title, f.holders, f.topic, f.created, f.path, f.confidence"
+
+
+def _ranked(conn: sqlite3.Connection, expression: str, where: Filters,
             limit: int) -> list[Hit]:
     if not expression:
         return []
     sql = (
-        "SELECT f.key, f.title, f.holders, f.topic, f.created, f.path, f.confidence,"
-        f" bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS score, f.body"
-        " FROM fts JOIN facts f ON f.id = fts.rowid WHERE fts MATCH ?"
+        f"SELECT {_COLUMNS}, bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS score,"
+        " f.body, f.type, f.tags FROM fts JOIN facts f ON f.id = fts.rowid WHERE fts MATCH ?"
     )
-    params: list[object] = [expression]
-    if agent:
-        sql += " AND (' ' || f.holders || ' ') LIKE ?"
-        params.append(f"% {agent} %")
-    sql += " ORDER BY score, f.key LIMIT ?"
-    params.append(limit)
-    rows = conn.execute(sql, params).fetchall()
-    return [Hit(key, title, tuple(holders.split()), topic, created, path, confidence, -score,
-                body)
-            for key, title, holders, topic, created, path, confidence, score, body in rows]
+    extra, params = where.sql()
+    sql += extra + " ORDER BY score, f.key LIMIT ?"
+    rows = conn.execute(sql, [expression, *params, limit]).fetchall()
+    return [_hit(row[:7], -row[7], row[8:]) for row in rows]
+
+
+def _hit(head: tuple[Any, ...], score: float, tail: tuple[Any, ...]) -> Hit:
+    key, title, holders, topic, created, path, confidence = head
+    body, type_, tags = tail
+    return Hit(key, title, tuple(holders.split()), topic, created, path, confidence, score,
+               body, type_, tuple(tags.split()))
+
+
+def listed(conn: sqlite3.Connection, filters: Filters, limit: int) -> list[Hit]:
+    """Facts matching `filters` alone (no question), newest first."""
+    extra, params = filters.sql()
+    sql = (f"SELECT {_COLUMNS}, 0.0, f.body, f.type, f.tags FROM facts f WHERE 1 = 1{extra}"
+           " ORDER BY f.created DESC, f.key LIMIT ?")
+    rows = conn.execute(sql, [*params, limit]).fetchall()
+    return [_hit(row[:7], 0.0, row[8:]) for row in rows]
 
 
 def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int = 5,
-           rebuild: bool = False, date: dt.date | None = None) -> list[Hit]:
-    """Update the index if the journal changed, then rank live facts for `question`."""
+           rebuild: bool = False, date: dt.date | None = None,
+           filters: Filters | None = None) -> list[Hit]:
+    """Update the index if the journal changed, then rank live facts for `question`.
+
+    An empty question with `filters` lists the matching facts, newest first.
+    """
     day = date or dt.datetime.now(dt.UTC).date()
     conn = _connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day, rebuild=rebuild)
-        return search(conn, question, agent, limit)
+        if not content_words(question) and filters is not None and filters.narrows():
+            where = Filters(agent or filters.agent, filters.type, filters.tag, filters.since)
+            return listed(conn, where, limit)
+        return search(conn, question, agent, limit, filters)
     finally:
         conn.close()
 

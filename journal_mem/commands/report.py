@@ -29,6 +29,7 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
     err: list[str] = []
     if o.status in ("not-due", "disabled", "busy"):
         return [o.note], []
+    out += o.adopted
     for path in o.drained.moved:
         out.append(f"outbox: moved into the journal: {path}")
     for problem in o.drained.invalid:
@@ -87,5 +88,5 @@ def distill_json(o: Outcome) -> dict[str, Any]:
         "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
         "flagged": o.flagged, "stale_refs": o.stale_refs,
         "conflicts": [{"old": old, "newer": new} for old, new in o.conflicts],
-        "exit_code": o.exit_code,
+        "adopted": o.adopted, "exit_code": o.exit_code,
     }  # fmt: skip

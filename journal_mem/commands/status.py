@@ -47,6 +47,13 @@ def session_log(cwd: str, limit: int) -> list[dict[str, Any]]:
     return sessions.read(repo.state_dir, limit)
 
 
+def hook_summary(cwd: str) -> dict[str, dict[str, Any]]:
+    """Per agent-loop point: calls, ran, skipped (why), failed, facts found, lessons written."""
+    from journal_mem.store import hooklog
+
+    return hooklog.summary(hooklog.read(gitfacts.locate(cwd).state_dir))
+
+
 def render(report: dict[str, Any]) -> list[str]:
     """The report as the lines `status` prints."""
     out = [f"main checkout: {report['main_checkout']}"]
@@ -74,8 +81,8 @@ def render(report: dict[str, Any]) -> list[str]:
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
     if not ch["jmem_on_path"]:
-        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it "
-                   "(pipx install journal-mem, or uv tool install journal-mem)")
+        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it; "
+                   + claude_settings.PATH_HINT)
     return out
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # resolved by pydantic at validation time (see _validator)
     from annotated_types import Ge, Predicate
 
 _B, _D, _G, _H = DEFAULTS["budget"], DEFAULTS["distill"], DEFAULTS["guard"], DEFAULTS["hooks"]
+_L = DEFAULTS["loop"]
 _STRICT = {"extra": "forbid"}
 CACHE_NAME = "config-snapshot.json"
 
@@ -97,6 +98,30 @@ class Hooks:
     wake: bool = field(default=_H["wake"], metadata=doc("SessionStart/SubagentStart loads memory"))
     remind: bool = field(
         default=_H["remind"], metadata=doc("Stop/SubagentStop asks for a lesson"))
+    enabled: bool = field(
+        default=_H["enabled"], metadata=doc("master switch of the agent-loop points below"))
+    pre_work: bool = field(
+        default=_H["pre_work"], metadata=doc("loop point: facts that bear on the queued work"))
+    pre_spawn: bool = field(
+        default=_H["pre_spawn"], metadata=doc("loop point: a worker's memory pack in CLAUDE.md"))
+    post_run: bool = field(
+        default=_H["post_run"], metadata=doc("loop point: record 0-3 lessons of a passed run"))
+    fail_diag: bool = field(
+        default=_H["fail_diag"], metadata=doc("loop point: earlier failures like this one"))
+    post_retro: bool = field(
+        default=_H["post_retro"], metadata=doc("loop point: a retrospective becomes lessons"))
+
+
+@dataclass(frozen=True)
+class Loop:
+    __pydantic_config__ = _STRICT
+    min_confidence: Annotated[float, Ge(0)] = field(
+        default=_L["min_confidence"], metadata=doc("confidence floor of a worker's pack"))
+    pack_tokens: Annotated[int, Ge(100)] = field(
+        default=_L["pack_tokens"], metadata=doc("token budget of a worker's pack"))
+    repeat_failures: Annotated[int, Ge(2)] = field(
+        default=_L["repeat_failures"],
+        metadata=doc("failures of one signature that make a 'repeated failure' lesson"))
 
 
 @dataclass(frozen=True)
@@ -115,6 +140,7 @@ class Config:
     distill: Distill = field(default_factory=Distill)
     guard: Guard = field(default_factory=Guard)
     hooks: Hooks = field(default_factory=Hooks)
+    loop: Loop = field(default_factory=Loop)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values (tuples as lists), as in the config file."""
@@ -124,7 +150,7 @@ class Config:
 
 
 SECTIONS: dict[str, type[Any]] = {
-    "budget": Budget, "distill": Distill, "guard": Guard, "hooks": Hooks,
+    "budget": Budget, "distill": Distill, "guard": Guard, "hooks": Hooks, "loop": Loop,
 }
 
 

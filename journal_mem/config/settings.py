@@ -41,7 +41,14 @@ DEFAULTS: dict[str, Any] = {
         "episodic_ttl_days": 90,
     },
     "guard": {"append_only": True, "scan_secrets": True},
-    "hooks": {"guard": True, "distill_on_commit": True, "wake": True, "remind": True},
+    "hooks": {
+        "guard": True, "distill_on_commit": True, "wake": True, "remind": True,
+        # the agent-loop points (journal_mem.api): a master switch, then one per point,
+        # off by default so a team can roll them out one at a time
+        "enabled": True, "pre_work": False, "pre_spawn": False, "post_run": False,
+        "fail_diag": False, "post_retro": False,
+    },
+    "loop": {"min_confidence": 0.7, "pack_tokens": 2000, "repeat_failures": 3},
 }
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})

@@ -162,13 +162,16 @@ def _to_fact(acc: _Acc) -> Fact:
 
 
 def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
-    """Different keys, same normalised title: the newest wins and takes the holders."""
+    """Different keys, same normalised title: the newest wins and takes the holders.
+
+    Episodic records are events, not facts: one per run, never merged.
+    """
     groups: dict[str, list[_Acc]] = {}
     for acc in live.values():
         if acc.entry.type == "episodic":
             continue  # one record per run, whatever its title
         norm = normalise_title(acc.entry.title)
-        if norm:
+        if norm and acc.entry.type != "episodic":
             groups.setdefault(norm, []).append(acc)
     for group in groups.values():
         if len(group) < 2:

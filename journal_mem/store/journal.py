@@ -40,7 +40,8 @@ def entry_name(entry: Entry, suffix: str) -> str:
     return f"{entry.created.date().isoformat()}-{slug}-{suffix}.md"
 
 
-def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes) -> str:
+def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes,
+                     durable: bool = True) -> str:
     """Create a new file in `folder` holding `data`; never replaces an existing file.
 
     `name_for(suffix)` gives the final file name for a random suffix. Returns
@@ -48,7 +49,8 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes) -
     its name, so no reader ever sees a half-written entry. On Linux the
     content lives in an anonymous O_TMPFILE inode until it is linked, so a
     process killed at any point leaves nothing behind; elsewhere a named
-    `.tmp-*` file is used and removed.
+    `.tmp-*` file is used and removed. `durable=False` skips the fsyncs, for a
+    caller that writes many files and syncs once at the end (an import).
     """
     os.makedirs(folder, exist_ok=True)
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -57,7 +59,8 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes) -
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
         # linkat(AT_SYMLINK_FOLLOW) through /proc names the anonymous inode;
         # passing a dir fd makes os.link use linkat rather than link(2)
         source = tmp or f"/proc/self/fd/{fd}"
@@ -67,7 +70,8 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes) -
                 os.link(source, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # never replaces
             except FileExistsError:
                 continue
-            os.fsync(dir_fd)
+            if durable:
+                os.fsync(dir_fd)
             return os.path.join(folder, name)
         raise JournalMemError(f"could not find a free file name in {folder}")
     finally:
@@ -90,10 +94,10 @@ def _open_temp(folder: str) -> tuple[int, str]:
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp
 
 
-def write_entry(folder: str, entry: Entry) -> str:
+def write_entry(folder: str, entry: Entry, durable: bool = True) -> str:
     """Create `entry` in `folder` under a fresh name; returns its path."""
     data = render(entry).encode("utf-8")
-    return create_exclusive(folder, lambda suffix: entry_name(entry, suffix), data)
+    return create_exclusive(folder, lambda suffix: entry_name(entry, suffix), data, durable)
 
 
 def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:

@@ -83,17 +83,18 @@ def test_invalid_entries_are_reported_skipped_and_exit_1(repo: Path) -> None:
     assert "2026-05-01-good.md" in tracked and "2026-05-01-bad.md" not in tracked
 
 
-def test_refuses_hand_edits_of_distilled_files(repo: Path) -> None:
+def test_hand_edits_of_distilled_files_are_adopted_not_overwritten(repo: Path) -> None:
     lesson(repo, "api", "k1")
     assert jmem(repo, "distill").returncode == 0
     target = repo / MEM / "api" / "MEMORY.md"
-    target.write_text(target.read_text() + "my own note\n")
+    target.write_text(target.read_text() + "my own note\n")  # joins the footer's paragraph
     lesson(repo, "api", "k2")
-    tip = head(repo)
     proc = jmem(repo, "distill")
-    assert proc.returncode == 1
-    assert "api/MEMORY.md: uncommitted hand edit" in proc.stderr
-    assert "my own note" in target.read_text() and head(repo) == tip
+    assert proc.returncode == 0, proc.stderr
+    assert "api/MEMORY.md: hand edit adopted: 1 added" in proc.stdout
+    text = target.read_text()
+    assert "- my own note [my-own-note]" in text and "[k2]" in text
+    assert git(repo, "status", "--porcelain", MEM).stdout.strip() == ""
 
 
 def test_refuses_the_wrong_branch_and_mid_merge(repo: Path) -> None:

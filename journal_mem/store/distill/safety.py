@@ -2,8 +2,9 @@
 
 A checkout in the middle of a merge, rebase or cherry-pick; the wrong branch
 or a detached HEAD; symlinks under the memory root (a write would land
-wherever they point); hand edits of distilled files (a distill would silently
-overwrite them); edits of committed journal entries (append-only).
+wherever they point); edits of committed journal entries (append-only).
+Hand edits of distilled files are not refused here: `adopt.py` turns them
+into lessons (and refuses the few it cannot adopt).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitfacts, memgit
 from journal_mem.store.context import Context
-from journal_mem.store.distill.files import is_distilled, read_distilled, recorded
 from journal_mem.store.layout import JOURNAL
 
 
@@ -66,28 +66,12 @@ def _refuse_git_state(ctx: Context, commit: bool) -> None:
 
 
 def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:
-    """Uncommitted hand edits of distilled files and edits of committed journal entries."""
-    layout, root = ctx.layout, ctx.repo.main_root
-    prefix = layout.memory_root + "/"
-    mine = recorded(layout)
+    """Edits and deletions of committed journal entries (the journal is append-only)."""
+    prefix = ctx.layout.memory_root + "/"
     problems: list[str] = []
-    index: dict[str, str] | None = None
     for xy, path in status:
         rel = path[len(prefix):] if path.startswith(prefix) else path
-        if is_distilled(rel):
-            if "D" in xy:
-                continue  # a deleted distilled file loses nothing: it is rebuilt
-            if xy[0] not in " ?":
-                if index is None:
-                    index = memgit.index_blobs(root, layout.memory_root)
-                head = memgit.head_blobs(root, path).get(path)
-                if index.get(path) not in {*mine.get(path, []), head}:
-                    problems.append(f"{path}: staged hand edit of a distilled file")
-                    continue
-            data = read_distilled(layout, rel)
-            if data is not None and memgit.blob_id(data) not in mine.get(path, []):
-                problems.append(f"{path}: uncommitted hand edit of a distilled file")
-        elif is_journal(rel) and xy not in ("??", "A ") and xy[0] != "A":
+        if is_journal(rel) and xy not in ("??", "A ") and xy[0] != "A":
             problems.append(f"{path}: committed journal entry edited or deleted "
                             "(journal entries are append-only)")
     return problems

@@ -1,0 +1,175 @@
+"""Memory for any agent loop: `run_hook(name, context) -> HookResult`, which never raises.
+
+An orchestrator calls memory at five points of its loop (`pre-work`,
+`pre-spawn`, `post-run`, `fail-diag`, `post-retro`; see
+docs/DESIGN.md, "Agent loop"). The rule is that memory never stops the loop: every call returns a
+`HookResult`, and a failure is loud instead — in `errors`, on stderr, and in
+the hook log (`<git-common-dir>/journal-mem/logs/hooks.jsonl`), so that a run
+whose writes all fail can never read as success.
+
+Switches: `JMEM_DISABLE=1` or `[hooks] enabled = false` turn every point off;
+`[hooks] pre_work = true` (or `JMEM_HOOKS_PRE_WORK=1`) turns one on — they are
+off by default. An empty value is unset; a value that is not a boolean is an
+error result, never "off".
+
+    from journal_mem.api import run_hook
+    result = run_hook("pre-spawn", {"goal": "fix the flaky API test",
+                                    "worker_dir": "/work/wt-1"})
+    if result.errors: ...
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+POINTS = ("pre-work", "pre-spawn", "post-run", "fail-diag", "post-retro")
+
+
+@dataclass
+class HookResult:
+    """What one loop point did. `ran` and `skipped` are never both true."""
+
+    point: str
+    ran: bool = False
+    skipped: bool = False
+    reason: str = ""
+    written: list[str] = field(default_factory=list)  # keys of lessons recorded
+    found: list[dict[str, Any]] = field(default_factory=list)  # facts, best first
+    errors: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_hook(name: str, context: dict[str, Any] | None = None, *,
+             cwd: str | None = None) -> HookResult:
+    """Run one loop point. Never raises: problems are in `HookResult.errors` and the log."""
+    start = time.perf_counter()
+    result = HookResult(point=name)
+    where: list[str] = []  # the state dir, once the repository is found
+    try:
+        _run(name, context, cwd, result, where)
+    except Exception as exc:  # the one promise of this API: the loop goes on
+        result.ran = False
+        result.errors.append(_describe(exc))
+    result.elapsed_ms = round((time.perf_counter() - start) * 1000, 2)
+    _log(result, where[0] if where else None)
+    return result
+
+
+def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
+         result: HookResult, where: list[str]) -> None:
+    """The body of `run_hook`; appends the state dir to `where` as soon as it is known,
+    so that even a broken setting is logged."""
+    from journal_mem.commands.loop import POINTS as RUNNERS
+    from journal_mem.config.schema import load
+    from journal_mem.config.settings import as_bool, env_value
+    from journal_mem.gitops import gitfacts
+    from journal_mem.store.context import Context
+    from journal_mem.store.layout import Layout
+
+    if context is None:
+        context = {}
+    if not isinstance(context, dict):
+        result.errors.append("context: must be a JSON object")
+        return
+    repo = gitfacts.locate(str(cwd or context.get("cwd") or os.getcwd()))
+    where.append(repo.state_dir)
+    if name not in POINTS:
+        result.errors.append(f"unknown hook point {name!r}; one of: {', '.join(POINTS)}")
+        return
+    disable = env_value("JMEM_DISABLE")
+    if disable is not None and as_bool(disable, "JMEM_DISABLE"):
+        _skip(result, "JMEM_DISABLE is set")
+        return
+    config = load(repo.main_root, state_dir=repo.state_dir)
+    ctx = Context(repo, config, Layout(repo, config.memory_root))
+    switch = name.replace("-", "_")
+    if not ctx.config.hooks.enabled:
+        _skip(result, "hooks.enabled = false")
+    elif not getattr(ctx.config.hooks, switch):
+        _skip(result, f"hooks.{switch} is off (JMEM_HOOKS_{switch.upper()}=1 turns it on)")
+    else:
+        done = RUNNERS[name](ctx, context)
+        result.found, result.written, result.errors = done.found, done.written, done.errors
+        result.details = done.details
+        if done.skipped is not None:
+            _skip(result, done.skipped)
+        else:
+            result.ran = True
+
+
+def _skip(result: HookResult, reason: str) -> None:
+    result.skipped, result.reason = True, reason
+
+
+def _describe(exc: Exception) -> str:
+    from journal_mem.errors import JournalMemError
+
+    if isinstance(exc, JournalMemError):
+        return str(exc)
+    from journal_mem.boundary import crash_log
+
+    try:
+        where = f"details: {crash_log(exc)}"
+    except Exception as log_exc:  # a full disk must not turn into a raise
+        where = f"no crash log: {log_exc}"
+    return f"unexpected {type(exc).__name__}: {exc} ({where})"
+
+
+def _log(result: HookResult, state_dir: str | None) -> None:
+    """One line in the hook log; errors also go to stderr. Logging never raises."""
+    text = json.dumps(result.as_json(), ensure_ascii=False, default=str)
+    record = {
+        "time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "point": result.point, "ran": result.ran, "skipped": result.skipped,
+        "reason": result.reason, "found": len(result.found), "written": len(result.written),
+        "errors": len(result.errors), "first_error": result.errors[0] if result.errors else "",
+        "elapsed_ms": result.elapsed_ms, "tail": text[-400:],
+    }
+    for problem in result.errors:
+        print(f"journal-mem hook {result.point}: error: {problem}", file=sys.stderr)
+    if state_dir is None:
+        return
+    from journal_mem.store import hooklog
+
+    try:
+        hooklog.append(state_dir, record)
+    except OSError as exc:
+        print(f"journal-mem hook {result.point}: cannot write the hook log: {exc}",
+              file=sys.stderr)
+
+
+def cli_main(args: list[str]) -> int:
+    """`jmem hook NAME`: the JSON context on stdin, one JSON result on stdout, exit 0."""
+    name = args[0] if args else ""
+    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    context: Any = {}
+    problem = ""
+    if raw.strip():
+        try:
+            context = json.loads(raw)
+        except ValueError as exc:
+            problem = f"stdin: not JSON ({exc})"
+    if problem or len(args) != 1 or name in ("-h", "--help"):
+        if name in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        result = HookResult(point=name, errors=[problem or "usage: jmem hook NAME < context.json"])
+        _log(result, None)
+    else:
+        result = run_hook(name, context)
+    print(json.dumps(result.as_json(), ensure_ascii=False, default=str))
+    return 0

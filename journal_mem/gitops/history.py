@@ -1,0 +1,49 @@
+"""When files were last committed: the provenance an import records (one git call)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from journal_mem.gitops import gitfacts
+
+
+def last_commits(root: str, paths: list[str]) -> dict[str, tuple[str, dt.datetime]]:
+    """{repo-relative path: (commit id, commit date)} of the newest commit touching each path.
+
+    One `git log` walk over the paths, newest first; paths never committed are
+    missing from the result.
+    """
+    if not paths:
+        return {}
+    wanted = set(paths)
+    res = gitfacts.run(["log", "-z", "--no-renames", "--format=%x01%H %cI", "--name-only",
+                        "--", *sorted(wanted)], root, clean=True, check=False)
+    found: dict[str, tuple[str, dt.datetime]] = {}
+    if not res.ok:
+        return found
+    for chunk in res.stdout.decode("utf-8", "surrogateescape").split("\x01")[1:]:
+        head, _, names = chunk.partition("\n")
+        sha, _, when = head.strip().partition(" ")
+        try:
+            date = dt.datetime.fromisoformat(when)
+        except ValueError:
+            continue
+        for name in names.split("\0"):
+            name = name.strip("\n")
+            if name in wanted and name not in found:
+                found[name] = (sha, date)
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def file_at(root: str, rev: str, path: str) -> bytes | None:
+    """The bytes of `path` in `rev`, or None when it is not there."""
+    res = gitfacts.run(["cat-file", "blob", f"{rev}:{path}"], root, clean=True, check=False)
+    return res.stdout if res.ok else None
+
+
+def blob(root: str, blob_id: str) -> bytes | None:
+    """The bytes of the blob `blob_id`, or None when this repository does not have it."""
+    res = gitfacts.run(["cat-file", "blob", blob_id], root, clean=True, check=False)
+    return res.stdout if res.ok else None
