@@ -320,7 +320,7 @@ def candidates(ctx: Context, text: str, limit: int = 20) -> list[Hit]:
     conn = _connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day)
-        return _ranked(conn, match_expression(text, "OR"), None, limit)
+        return _ranked(conn, match_expression(text, "OR"), Filters(), limit)
     finally:
         conn.close()
 
