@@ -35,6 +35,12 @@ FIELDS = (
     "schema", "agent", "created", "topic", "type", "confidence", "importance", "key",
     "supersedes", "retracts", "applies_to", "valid_until", "tags", "refs", "source",
 )  # fmt: skip
+EARLIEST_YEAR = 1970
+FUTURE_SLACK = dt.timedelta(days=1)
+# Unicode categories a title must not hold: controls (VT, FF, NEL), format characters
+# (bidi overrides, zero-width), line and paragraph separators. Each changes what a
+# reader sees, or where a line ends, differently in different tools.
+BAD_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 _CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 _FENCE_RE = re.compile(r"^(```|~~~)")
@@ -347,7 +353,24 @@ def _parse_datetime(text: str, name: str, problems: list[str]) -> dt.datetime | 
     if value.tzinfo is None:
         problems.append(f"{name}: {text!r} has no UTC offset (add +00:00 or Z)")
         return None
+    try:  # 0001-01-01T00:00+14:00 and 9999-12-31T23:00-05:00 have no UTC time
+        utc = value.astimezone(dt.UTC)
+        utc + dt.timedelta(days=2)
+        utc - dt.timedelta(days=2)
+    except OverflowError:
+        problems.append(f"{name}: {text!r} is out of range (no UTC time near it)")
+        return None
+    if utc.year < EARLIEST_YEAR:
+        problems.append(f"{name}: {text!r} is before {EARLIEST_YEAR}")
+        return None
     return value
+
+
+def _check_not_future(created: dt.datetime, problems: list[str]) -> None:
+    """A `created` over a day ahead would win every later correction of its key."""
+    if created - _now() > FUTURE_SLACK:
+        problems.append(f"created: {_iso(created)} is more than a day in the future "
+                        "(a lesson dated ahead would override every later correction)")
 
 
 def _parse_date(text: str, name: str, problems: list[str]) -> Date | None:
@@ -386,6 +409,8 @@ def _fields(
     created = _scalar(raw, "created", problems)
     if created is not None:
         out["created"] = _parse_datetime(created, "created", problems)
+        if out["created"] is not None:
+            _check_not_future(out["created"], problems)
     elif created_fallback is not None:
         out["created"] = created_fallback
     else:
@@ -488,7 +513,21 @@ def _check_title(title: str, problems: list[str]) -> None:
     elif "\n" in title or "\r" in title:
         problems.append("title: must be one line")
     else:
+        _check_title_text(title, problems)
         _check_title_secret(title, problems)
+
+
+def _check_title_text(title: str, problems: list[str]) -> None:
+    """No invisible or line-breaking characters, no HTML comment (hidden when rendered)."""
+    import unicodedata
+
+    bad = sorted({f"U+{ord(c):04X}" for c in title
+                  if unicodedata.category(c) in BAD_CATEGORIES})
+    if bad:
+        problems.append(f"title: holds control or invisible characters ({', '.join(bad)})")
+    if "<!--" in title or "-->" in title:
+        problems.append("title: holds an HTML comment marker (<!-- or -->), which rendered "
+                        "views hide")
 
 
 def _check_title_secret(title: str, problems: list[str]) -> None:

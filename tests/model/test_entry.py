@@ -234,7 +234,7 @@ def entries(draw: st.DrawFn) -> Entry:
     low, high, _ = TYPES[kind]
     agent = draw(names)
     created = draw(st.datetimes(
-        min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2100, 1, 1),
+        min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2026, 1, 1),
         timezones=st.just(dt.UTC),
     ))
     body_lines = draw(st.lists(st.text(
