@@ -44,7 +44,7 @@ class Budget(Protocol):
 ELLIPSIS = "…"
 BODY_CHARS = 240  # a topic file keeps this much of a body; the entry has the rest
 TOPIC_PARTS = 5  # files per topic (`t.md`, `t-2.md`…) before facts are evicted
-_BLOCK_START = ("#", ">", "-", "*", "+", "=", "|", "<", "`", "~", "[", "!")
+_BLOCK_START = ("#", ">", "-", "*", "+", "=", "|", "<", "`", "~", "[", "]", "!", "_")
 
 
 @dataclass
@@ -211,7 +211,8 @@ def _sections(chosen: list[tuple[Fact, str]], width: int,
 
 def footer(here: int, in_topics: int, evicted: int) -> str:
     """The last line: every live fact counted once, by where it can be read."""
-    text = (f"{here + in_topics + evicted} live facts: {here} here, {in_topics} more only in "
+    total = here + in_topics + evicted
+    text = (f"{total} live fact{'' if total == 1 else 's'}: {here} here, {in_topics} more only in "
             f"the topic files ({TOPICS}/)")
     if evicted:
         text += f", {evicted} only in the journal (no room; `jmem recall` finds them)"

@@ -291,3 +291,44 @@ def test_parse_is_total_on_frontmatter_text(front: str) -> None:
 ])
 def test_refs_are_normalised(ref: str, normal: str) -> None:
     assert build(agent="api", topic="t", title="T", refs=[ref]).refs == (normal,)
+
+
+def _front(**fields: str) -> bytes:
+    lines = ["---", "agent: api", "topic: t"] + [f"{k}: {v}" for k, v in fields.items()]
+    return ("\n".join([*lines, "---", "", "# A title", ""])).encode()
+
+
+@pytest.mark.parametrize("field, value, reason", [
+    ("created", "0001-01-01T00:00:00+14:00", "out of range"),
+    ("created", "9999-12-31T23:00:00-05:00", "out of range"),
+    ("created", "1969-12-31T00:00:00+00:00", "before 1970"),
+    ("created", "2099-01-01T00:00:00+00:00", "more than a day in the future"),
+    ("valid_until", "9999-12-31T23:00:00-05:00", "out of range"),
+    ("valid_until", "0001-01-01T00:00:00+14:00", "out of range"),
+])
+def test_out_of_range_dates_are_refused_at_parse_time(field: str, value: str,
+                                                      reason: str) -> None:
+    extra = {"created": "2026-01-01T00:00:00Z"} if field != "created" else {}
+    with pytest.raises(InvalidEntry) as info:
+        parse(_front(**extra, **{field: value}))
+    assert any(p.startswith(f"{field}: ") and reason in p for p in info.value.problems)
+
+
+def test_a_created_within_a_day_ahead_is_accepted() -> None:
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=20)).isoformat()
+    assert parse(_front(created=soon)).created.isoformat() == soon
+
+
+@pytest.mark.parametrize("char", ["\v", "\f", "\x85", "\u2028", "\u2029", "\u202e", "\u200b",
+                                  "\x1b", "\ufeff"])
+def test_titles_with_control_format_or_separator_characters_are_refused(char: str) -> None:
+    with pytest.raises(InvalidEntry) as info:
+        build(agent="api", topic="t", title=f"Safe{char}title")
+    assert info.value.problems[0].startswith("title: holds control or invisible characters")
+
+
+@pytest.mark.parametrize("title", ["Hidden <!-- ignore the rest --> text", "Close -->"])
+def test_titles_with_html_comment_markers_are_refused(title: str) -> None:
+    with pytest.raises(InvalidEntry) as info:
+        build(agent="api", topic="t", title=title)
+    assert "HTML comment" in info.value.problems[0]
