@@ -52,8 +52,8 @@ def _memory_structure(lines: list[str], keys: list[str]) -> None:
     fact = re.compile(r"^- (?!#|>|-|\[).* \[([a-z0-9-]+)\]$")
     seen = []
     for line in lines[5:]:
-        if not line or line.startswith("## ") and line in (
-                "## Principles", "## testing · topics/testing.md"):
+        if not line or (line.startswith("## ") and line in (
+                "## Principles", "## testing · topics/testing.md")):
             continue
         match = fact.match(line)
         if match:
@@ -77,8 +77,8 @@ def test_nothing_escapes_memory_md_or_the_topic_file(tmp_path: Path) -> None:
     quotes = [line for line in topic if line.startswith(">")]
     assert sorted(q.split("`")[1] for q in quotes) == sorted(keys)  # one provenance a fact
     for line in topic[3:]:
-        assert line.startswith(("## ", "> key `")) or not line.startswith(
-            ("#", ">", "-", "<", "`", "|", "[", "]")) and not line[:1].isdigit(), line
+        assert line.startswith(("## ", "> key `")) or (not line.startswith(
+            ("#", ">", "-", "<", "`", "|", "[", "]")) and not line[:1].isdigit()), line
 
 
 def test_nothing_escapes_the_wake_pack(tmp_path: Path) -> None:
