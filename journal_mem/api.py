@@ -163,10 +163,7 @@ def cli_main(args: list[str]) -> int:
             context = json.loads(raw)
         except ValueError as exc:
             problem = f"stdin: not JSON ({exc})"
-    if problem or len(args) != 1 or name in ("-h", "--help"):
-        if name in ("-h", "--help"):
-            print(__doc__)
-            return 0
+    if problem or len(args) != 1:
         result = HookResult(point=name, errors=[problem or "usage: jmem hook NAME < context.json"])
         _log(result, None)
     else:

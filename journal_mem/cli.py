@@ -505,7 +505,7 @@ def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
     from journal_mem.store.outbox import waiting
 
     context = open_context(_cwd(click_ctx))
-    items = waiting(context.layout, context.config.budget.entry_bytes)
+    items = waiting(context.layout, context.policy)
     if as_json:
         _emit_json([w.as_json() for w in items])
         return errors.OK
@@ -531,7 +531,7 @@ def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
     from journal_mem.store.outbox import drain_now
 
     context = open_context(_cwd(click_ctx))
-    done = drain_now(context.layout, context.config.budget.entry_bytes)
+    done = drain_now(context.layout, context.policy)
     if as_json:
         _emit_json({"moved": done.moved, "invalid": done.invalid})
     else:

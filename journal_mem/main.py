@@ -22,7 +22,7 @@ def _fast(args: list[str]) -> int | None:
         from journal_mem.commands.guard import fast_main  # git pre-commit / pre-merge-commit
 
         return fast_main(args[1:])
-    if command == "hook":
+    if command == "hook" and not {"-h", "--help"} & set(args):
         from journal_mem.api import cli_main  # agent-loop points: JSON out, always exit 0
 
         return cli_main(args[1:])

@@ -27,7 +27,8 @@ TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
             "cli": 5, "main": 5, "api": 5, "__main__": 5, "__init__": 0}
 # Modules the git hooks and agent wake-up import: only the standard library at top level.
 HOT = {"gitops.gitfacts", "config.settings", "errors", "boundary", "main", "store.layout",
-       "gitops.ticket", "claude.protocol", "commands.claude_hooks"}
+       "gitops.ticket", "claude.protocol", "commands.claude_hooks", "store.reader",
+       "store.cachefile", "store.listing", "model.validate", "model.frontmatter", "model.foldstate"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it"}
 
 

@@ -17,12 +17,12 @@ from journal_mem.model.entry import Entry
 from journal_mem.model.fold import fold
 from journal_mem.model.foldstate import FoldState, read_state, render_state
 from journal_mem.model.render import over_budget, render
-from journal_mem.model.secretscan import scan
+from journal_mem.model.validate import secret_problems
 from journal_mem.store.context import Context
 from journal_mem.store.distill.files import distilled_on_disk
 from journal_mem.store.distill.folding import ref_checker
-from journal_mem.store.entrycache import read_journal
 from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD
+from journal_mem.store.reader import read_journal
 
 _CONFLICT = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
@@ -34,7 +34,7 @@ def run_check(ctx: Context, base: str | None) -> list[str]:
     problems += budget_problems(ctx)
     if base:
         problems += append_only_problems(ctx, base)
-    problems += file_problems(ctx)
+    problems += file_problems(ctx, ctx.config.guard.scan_secrets)
     return problems
 
 
@@ -57,7 +57,7 @@ def ref_rev(ctx: Context) -> str:
 def derived_problems(ctx: Context) -> list[str]:
     """Invalid entries, and distilled files that differ from a rebuild."""
     layout, config = ctx.layout, ctx.config
-    journal = read_journal(layout, config.budget.entry_bytes, use_cache=False)
+    journal = read_journal(layout, ctx.policy, use_cache=False)
     problems = [f"{_mem(ctx, p)}: invalid entry: {why}"
                 for p, whys in journal.invalid.items() for why in whys]
     state = read_state(layout.distill_state)
@@ -93,7 +93,7 @@ def hand_written(ctx: Context, entries: list[tuple[str, Entry]]) -> tuple[set[st
     found = foreign(ctx.layout)
     if not found:
         return set(), []
-    lacking = not_imported(ctx.layout, found, entries, ctx.config.budget.entry_bytes)
+    lacking = not_imported(ctx.layout, found, entries, ctx.policy)
     return {f.rel for f in found}, [
         f"{_mem(ctx, rel)}: hand-written memory not in the journal yet: run `jmem import "
         "memory` (a distill imports it too)" for rel in lacking]
@@ -104,8 +104,8 @@ def _compare(ctx: Context, expected: dict[str, bytes], present: set[str]) -> lis
     for rel in sorted(set(expected) | present):
         path = os.path.join(ctx.layout.main_memory, rel)
         try:
-            with open(path, "rb") as fh:
-                data: bytes | None = fh.read()
+            with open(path, "rb") as fh:  # a CRLF checkout holds the same file
+                data: bytes | None = fh.read().replace(b"\r\n", b"\n")
         except OSError:
             data = None
         if rel not in expected:
@@ -152,8 +152,9 @@ def append_only_problems(ctx: Context, base: str) -> list[str]:
     return sorted(problems)
 
 
-def file_problems(ctx: Context) -> list[str]:
-    """Symlinks, conflict markers and secrets anywhere under the memory root."""
+def file_problems(ctx: Context, secrets: bool = True) -> list[str]:
+    """Symlinks, conflict markers and (`secrets`: the `guard.scan_secrets` policy every
+    command shares) secrets anywhere under the memory root."""
     problems = []
     top = ctx.layout.main_memory
     for folder, dirs, files in os.walk(top):
@@ -163,15 +164,15 @@ def file_problems(ctx: Context) -> list[str]:
             if os.path.islink(path):
                 problems.append(f"{rel}: a symlink under the memory root")
             elif name in files:
-                problems += [f"{rel}: {p}" for p in _text_problems(path)]
+                problems += [f"{rel}: {p}" for p in _text_problems(path, secrets)]
     return problems
 
 
-def _text_problems(path: str) -> list[str]:
+def _text_problems(path: str, secrets: bool) -> list[str]:
     try:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8", "replace")
     except OSError as exc:
         return [f"unreadable: {exc.strerror}"]
     problems = ["unresolved conflict markers"] if _CONFLICT.search(text) else []
-    return problems + [f"secret: {f.describe()}" for f in scan(text)]
+    return problems + (secret_problems(text) if secrets else [])

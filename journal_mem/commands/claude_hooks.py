@@ -15,23 +15,30 @@ import sys
 from journal_mem.claude import protocol
 from journal_mem.config import settings
 from journal_mem.gitops import gitfacts
+from journal_mem.model.validate import Policy
 from journal_mem.store.layout import Layout
 
 
 class HookSettings:
     """The few settings the hooks need, merged (flags > env > file > defaults)."""
 
-    __slots__ = ("agents", "default_agent", "memory_root", "remind", "wake")
+    __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
 
     def __init__(self, root: str) -> None:
         got = settings.fast_settings(root, "memory_root", "default_agent", "agents",
-                                     "hooks.wake", "hooks.remind")
+                                     "hooks.wake", "hooks.remind", "budget.entry_bytes",
+                                     "guard.scan_secrets", "distill.default_topic")
         self.memory_root = str(got["memory_root"]).strip().strip("/")
         self.default_agent = str(got["default_agent"])
         agents = got["agents"]
         self.agents = [str(a) for a in agents] if isinstance(agents, list) else []
         self.wake = settings.as_bool(got["hooks.wake"], "hooks.wake")
         self.remind = settings.as_bool(got["hooks.remind"], "hooks.remind")
+        # the policy distill judges entries by: the pack shows what it will fold
+        self.policy = Policy(entry_bytes=int(got["budget.entry_bytes"]),
+                             scan_secrets=settings.as_bool(got["guard.scan_secrets"],
+                                                           "guard.scan_secrets"),
+                             default_topic=str(got["distill.default_topic"]))
 
 
 def dispatch(args: list[str]) -> int | None:
@@ -68,15 +75,15 @@ def wake_hook(data: bytes, agent: str | None = None,
         problem = _unknown_agent(layout, name, conf)
         if problem:
             return _warn(event, problem)
-        text = _wake(layout, payload, name, event, max_chars)
+        text = _wake(layout, conf.policy, payload, name, event, max_chars)
         print(protocol.context_output(event, text))
     except Exception as exc:  # docs/DESIGN.md, "Hooks never fail a session"
         return _warn(event, f"memory not loaded: {_describe(exc)}")
     return 0
 
 
-def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
-          max_chars: int) -> str:
+def _wake(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
+          event: str, max_chars: int) -> str:
     from journal_mem.commands import wake
     from journal_mem.store import sessions
 
@@ -84,7 +91,7 @@ def _wake(layout: Layout, payload: dict[str, object], agent: str, event: str,
     # MEMORY.md goes in unless Claude Code loads this very file itself
     with_memory = not wake.loaded_natively(layout, agent, event) or \
         wake.memory_differs(layout, agent)
-    pack = wake.build(layout, agent, max_chars=max_chars, with_memory=with_memory)
+    pack = wake.build(layout, agent, policy, max_chars=max_chars, with_memory=with_memory)
     sessions.append(layout.state_dir, {
         "time": started.isoformat(timespec="milliseconds"),
         "event": event,
@@ -117,7 +124,7 @@ def remind_hook(data: bytes, agent: str | None = None) -> int:
             return 0
         from journal_mem.commands.remind import decide
 
-        why = decide(layout, name, protocol.text_field(payload, "session_id"),
+        why = decide(layout, conf.policy, name, protocol.text_field(payload, "session_id"),
                      protocol.text_field(payload, "agent_id"), False)
         if why:
             print(protocol.block_output(why))

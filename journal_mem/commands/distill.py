@@ -23,10 +23,10 @@ from journal_mem.model.changes import AgentChanges, diff, message
 from journal_mem.model.foldstate import FoldState, render_state
 from journal_mem.store.context import Context
 from journal_mem.store.distill import adopt, commit, files, folding, safety, schedule
-from journal_mem.store.entrycache import Journal, read_journal
 from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.lock import DistillLock
 from journal_mem.store.outbox import Drained, drain
+from journal_mem.store.reader import Journal, read_journal
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,12 @@ def _locked(ctx: Context, opts: Options, lock_fd: int) -> Outcome:
     adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:
         files.sweep_leftovers(layout)
-    drained = drain(layout, config.budget.entry_bytes) if writing else Drained()
-    journal = read_journal(layout, config.budget.entry_bytes, use_cache=not opts.rebuild)
+    drained = drain(layout, ctx.policy) if writing else Drained()
+    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild)
     schedule.remember_invalid(layout, journal.invalid)
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
                              save=writing)
+    safety.refuse_lost_facts(ctx, journal, step.state, step.base)
     out = _outcome(step, journal, drained)
     out.adopted = adopted.lines
     _write(layout, opts, step, out)

@@ -23,10 +23,10 @@ def snapshot(ctx: Context, date: dt.date | None = None) -> dict[str, Any]:
     from journal_mem.model.foldstate import read_state
     from journal_mem.model.snapshot import build
     from journal_mem.store.distill.folding import ref_checker
-    from journal_mem.store.entrycache import read_journal
+    from journal_mem.store.reader import read_journal
 
     layout, config = ctx.layout, ctx.config
-    journal = read_journal(layout, config.budget.entry_bytes)
+    journal = read_journal(layout, ctx.policy)
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
     day = date or today()
     root = ctx.repo.main_root

@@ -19,7 +19,7 @@ from journal_mem.errors import JournalMemError
 from journal_mem.model.entry import Entry
 from journal_mem.store import history, sessions
 from journal_mem.store.context import Context
-from journal_mem.store.entrycache import read_journal
+from journal_mem.store.reader import read_journal
 
 _KEY_IN_LINE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]\s*$|key `([a-z0-9][a-z0-9-]{0,63})`")
 
@@ -36,7 +36,7 @@ def _role(entry: Entry, key: str, last_title: str | None) -> str | None:
 
 def entry_events(ctx: Context, key: str) -> list[dict[str, Any]]:
     """Every journal entry that wrote, corrected, superseded or retracted `key`, oldest first."""
-    journal = read_journal(ctx.layout, ctx.config.budget.entry_bytes)
+    journal = read_journal(ctx.layout, ctx.policy)
     added = history.entry_commits(ctx)
     related = sorted(((e.created, rel, e) for rel, e in journal.entries
                       if e.key == key or key in e.supersedes or key in e.retracts),
@@ -66,7 +66,7 @@ def entry_events(ctx: Context, key: str) -> list[dict[str, Any]]:
 
 def successors(ctx: Context, key: str) -> list[str]:
     """`key`, then the keys that superseded it, transitively, in order."""
-    journal = read_journal(ctx.layout, ctx.config.budget.entry_bytes)
+    journal = read_journal(ctx.layout, ctx.policy)
     by_old: dict[str, list[tuple[dt.datetime, str]]] = {}
     for _, entry in journal.entries:
         for old in entry.supersedes:
@@ -150,7 +150,7 @@ def key_at(ctx: Context, path: str, line: int) -> str:
 
 def blame(ctx: Context, path: str) -> list[dict[str, Any]]:
     """Every fact line of a distilled file with the entry that last stated it."""
-    journal = read_journal(ctx.layout, ctx.config.budget.entry_bytes)
+    journal = read_journal(ctx.layout, ctx.policy)
     newest: dict[str, tuple[str, Entry]] = {}
     for rel, entry in journal.entries:
         if entry.key not in newest or newest[entry.key][1].created <= entry.created:

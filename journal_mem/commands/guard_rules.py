@@ -23,7 +23,8 @@ from journal_mem.gitops import gitfacts, staged
 from journal_mem.gitops.staged import Change
 from journal_mem.gitops.ticket import read_ticket
 from journal_mem.model.entry import parse
-from journal_mem.model.secretscan import scan
+from journal_mem.model.validate import Policy as Verdicts
+from journal_mem.model.validate import parse_valid
 from journal_mem.names import is_name
 from journal_mem.store.journal import is_entry_name
 from journal_mem.store.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS, Layout
@@ -296,11 +297,14 @@ def check_lesson(policy: Policy, change: Change, agent: str, data: bytes) -> lis
     if CONFLICT_RE.search(data):
         problems.append(Problem(change.path, "holds unresolved conflict markers (<<<<<<< >>>>>>>)",
                                 [f"resolve the conflict in the file, then {again}"]))
+    secrets: list[str] = []
     try:
-        parse(data, filename=change.path, folder_agent=agent,
-              entry_bytes=policy.entry_bytes)
+        parse_valid(data, Verdicts(policy.entry_bytes, policy.scan_secrets), filename=change.path,
+                    folder_agent=agent)
     except InvalidEntry as exc:
-        details = [p for p in exc.problems if "conflict markers" not in p]
+        secrets = [p.removeprefix("secret: ") for p in exc.problems if p.startswith("secret: ")]
+        details = [p for p in exc.problems
+                   if "conflict markers" not in p and not p.startswith("secret: ")]
         if details:
             problems.append(Problem(
                 change.path, "a new lesson must be a valid journal entry",
@@ -308,13 +312,11 @@ def check_lesson(policy: Policy, change: Change, agent: str, data: bytes) -> lis
                  f"or: git rm --cached -q -- {quoted} && "
                  + NEW_LESSON.format(agent=agent, topic="…")],
                 details))
-    if policy.scan_secrets:
-        findings = scan(data.decode("utf-8", "replace"))
-        if findings:
-            problems.append(Problem(
-                change.path,
-                "holds what looks like a secret (guard.scan_secrets): memory is read by every "
-                "agent and pushed to every clone",
-                [f"remove it from the file (rotate it if it was real), then {again}"],
-                [f.describe() for f in findings]))
+    if secrets:
+        problems.append(Problem(
+            change.path,
+            "holds what looks like a secret (guard.scan_secrets): memory is read by every "
+            "agent and pushed to every clone",
+            [f"remove it from the file (rotate it if it was real), then {again}"],
+            secrets))
     return problems

@@ -57,15 +57,14 @@ class ImportReport:
 def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
                  commit: bool, progress: Progress | None = None) -> ImportReport:
     """Write the drafts not yet in the journal and commit them (the lock held)."""
-    from journal_mem.store.entrycache import read_journal
     from journal_mem.store.lock import DistillLock
+    from journal_mem.store.reader import read_journal
 
     layout = ctx.layout
     report.found = len(drafts)
     with DistillLock(layout.state_dir) as lock:
-        journal = read_journal(layout, ctx.config.budget.entry_bytes)
-        done = write_drafts(layout, drafts, Known(journal.entries),
-                            ctx.config.budget.entry_bytes, progress)
+        journal = read_journal(layout, ctx.policy)
+        done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid

@@ -71,6 +71,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         _create(os.path.join(layout.main_memory, KEEP), "", report, root)
     for agent in agents:
         _create(os.path.join(layout.journal_dir(agent), KEEP), "", report, root)
+    _line_endings(root, config.memory_root, report)
     if config.distill.branch == "" and branch:
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
@@ -82,6 +83,19 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if ci:
         init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
     return report
+
+
+def _line_endings(root: str, memory_root: str, report: InitReport) -> None:
+    """Keep memory files LF in every clone (`core.autocrlf`, `eol=crlf` rules)."""
+    from journal_mem.store.gitattributes import FILE, eol_rule, merge_lines
+
+    if any(c.isspace() for c in memory_root):
+        report.notes.append(f"memory_root {memory_root!r} holds a space: add a .gitattributes "
+                            "rule keeping its files LF (text eol=lf) by hand")
+        return
+    for line in merge_lines(root, [eol_rule(memory_root)]):
+        report.done.append(f"added `{line}` to {FILE} (memory files stay LF in every "
+                           "checkout; commit it)")
 
 
 def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: bool) -> None:

@@ -170,10 +170,10 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     if _current(conn, sig) and not rebuild:
         return 0
     from journal_mem.model.fold import fold
-    from journal_mem.store.entrycache import read_journal
+    from journal_mem.store.reader import read_journal
 
     layout, config = ctx.layout, ctx.config
-    journal = read_journal(layout, config.budget.entry_bytes, use_cache=not rebuild)
+    journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
     from journal_mem.store.distill.folding import ref_checker
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 
+from journal_mem.model.validate import Policy
 from journal_mem.store import sessions
 from journal_mem.store.layout import JOURNAL, Layout
-from journal_mem.store.lessons import ENTRY_NAME_RE, read
+from journal_mem.store.listing import ENTRY_NAME_RE, Found
+from journal_mem.store.reader import read_lessons
 
 
 def reason(agent: str) -> str:
@@ -29,26 +31,28 @@ def reason(agent: str) -> str:
     )
 
 
-def wrote_since(layout: Layout, agent: str, start: dt.datetime) -> bool:
-    """True when `agent` has a lesson (journal or outbox) created at or after `start`."""
-    folders = [os.path.join(layout.agent_dir(agent), JOURNAL), layout.outbox_dir(agent)]
+def wrote_since(layout: Layout, policy: Policy, agent: str, start: dt.datetime) -> bool:
+    """True when `agent` has a valid lesson (journal or outbox) created at or after `start`."""
+    folders = [(os.path.join(layout.agent_dir(agent), JOURNAL), False),
+               (layout.outbox_dir(agent), True)]
     first_day = (start - dt.timedelta(days=1)).date().isoformat()  # any time zone
-    for folder in folders:
+    found: list[Found] = []
+    for folder, outbox in folders:
         try:
             names = os.listdir(folder)
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
             match = ENTRY_NAME_RE.fullmatch(name)
-            if not match or match.group(1) < first_day:
-                continue
-            lesson = read(agent, os.path.join(folder, name), name, False)
-            if lesson.created is not None and lesson.created >= start:
-                return True
-    return False
+            if match and match.group(1) >= first_day:
+                where = f"outbox/{agent}" if outbox else f"{agent}/{JOURNAL}"
+                found.append((agent, os.path.join(folder, name), f"{where}/{name}", outbox))
+    lessons = read_lessons(layout, found, policy, cache="recent")
+    return any(x.created is not None and x.created >= start and not x.problems
+               for x in lessons)
 
 
-def decide(layout: Layout, agent: str, session_id: str, agent_id: str,
+def decide(layout: Layout, policy: Policy, agent: str, session_id: str, agent_id: str,
            stop_hook_active: bool) -> str | None:
     """The block reason, or None to let the agent stop.
 
@@ -58,7 +62,7 @@ def decide(layout: Layout, agent: str, session_id: str, agent_id: str,
     if stop_hook_active:
         return None
     start = sessions.session_start(layout.state_dir, session_id, agent_id)
-    if start is None or wrote_since(layout, agent, start):
+    if start is None or wrote_since(layout, policy, agent, start):
         return None
     if not sessions.first_reminder(layout.state_dir, session_id, agent_id):
         return None

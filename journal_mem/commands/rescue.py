@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from journal_mem.commands.guard_rules import classify
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
 from journal_mem.gitops import gitfacts, staged
-from journal_mem.model.entry import TITLE_MAX, Entry, build, parse
-from journal_mem.model.secretscan import scan
+from journal_mem.model.entry import TITLE_MAX, Entry, build
+from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context, open_context
 from journal_mem.store.journal import record
 
@@ -112,9 +112,7 @@ def _rescue_one(ctx: Context, source: _Source, report: RescueReport) -> None:
 def _file_entry(ctx: Context, source: _Source, agent: str, report: RescueReport) -> None:
     """A lesson file: validate, file it in the main journal, then put the worktree back."""
     assert source.data is not None
-    entry = parse(source.data, filename=source.rel, folder_agent=agent,
-                  entry_bytes=ctx.config.budget.entry_bytes)
-    _no_secrets(ctx, source.data.decode("utf-8", "replace"))
+    entry = parse_valid(source.data, ctx.policy, filename=source.rel, folder_agent=agent)
     if source.in_head:  # an edit of a committed entry: file it as the newer lesson (same key)
         entry = dataclasses.replace(entry, created=dt.datetime.now(dt.UTC))
     written = record(ctx.layout, entry)
@@ -135,8 +133,6 @@ def _file_lines(ctx: Context, source: _Source, agent: str, report: RescueReport)
     branch = gitfacts.current_branch(ctx.repo.worktree_root) or "detached HEAD"
     origin = f"jmem rescue: added to {source.path} on {branch}"[:500]
     entries = [_line_entry(ctx, agent, line, origin) for line in lines]
-    for entry in entries:
-        _no_secrets(ctx, f"{entry.title}\n{entry.body}")
     written = [record(ctx.layout, entry) for entry in entries]
     _restore(ctx, source)
     count = ("1 added line filed as a lesson" if len(written) == 1
@@ -166,17 +162,13 @@ def _line_entry(ctx: Context, agent: str, line: str, origin: str) -> Entry:
     title, body = line, ""
     if len(line) > TITLE_MAX:
         title, body = line[: TITLE_MAX - 1].rstrip() + "…", line
-    return build(agent=agent, topic=INBOX, title=title, body=body, source=origin,
-                 entry_bytes=ctx.config.budget.entry_bytes)
-
-
-def _no_secrets(ctx: Context, text: str) -> None:
-    if not ctx.config.guard.scan_secrets:
-        return
-    findings = scan(text)
-    if findings:
-        raise InvalidEntry([f"holds what looks like a secret: {f.describe()}" for f in findings]
-                           + ["remove it (rotate it if it was real) and run jmem rescue again"])
+    entry = build(agent=agent, topic=INBOX, title=title, body=body, source=origin,
+                  entry_bytes=ctx.config.budget.entry_bytes)
+    try:
+        return check_built(entry, ctx.policy)
+    except InvalidEntry as exc:
+        raise InvalidEntry([*exc.problems, "remove it (rotate it if it was real) and run "
+                            "jmem rescue again"]) from None
 
 
 def _restore(ctx: Context, source: _Source) -> None:

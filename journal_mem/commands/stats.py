@@ -23,7 +23,7 @@ from journal_mem.model.render import render
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.store.context import Context
 from journal_mem.store.distill.folding import ref_checker
-from journal_mem.store.entrycache import read_journal
+from journal_mem.store.reader import read_journal
 
 RULES = (("retracted", "retracted"), ("superseded", "superseded"), ("expired", "expired"),
          ("stale refs", "refs gone"), ("episodic TTL", "episodic older"),
@@ -81,7 +81,7 @@ def dropped_and_evicted(ctx: Context, entries: list[Any]) -> dict[str, Any]:
 
 def collect(ctx: Context, since: dt.date | None = None) -> dict[str, Any]:
     """Every number of the team table."""
-    journal = read_journal(ctx.layout, ctx.config.budget.entry_bytes)
+    journal = read_journal(ctx.layout, ctx.policy)
     written = [(rel, e) for rel, e in journal.entries
                if since is None or e.created.date() >= since]
     per_agent = Counter(e.agent for _, e in written)

@@ -17,7 +17,7 @@ from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
 from journal_mem.store.layout import DISTILL_STATE
-from journal_mem.store.lessons import pending_paths
+from journal_mem.store.listing import MISNAMED, misnamed_files, pending_paths
 from journal_mem.store.lock import held_by
 
 
@@ -33,6 +33,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "pending": {a: sum(1 for w in waiting if w[0] == a and not w[3]) for a in agents},
         "threshold": ctx.config.distill.threshold,
         "outbox": [w[2] for w in waiting if w[3]],
+        "misnamed": [f"{layout.memory_root}/{rel}" for rel in misnamed_files(layout)],
         "last_distill": _last_distill(ctx),
         "lock": held_by(layout.state_dir),
         "budgets": {a: _budget(ctx, a) for a in agents},
@@ -64,6 +65,8 @@ def render(report: dict[str, Any]) -> list[str]:
     out.append(f"pending lessons: {pending} (a distill starts at {report['threshold']})")
     out.append(f"outbox: {len(report['outbox'])} waiting" +
                "".join(f"\n  {p}" for p in report["outbox"]))
+    for path in report["misnamed"]:
+        out.append(f"warning: {path}: {MISNAMED}")
     last = report["last_distill"]
     out.append("last distill: " + (f"{last['date']} (commit {last['commit'] or 'not committed'})"
                                    if last else "never"))

@@ -20,7 +20,7 @@ from journal_mem.model.foldstate import read_state
 from journal_mem.store import history
 from journal_mem.store.context import Context
 from journal_mem.store.distill.files import atomic_write
-from journal_mem.store.entrycache import read_journal
+from journal_mem.store.reader import read_journal
 
 MAX_TIMELINES = 300  # a page stays readable; the rest is counted
 
@@ -95,7 +95,7 @@ def pending(ctx: Context, entries: list[tuple[str, Entry]], today: dt.date) -> l
 def collect(ctx: Context, today: dt.date | None = None) -> dict[str, Any]:
     """Everything the page shows."""
     day = today or dt.datetime.now(dt.UTC).date()
-    journal = read_journal(ctx.layout, ctx.config.budget.entry_bytes)
+    journal = read_journal(ctx.layout, ctx.policy)
     found = timelines(ctx, journal.entries)
     table = stats.collect(ctx)
     return {

@@ -20,8 +20,9 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from journal_mem.model.validate import Policy
 from journal_mem.store.layout import MEMORY_MD, Layout
-from journal_mem.store.lessons import Lesson, pending
+from journal_mem.store.reader import Lesson, pending
 
 if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
     from journal_mem.commands.recall import Hit
@@ -30,6 +31,7 @@ DEFAULT_MAX_CHARS = 10_000
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
+INVALID_SHOWN = 5
 # A fact line's key is the bracketed name that ends a `- ` line: the header's
 # "KEY is in [brackets]" and brackets inside a title are not keys.
 _KEY_RE = re.compile(r"^- .* \[([a-z0-9][a-z0-9-]{0,63})\]$")
@@ -81,14 +83,15 @@ class Pack:
 def loaded_natively(layout: Layout, agent: str, event: str) -> bool:
     """True when Claude Code itself loads this agent's MEMORY.md: only into a subagent
     whose definition (project or user `.claude/agents/<agent>.md`) says `memory: project`."""
+    from journal_mem.model.frontmatter import scalar, split
+
     if event != "SubagentStart":
         return False
     for folder in (layout.repo.worktree_root, os.path.expanduser("~")):
         text = _read(os.path.join(folder, ".claude", "agents", f"{agent}.md"))
         if text is not None:
-            front = text.split("\n---", 1)[0] if text.startswith("---") else ""
-            return any(line.split("#")[0].strip().replace(" ", "") == "memory:project"
-                       for line in front.split("\n"))
+            front = split(text)[0]
+            return front is not None and scalar(front, "memory") == "project"
     return False
 
 
@@ -101,16 +104,18 @@ def memory_differs(layout: Layout, agent: str) -> bool:
     return _read(own) != _read(layout.memory_md(agent))
 
 
-def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
+def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAULT_MAX_CHARS,
           with_memory: bool = True, query: str | None = None,
           facts: list[Hit] | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
     """The wake-up pack of `agent`, within `max_chars` characters.
 
-    `facts` are the recalled facts answering `query` (see `for_command`).
+    `facts` are the recalled facts answering `query` (see `for_command`). Pending
+    entries are judged by `policy`, as the next distill will judge them: an
+    invalid one is named in the pack and never applied.
     """
     pack = Pack(agent)
-    live, corrections = _sort_pending(pending(layout), agent, pack)
+    live, corrections = _sort_pending(pending(layout, policy), agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
     sections = [
@@ -122,9 +127,7 @@ def build(layout: Layout, agent: str, *, max_chars: int = DEFAULT_MAX_CHARS,
     head = [Line(f"# journal-mem: memory of agent {agent}", _HEAD, "head"),
             Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
                  "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
-    if pack.problems:
-        head.append(Line(f"jmem warning: {len(pack.problems)} pending entries could not be "
-                         f"read, e.g. {pack.problems[0]}", _HEAD, "head"))
+    head += _invalid_lines(pack.problems)
     kept = _fit([*head, *(line for s in sections for line in s)], max_chars, pack)
     pack.text = "\n".join(line.text for line in kept) + "\n"
     pack.keys = sorted({k for line in kept for k in line.keys})
@@ -142,8 +145,8 @@ def _sort_pending(lessons: list[Lesson], agent: str,
     seen: set[str] = set()
     live: list[Lesson] = []
     for lesson in lessons:  # newest first
-        if lesson.problem:
-            pack.problems.append(f"{lesson.rel}: {lesson.problem}")
+        if lesson.problems:  # distill will not fold it: it must not hide anything either
+            pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
             continue
         if lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent):
             live.append(lesson)
@@ -154,6 +157,20 @@ def _sort_pending(lessons: list[Lesson], agent: str,
             gone.setdefault(key, "retracted")
     corrections = {k: why for k, why in sorted(gone.items()) if k not in {x.key for x in live}}
     return live, corrections
+
+
+def _invalid_lines(problems: list[str]) -> list[Line]:
+    """Invalid pending entries, named (the first few) so that someone fixes them."""
+    if not problems:
+        return []
+    lines = [Line(f"jmem warning: {len(problems)} pending entries are invalid: distill will "
+                  "not fold them and this pack does not apply them (fix each file, or write "
+                  "a new lesson)", _HEAD, "head")]
+    lines += [Line(f"- invalid: {p}", _HEAD, "head") for p in problems[:INVALID_SHOWN]]
+    if len(problems) > INVALID_SHOWN:
+        lines.append(Line(f"- … and {len(problems) - INVALID_SHOWN} more (`jmem check`)",
+                          _HEAD, "head"))
+    return lines
 
 
 def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
@@ -250,8 +267,8 @@ def _cut_note(counts: dict[str, int], pack: Pack) -> str:
 
 def _read(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            return fh.read().replace("\r\n", "\n")  # the same whatever the checkout's EOLs
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 
@@ -277,5 +294,5 @@ def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHA
 
         hits = recall(ctx, query, agent=name, limit=QUERY_LIMIT * 3)
         facts = [h for h in hits if h.confidence >= min_confidence][:QUERY_LIMIT]
-    return build(ctx.layout, name, max_chars=max_chars, query=query, facts=facts,
+    return build(ctx.layout, name, ctx.policy, max_chars=max_chars, query=query, facts=facts,
                  min_confidence=min_confidence)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.config.settings import env_flag, env_value
 from journal_mem.errors import InvalidEntry
-from journal_mem.model.entry import Entry, build, parse
+from journal_mem.model.entry import ENTRY_NAME_RE, Entry, build
+from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
+from journal_mem.store.layout import TOPICS
 
 if TYPE_CHECKING:
     from journal_mem.commands.related import Related
@@ -31,18 +34,26 @@ def decode_text(data: bytes, what: str) -> str:
 
 
 def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
-    """A complete entry read from a file, validated as it stands."""
+    """A complete entry read from a file, validated as it stands.
+
+    A plain file (no frontmatter, a `# ` title first) is for --agent (or the
+    default agent), dated by its file name (else today), and its topic is the
+    agent's topic its file name starts with, else `distill.default_topic`.
+    """
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise InvalidEntry([f"--from-file: cannot read {path}: {exc.strerror}"]) from exc
+    name, folder_agent = os.path.basename(path), None
+    if not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+        folder_agent = resolve_agent(ctx, agent)
+        if not ENTRY_NAME_RE.fullmatch(name):
+            name = f"{dt.datetime.now(dt.UTC).date().isoformat()}-{name}"
     try:
-        entry = parse(
-            data,
-            filename=os.path.basename(path),
-            entry_bytes=ctx.config.budget.entry_bytes,
-        )
+        entry = parse_valid(data, ctx.policy, filename=name, folder_agent=folder_agent)
+        if folder_agent is not None:
+            entry = _plain_topic(ctx, entry, name)
     except InvalidEntry as exc:
         raise InvalidEntry(exc.problems, source=path) from exc
     if agent and agent != entry.agent:
@@ -51,11 +62,25 @@ def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
     return entry
 
 
+def _plain_topic(ctx: Context, entry: Entry, name: str) -> Entry:
+    """The topic of a plain file: an existing topic of its agent its name starts with."""
+    import dataclasses
+
+    slug = name[11:].removesuffix(".md").lower()
+    folder = os.path.join(ctx.layout.agent_dir(entry.agent), TOPICS)
+    try:
+        topics = [n.removesuffix(".md") for n in os.listdir(folder) if n.endswith(".md")]
+    except (FileNotFoundError, NotADirectoryError):
+        topics = []
+    found = [t for t in topics if slug == t or slug.startswith(t + "-")]
+    return dataclasses.replace(entry, topic=max(found, key=len)) if found else entry
+
+
 def compose(
     ctx: Context, *, agent: str | None, topic: str | None, title: str | None, body: str,
     fields: dict[str, Any],
 ) -> Entry:
-    """An entry from command-line values, validated like a file would be."""
+    """An entry from command-line values, judged like a file would be (`model.validate`)."""
     problems = []
     if not topic:
         problems.append("topic: required (--topic)")
@@ -64,7 +89,7 @@ def compose(
     if problems:
         raise InvalidEntry(problems)
     assert topic is not None and title is not None
-    return build(
+    entry = build(
         agent=resolve_agent(ctx, agent),
         topic=topic,
         title=title,
@@ -72,28 +97,20 @@ def compose(
         entry_bytes=ctx.config.budget.entry_bytes,
         **fields,
     )
+    return check_built(entry, ctx.policy)
 
 
 def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
-    refuse_hostile(ctx, entry, outbox)
+    refuse_symlink(ctx, entry, outbox)
     return record(ctx.layout, entry, outbox=outbox)
 
 
-def refuse_hostile(ctx: Context, entry: Entry, outbox: bool) -> None:
-    """Refuse a lesson that holds a secret (as the guard would, `guard.scan_secrets`), and
-    a journal folder reached through a symlink (the file would land outside the repository).
+def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
+    """Refuse a journal folder reached through a symlink (the file would land outside the
+    repository). Secrets were refused when the entry was judged (`compose`, `from_file`).
     """
-    if ctx.config.guard.scan_secrets:
-        from journal_mem.model.entry import render
-        from journal_mem.model.secretscan import scan
-
-        found = scan(render(entry))
-        if found:
-            raise InvalidEntry([f"secret: {f.describe()} (lessons are committed and shared: "
-                                "leave the secret out, name where it is kept instead)"
-                                for f in found])
     link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
     if link:
         from journal_mem.errors import PolicyViolation

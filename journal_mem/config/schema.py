@@ -77,6 +77,10 @@ class Distill:
         metadata=doc('"drop" facts whose refs are all gone, or only "flag" them'))
     episodic_ttl_days: Annotated[int, Ge(1)] = field(
         default=_D["episodic_ttl_days"], metadata=doc("episodic facts older than this drop"))
+    default_topic: Annotated[str, Predicate(valid_name)] = field(
+        default=_D["default_topic"],
+        metadata=doc("topic of a plain journal entry (no frontmatter) whose file name starts "
+                     "with none of its agent's topics"))
 
 
 @dataclass(frozen=True)

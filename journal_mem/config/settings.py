@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
         "branch": "",
         "stale_refs": "drop",
         "episodic_ttl_days": 90,
+        "default_topic": "general",
     },
     "guard": {"append_only": True, "scan_secrets": True},
     "hooks": {

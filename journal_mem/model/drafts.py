@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from journal_mem.model.entry import TITLE_MAX, Entry, build, default_key
+from journal_mem.model.validate import Policy, check_built
 
 SOURCE_MAX = 500
 
@@ -106,8 +107,9 @@ def clip_source(text: str) -> str:
     return flat if len(flat) <= SOURCE_MAX else flat[: SOURCE_MAX - 1] + "…"
 
 
-def to_entry(draft: Draft, now: dt.datetime, entry_bytes: int) -> Entry:
-    """The validated entry for `draft` (raises `InvalidEntry` naming the problems)."""
+def to_entry(draft: Draft, now: dt.datetime, policy: Policy) -> Entry:
+    """The validated entry for `draft` (raises `InvalidEntry` naming the problems),
+    judged by `policy` as `write` judges a lesson."""
     fields: dict[str, Any] = {
         "type": draft.type, "key": draft.identity, "source": clip_source(draft.source) or None,
         "confidence": draft.confidence, "importance": draft.importance,
@@ -115,5 +117,6 @@ def to_entry(draft: Draft, now: dt.datetime, entry_bytes: int) -> Entry:
         "applies_to": list(draft.applies_to), "valid_until": draft.valid_until,
         "retracts": list(draft.retracts), "supersedes": list(draft.supersedes),
     }  # fmt: skip
-    return build(agent=draft.agent, topic=draft.topic, title=draft.title, body=draft.body,
-                 created=draft.created or now, entry_bytes=entry_bytes, **fields)
+    entry = build(agent=draft.agent, topic=draft.topic, title=draft.title, body=draft.body,
+                  created=draft.created or now, entry_bytes=policy.entry_bytes, **fields)
+    return check_built(entry, policy)

@@ -17,12 +17,13 @@ from typing import Any
 
 from journal_mem import names
 from journal_mem.errors import InvalidEntry
+from journal_mem.model import frontmatter
 from journal_mem.names import TAG_RE, is_name
 
 SCHEMA = 1
 TITLE_MAX = 150
 MAX_TAGS = 8
-FRONTMATTER_MAX = 8192
+FRONTMATTER_MAX = frontmatter.FRONTMATTER_MAX
 TYPES: dict[str, tuple[float, float, float]] = {  # type: (low, high, default)
     "principle": (1.0, 1.0, 1.0),
     "semantic": (0.7, 0.95, 0.8),
@@ -42,6 +43,8 @@ FUTURE_SLACK = dt.timedelta(days=1)
 # reader sees, or where a line ends, differently in different tools.
 BAD_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
+# a plain entry's title may end with its date: "# Lesson (2026-08-13)"
+_PLAIN_DATE_RE = re.compile(r"[ \t]*\(\d{4}-\d{2}-\d{2}\)[ \t]*$")
 _CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 _FENCE_RE = re.compile(r"^(```|~~~)")
 _ALLOWED_TAGS = frozenset(
@@ -135,20 +138,32 @@ def parse(
     filename: str | None = None,
     folder_agent: str | None = None,
     entry_bytes: int = 8192,
+    default_topic: str = "general",
 ) -> Entry:
     """Parse one entry file. Any bytes in; an `Entry` out or `InvalidEntry` raised.
 
     `filename` supplies the date of a hand-written entry without `created`;
     `folder_agent` is the journal folder it lives in (its `agent` must match).
+    A plain file (no frontmatter, a `# ` title first) is a lesson of type
+    semantic on `default_topic`, its agent from the folder, its date from the
+    file name (see `plain_fields`).
     """
     problems: list[str] = []
     text = _decode(data, entry_bytes, problems)
     if text is None:
         raise InvalidEntry(problems)
-    front, body_text = _split(text, problems)
-    if front is None:
+    front, body_text, problem = frontmatter.split(text)
+    if front is None and not problem and is_plain(body_text):
+        raw: dict[str, Any] | None = plain_fields(folder_agent, default_topic, filename,
+                                                  problems)
+        title, _, rest = body_text.lstrip("\n").partition("\n")
+        body_text = _PLAIN_DATE_RE.sub("", title) + "\n" + rest
+    elif front is None:
+        problems.append(problem or "frontmatter: missing (an entry starts with a '---' line), "
+                        "and not a plain entry either (its first line is a '# ' title)")
         raise InvalidEntry(problems)
-    raw = _load_yaml(front, problems)
+    else:
+        raw = _load_yaml(front, problems)
     if raw is None:
         raise InvalidEntry(problems)
     fallback = None
@@ -171,6 +186,25 @@ def parse(
     if problems:
         raise InvalidEntry(problems)
     return _make(values, title, body)
+
+
+def is_plain(text: str) -> bool:
+    """True when `text` (no frontmatter) starts with a `# ` title: a plain entry."""
+    first = text.lstrip("\n").split("\n", 1)[0]
+    return first.startswith("# ")
+
+
+def plain_fields(agent: str | None, topic: str, filename: str | None,
+                 problems: list[str]) -> dict[str, Any] | None:
+    """The frontmatter a plain entry stands for: its folder's agent and `topic`
+    (its date comes from the file name, as for any entry without `created`)."""
+    if agent is None:
+        problems.append("agent: a plain entry (no frontmatter) takes its agent from its "
+                        "journal folder; give --agent")
+    if filename is None or not ENTRY_NAME_RE.fullmatch(filename.rsplit("/", 1)[-1]):
+        problems.append("created: a plain entry (no frontmatter) takes its date from its file "
+                        "name: YYYY-MM-DD-….md")
+    return None if problems else {"agent": agent, "topic": topic}
 
 
 def render(entry: Entry) -> str:
@@ -234,28 +268,13 @@ def _decode(data: bytes, entry_bytes: int, problems: list[str]) -> str | None:
     except UnicodeDecodeError as exc:
         problems.append(f"file: not valid UTF-8 (byte offset {exc.start})")
         return None
+    # A checkout with core.autocrlf (or `eol=crlf`) turns every LF into CRLF: the
+    # entry is the same lesson, and losing it would drop its fact at the next distill.
+    text = text.replace("\r\n", "\n")
     if "\r" in text:
-        problems.append("file: has CR (CRLF) line endings; journal entries use LF")
+        problems.append("file: holds a bare CR character; journal entries use LF line endings")
         return None
     return text
-
-
-def _split(text: str, problems: list[str]) -> tuple[str | None, str]:
-    if not text.startswith("---\n"):
-        problems.append("frontmatter: missing; an entry starts with a '---' line")
-        return None, ""
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        if text.endswith("\n---"):
-            end = len(text) - 4
-        else:
-            problems.append("frontmatter: no closing '---' line")
-            return None, ""
-    front = text[4 : end + 1]
-    if len(front.encode()) > FRONTMATTER_MAX:
-        problems.append(f"frontmatter: over {FRONTMATTER_MAX} bytes")
-        return None, ""
-    return front, text[end + 5 :]
 
 
 def _load_yaml(front: str, problems: list[str]) -> dict[str, Any] | None:

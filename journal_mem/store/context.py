@@ -7,6 +7,7 @@ from typing import Any
 
 from journal_mem.config.schema import Config, load
 from journal_mem.gitops import gitfacts
+from journal_mem.model.validate import Policy
 from journal_mem.store.layout import Layout
 
 
@@ -17,6 +18,13 @@ class Context:
     repo: gitfacts.Repo
     config: Config
     layout: Layout
+
+    @property
+    def policy(self) -> Policy:
+        """The one validation policy every command judges entries by."""
+        return Policy(entry_bytes=self.config.budget.entry_bytes,
+                      scan_secrets=self.config.guard.scan_secrets,
+                      default_topic=self.config.distill.default_topic)
 
 
 def open_context(cwd: str, flags: dict[str, Any] | None = None) -> Context:

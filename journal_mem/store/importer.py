@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.drafts import Draft, hashed_key, to_entry, unique_keys
 from journal_mem.model.entry import Entry
+from journal_mem.model.validate import Policy
 from journal_mem.store.journal import write_entry
 from journal_mem.store.layout import Layout
 
@@ -57,9 +58,9 @@ class Known:
         return any(t != draft.title or b != body for t, b, _ in self.by_key.get(key, ()))
 
 
-def settle(draft: Draft, known: Known, now: dt.datetime, entry_bytes: int) -> Entry | None:
+def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy) -> Entry | None:
     """The entry to write for `draft`, or None when the journal already holds it."""
-    entry = to_entry(draft, now, entry_bytes)
+    entry = to_entry(draft, now, policy)
     if known.has(entry.key, draft, entry.body):
         return None
     if not draft.replaces and known.taken(entry.key, draft, entry.body):
@@ -69,7 +70,7 @@ def settle(draft: Draft, known: Known, now: dt.datetime, entry_bytes: int) -> En
     return entry
 
 
-def write_drafts(layout: Layout, drafts: list[Draft], known: Known, entry_bytes: int,
+def write_drafts(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
                  progress: Progress | None = None, now: dt.datetime | None = None) -> Written:
     """Create a journal entry for every draft not already in the journal."""
     out = Written()
@@ -78,7 +79,7 @@ def write_drafts(layout: Layout, drafts: list[Draft], known: Known, entry_bytes:
     folders: set[str] = set()
     for done, draft in enumerate(ready, 1):
         try:
-            entry = settle(draft, known, now, entry_bytes)
+            entry = settle(draft, known, now, policy)
         except InvalidEntry as exc:
             out.invalid += [f"{draft.where or draft.source}: {p}" for p in exc.problems]
             continue

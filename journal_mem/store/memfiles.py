@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from journal_mem.model.drafts import Draft
 from journal_mem.model.entry import Entry
 from journal_mem.model.mdimport import Origin, is_generated, memory_drafts
+from journal_mem.model.validate import Policy
 from journal_mem.names import MEMORY_MD, TOPICS, is_name
 from journal_mem.store.layout import Layout
 
@@ -116,7 +117,7 @@ def drafts_of(layout: Layout, files: list[MemFile], kind: str = KIND) -> list[Dr
 
 
 def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, Entry]],
-                 entry_bytes: int) -> list[str]:
+                 policy: Policy) -> list[str]:
     """The memory-root-relative paths of `files` holding a fact the journal lacks."""
     from journal_mem.errors import InvalidEntry
     from journal_mem.model.drafts import unique_keys
@@ -134,7 +135,7 @@ def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, 
     keyed = unique_keys([d for _, d in drafts])
     for (rel, _), draft in zip(drafts, keyed, strict=True):
         try:
-            if settle(draft, known, now, entry_bytes) is not None:
+            if settle(draft, known, now, policy) is not None:
                 lacking.add(rel)
         except InvalidEntry:
             lacking.add(rel)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.entry import parse
+from journal_mem.model.validate import Policy, parse_valid
 from journal_mem.store.journal import create_exclusive, entry_name, iter_outbox
 from journal_mem.store.layout import Layout
 
@@ -87,7 +88,7 @@ def _file_one(layout: Layout, agent: str, path: str, data: bytes, name_of: str) 
     return create_exclusive(folder, name_for, data)
 
 
-def drain(layout: Layout, entry_bytes: int) -> Drained:
+def drain(layout: Layout, policy: Policy) -> Drained:
     """Move every valid outbox entry into the main journal (the caller holds the lock)."""
     report = Drained()
     for agent, path in list(iter_outbox(layout)):
@@ -95,7 +96,7 @@ def drain(layout: Layout, entry_bytes: int) -> Drained:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
-            parse(data, filename=name, folder_agent=agent, entry_bytes=entry_bytes)
+            parse_valid(data, policy, filename=name, folder_agent=agent)
         except InvalidEntry as exc:
             report.invalid += [f"{path}: {p}" for p in exc.problems]
             continue
@@ -124,15 +125,14 @@ class Waiting:
                 "valid": not self.problems, "problems": list(self.problems)}
 
 
-def waiting(layout: Layout, entry_bytes: int) -> list[Waiting]:
+def waiting(layout: Layout, policy: Policy) -> list[Waiting]:
     """Every outbox file, validated the way a drain will validate it."""
     out = []
     for agent, path in iter_outbox(layout):
         name = os.path.basename(path)
         try:
             with open(path, "rb") as fh:
-                entry = parse(fh.read(), filename=name, folder_agent=agent,
-                              entry_bytes=entry_bytes)
+                entry = parse_valid(fh.read(), policy, filename=name, folder_agent=agent)
             out.append(Waiting(agent, path, entry.title, ()))
         except InvalidEntry as exc:
             out.append(Waiting(agent, path, "", tuple(exc.problems)))
@@ -141,9 +141,9 @@ def waiting(layout: Layout, entry_bytes: int) -> list[Waiting]:
     return out
 
 
-def drain_now(layout: Layout, entry_bytes: int) -> Drained:
+def drain_now(layout: Layout, policy: Policy) -> Drained:
     """`jmem outbox drain`: drain under the distill lock (a running distill drains too)."""
     from journal_mem.store.lock import DistillLock
 
     with DistillLock(layout.state_dir):
-        return drain(layout, entry_bytes)
+        return drain(layout, policy)

@@ -167,12 +167,17 @@ def test_distill_from_a_worktree_hook_environment_commits_in_main(repo: Path,
 
 
 def test_if_due_waits_for_the_threshold_and_honours_the_switches(repo: Path) -> None:
-    lesson(repo, "api", "k1", 60 * 24 * 365)  # created in the future: not old yet
+    import datetime as dt
+
+    from distill_helpers import DAY
+
+    recent = int((dt.datetime.now(dt.UTC) - DAY).total_seconds() // 60) - 60  # an hour ago
+    lesson(repo, "api", "k1", recent)  # not old yet
     tip = head(repo)
     proc = jmem(repo, "distill", "--if-due")
     assert proc.returncode == 0 and head(repo) == tip and "not due" in proc.stdout
     for i in range(10):
-        lesson(repo, "api", f"n{i}", 60 * 24 * 365)
+        lesson(repo, "api", f"n{i}", recent)
     proc = jmem(repo, "distill", "--if-due", env=base_env(JMEM_DISABLE="1"))
     assert proc.returncode == 0 and "disabled" in proc.stdout and head(repo) == tip
     proc = jmem(repo, "distill", "--if-due", env=base_env(JMEM_HOOKS_DISTILL_ON_COMMIT="false"))
@@ -304,3 +309,92 @@ def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
     assert "  fact-3: refs gone: src/gone.py" in text
     hits = json.loads(jmem(repo, "recall", "Fact", "--json").stdout)
     assert {h["key"] for h in hits} == {"fact-0"}
+
+
+def test_one_secret_policy_write_and_distill_agree(repo: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    args = ("write", "--agent", "api", "--topic", "ops", "--title", "Deploy token lives in CI",
+            "--body", f"token {token}")
+    refused = jmem(repo, *args)
+    assert refused.returncode == 1 and "looks like a github token" in refused.stderr
+    off = base_env(JMEM_GUARD_SCAN_SECRETS="false")
+    assert jmem(repo, *args, env=off).returncode == 0
+    # the setting that let `write` accept it lets distill fold it (and check accept it)
+    proc = jmem(repo, "distill", env=off)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Deploy token lives in CI" in memory_md(repo, "api")
+    assert jmem(repo, "check", env=off).returncode == 0
+    # with the setting on, every command refuses the same lesson
+    assert jmem(repo, "check").returncode == 1
+
+
+# --- line endings, and facts never dropped because an entry became invalid ---------
+
+
+def _crlf_clone(repo: Path, tmp_path: Path, attributes: bool) -> Path:
+    for title in ("Facts survive CRLF", "Second old fact"):
+        assert jmem(repo, "write", "--agent", "api", "--topic", "eol", "--title", title,
+                    "--body", "Line one.\nLine two.").returncode == 0
+    if not attributes:
+        (repo / ".gitattributes").unlink()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(repo), str(clone))
+    return clone
+
+
+def test_crlf_checkout_keeps_every_fact(repo: Path, tmp_path: Path) -> None:
+    clone = _crlf_clone(repo, tmp_path, attributes=False)
+    entries = journal_files(clone, "api")
+    assert entries and all(b"\r\n" in p.read_bytes() for p in entries)  # really CRLF
+    assert b"\r\n" in (clone / MEM / "api" / "MEMORY.md").read_bytes()
+    assert jmem(clone, "check").returncode == 0
+    assert jmem(clone, "write", "--agent", "api", "--topic", "eol", "--title",
+                "A new fact").returncode == 0
+
+    proc = jmem(clone, "distill")
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    memory = (clone / MEM / "api" / "MEMORY.md").read_text()
+    assert all(t in memory for t in ("Facts survive CRLF", "Second old fact", "A new fact"))
+    subject = git(clone, "log", "-1", "--format=%s").stdout
+    assert "facts +1 ~0 -0" in subject
+    assert jmem(clone, "check").returncode == 0, jmem(clone, "check").stdout
+
+
+def test_init_keeps_memory_files_lf_in_a_crlf_clone(repo: Path, tmp_path: Path) -> None:
+    assert (repo / ".gitattributes").read_text() == f"/{MEM}/** text eol=lf\n"
+    clone = _crlf_clone(repo, tmp_path, attributes=True)
+    assert not any(b"\r" in p.read_bytes() for p in (clone / MEM).rglob("*.md"))
+
+
+def test_init_merges_its_rule_into_an_existing_gitattributes(tmp_path: Path) -> None:
+    main = tmp_path / "m"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    (main / ".gitattributes").write_text("*.png binary")  # no final newline
+    for _ in range(2):  # idempotent
+        assert jmem(main, "init", "--agent", "api", "--no-git-hooks", "--no-claude")\
+            .returncode == 0
+    assert (main / ".gitattributes").read_text() == f"*.png binary\n/{MEM}/** text eol=lf\n"
+
+
+def test_distill_refuses_to_drop_the_facts_of_an_entry_that_became_invalid(
+        repo: Path) -> None:
+    assert jmem(repo, "write", "--agent", "api", "--topic", "eol", "--title", "A long fact",
+                "--body", "x" * 400).returncode == 0
+    assert jmem(repo, "distill").returncode == 0
+    before = head(repo)
+    lesson(repo, "api", "newer")
+    small = base_env(JMEM_BUDGET_ENTRY_BYTES="300")  # the folded entry is now too big
+
+    proc = jmem(repo, "distill", env=small)
+
+    assert proc.returncode == 1
+    assert "distill refused, nothing changed" in proc.stderr
+    assert "a-long-fact" in proc.stderr and "over the 300-byte limit" in proc.stderr
+    assert head(repo) == before
+    assert "A long fact" in memory_md(repo, "api")
+    assert "Lesson newer" not in memory_md(repo, "api")

@@ -139,3 +139,4 @@ def test_export_prints_to_stdout(repo: Path) -> None:
     doc = json.loads(proc.stdout)
     assert doc["format"] == "journal-mem-snapshot" and doc["facts"][0]["key"] == "k1"
     assert doc["facts"][0]["entry"] == "api/journal/2026-05-01-k1.md"
+

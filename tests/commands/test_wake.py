@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from helpers import jmem
+from helpers import base_env, jmem
 
 from journal_mem.model import entry as entry_mod
 from journal_mem.names import default_key
-from journal_mem.store import lessons
+from journal_mem.store import listing
 
 MEM = Path(".claude/agent-memory")
 
@@ -147,32 +149,8 @@ def test_json_and_unknown_agent(repo: Path) -> None:
     assert "no memory for agent 'nobody'" in proc.stderr
 
 
-def test_small_reader_agrees_with_the_parser(tmp_path: Path) -> None:
-    assert lessons.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
-    entry = entry_mod.build(agent="api", topic="t", title="A: title", body="b",
-                            supersedes=["old-a", "old-b"], retracts=["gone"],
-                            applies_to=["web"], source="PR #1: x")
-    path = tmp_path / "2026-01-01-a.md"
-    path.write_text(entry_mod.render(entry))
-    got = lessons.read("api", str(path), "x", False)
-    assert (got.title, got.key, got.created, got.supersedes, got.retracts, got.applies_to,
-            got.confidence) == (entry.title, entry.key, entry.created, entry.supersedes,
-                                entry.retracts, entry.applies_to, entry.confidence)
-
-
-def test_hand_written_entry_with_block_lists_and_yaml_oddities(tmp_path: Path) -> None:
-    plain = tmp_path / "2026-02-03-hand.md"
-    plain.write_text("---\nagent: api\ntopic: t\nsupersedes:\n  - old-a\n  - 'old-b'\n---\n\n"
-                     "# Hand written\n")
-    got = lessons.read("api", str(plain), "x", False)
-    assert got.supersedes == ("old-a", "old-b")
-    assert got.created is not None and got.created.date().isoformat() == "2026-02-03"
-    odd = tmp_path / "2026-02-03-odd.md"  # a block scalar: left to the real parser
-    odd.write_text("---\nagent: api\ntopic: t\nsource: |\n  multi\n---\n\n# Odd one\n")
-    assert lessons.read("api", str(odd), "x", False).title == "Odd one"
-    bad = tmp_path / "2026-02-03-bad.md"
-    bad.write_text("---\nagent: api\ntopic: t\nkey: !!python/object x\n---\n\n# Bad\n")
-    assert lessons.read("api", str(bad), "x", False).problem
+def test_reader_name_pattern_is_the_parsers(tmp_path: Path) -> None:
+    assert listing.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
 
 
 def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
@@ -183,3 +161,72 @@ def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
     assert "KEY is in [brackets]" in memory
     data = json.loads(jmem(repo, "wake", "--agent", "api", "--json").stdout)
     assert data["keys"] == ["typing-docs"]
+
+
+# --- the pack shows exactly what the next distill would fold ---------------------
+
+
+def hand_entry(repo: Path, agent: str, name: str, text: str) -> Path:
+    path = repo / MEM / agent / "journal" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def hook_pack(cwd: Path, agent: str) -> str:
+    proc = jmem(cwd, "wake", "--hook", "claude", "--agent", agent,
+                stdin='{"hook_event_name": "SessionStart"}')
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def test_non_ascii_titles_get_distinct_keys_and_both_show(repo: Path) -> None:
+    # hand-written entries name no key: it comes from the title
+    hand_entry(repo, "api", "2026-03-01-de.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# 测试在夜间运行\n")
+    hand_entry(repo, "api", "2026-03-02-ru.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# Тесты запускаются ночью\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "测试在夜间运行" in text
+        assert "Тесты запускаются ночью" in text
+        assert "[]" not in text  # every pending lesson shows its real key
+
+
+def test_entry_distill_rejects_is_named_invalid_and_never_applied(repo: Path) -> None:
+    write_memory(repo, "api", ["# api memory", "- Tests may run in random order [random-order]"])
+    hand_entry(repo, "api", "2026-03-01-bad.md",
+               "---\nagent: api\ntopic: testing\nsupersedes: [random-order]\npriority: high\n"
+               "confidence: lots\n---\n\n# Run tests in a fixed order\n")
+    distill = jmem(repo, "distill", "--dry-run")
+    assert distill.returncode == 1 and "2026-03-01-bad.md" in distill.stdout + distill.stderr
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "- Tests may run in random order [random-order]" in text
+        assert "Run tests in a fixed order" not in text
+        assert "do not rely on: random-order" not in text
+        assert "2026-03-01-bad.md" in text and "unknown field" in text
+
+
+def test_a_body_line_of_dashes_does_not_change_the_title(repo: Path) -> None:
+    hand_entry(repo, "api", "2026-03-02-dashes.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# The real title\n\nAbove.\n\n---\n\n"
+               "# Not a title\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert f"- The real title [{default_key('The real title')}]" in text
+        assert "Not a title" not in text
+
+
+def test_hook_reads_unchanged_entries_from_the_cache_without_the_parser(repo: Path) -> None:
+    lesson(repo, "api", "A cached lesson")
+    hand_entry(repo, "api", "2026-03-01-bad.md", "---\nagent: api\nnope: 1\n---\n\n# Bad\n")
+    code = ("import io, sys; from journal_mem import main; "
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'));"
+            "main.main(['wake', '--hook', 'claude', '--agent', 'api']);"
+            "print('LOADED', sorted({'yaml', 'journal_mem.model.entry'} & set(sys.modules)))")
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=repo, env=base_env(),
+                           capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    assert "LOADED ['journal_mem.model.entry', 'yaml']" in runs[0]  # judged once
+    assert "LOADED []" in runs[1]  # then read from the cache: standard library only
+    for out in runs:
+        assert "A cached lesson" in out and "2026-03-01-bad.md" in out

@@ -9,6 +9,7 @@ from journal_mem.model.entry import Entry
 from journal_mem.model.fold import Fact, fold
 from journal_mem.model.handedit import edit_lessons
 from journal_mem.model.render import render
+from journal_mem.model.validate import Policy
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC)
 DAY = dt.datetime(2026, 8, 1, 9, 0, tzinfo=dt.UTC)
@@ -57,7 +58,7 @@ def test_memory_md_added_changed_and_deleted_lines() -> None:
     assert by_kind["change"].body == "Detail 2." and by_kind["change"].topic == "tests"
     assert by_kind["add"].title == "Vacuum runs nightly" and by_kind["add"].topic == "db"
     assert all(d.source == "hand edit: api/MEMORY.md" for d in edit.drafts)
-    entries = [to_entry(d, NOW, 8192) for d in edit.drafts]  # every draft is a valid lesson
+    entries = [to_entry(d, NOW, Policy()) for d in edit.drafts]  # every draft is a valid lesson
     retraction = next(e for e in entries if e.retracts)
     assert retraction.valid_until is not None and retraction.valid_until < NOW.date()
 

@@ -8,6 +8,7 @@ from helpers import REPO_ROOT
 
 from journal_mem.model.drafts import to_entry
 from journal_mem.model.mem0 import mem0_drafts
+from journal_mem.model.validate import Policy
 
 EXPORT = REPO_ROOT / "fixtures" / "imports" / "mem0-export.json"
 NOW = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
@@ -17,7 +18,7 @@ def test_the_documented_shape_becomes_lessons() -> None:
     drafts, invalid = mem0_drafts(EXPORT.read_bytes(), "mem0: export.json", "main")
     assert len(invalid) == 3 + 1  # record 6 has two problems
     assert len(drafts) == 3
-    first, rule, expiring = (to_entry(d, NOW, 8192) for d in drafts)
+    first, rule, expiring = (to_entry(d, NOW, Policy()) for d in drafts)
     assert (first.agent, first.type, first.confidence, first.topic) == (
         "billing", "procedural", 0.85, "billing-runs")
     assert first.tags == ("billing", "payments", "retries")  # tags and categories

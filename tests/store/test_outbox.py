@@ -27,7 +27,7 @@ def crash_instead(path, *args, **kwargs):
 
 os.unlink = crash_instead
 ctx = open_context(sys.argv[1])
-drain_now(ctx.layout, ctx.config.budget.entry_bytes)
+drain_now(ctx.layout, ctx.policy)
 """
 
 

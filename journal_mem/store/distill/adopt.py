@@ -25,10 +25,11 @@ from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.model.drafts import Draft, to_entry
 from journal_mem.model.handedit import Edit, FactLike, edit_lessons
+from journal_mem.model.validate import Policy
 from journal_mem.store.context import Context
 from journal_mem.store.distill.files import is_distilled, recorded
-from journal_mem.store.entrycache import Journal, read_journal
 from journal_mem.store.memfiles import MemFile, drafts_of, memory_files
+from journal_mem.store.reader import Journal, read_journal
 
 HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
         "KEY); put a file back with `git restore --staged --worktree -- PATH`")
@@ -102,11 +103,11 @@ def _edits(ctx: Context, edited: list[MemFile], journal: Journal,
     return edits, problems
 
 
-def _validate(drafts: list[Draft], now: dt.datetime, entry_bytes: int) -> list[str]:
+def _validate(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
     problems = []
     for d in drafts:
         try:
-            to_entry(d, now, entry_bytes)
+            to_entry(d, now, policy)
         except InvalidEntry as exc:
             problems += [f"{d.source}: cannot become a lesson: {p}" for p in exc.problems]
     return problems
@@ -117,22 +118,22 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     written) when one cannot be adopted."""
     from journal_mem.store.importer import Known, write_drafts
 
-    layout, entry_bytes = ctx.layout, ctx.config.budget.entry_bytes
+    layout, policy = ctx.layout, ctx.policy
     files = memory_files(layout)
     foreign = [f for f in files if not f.generated and f.text.strip()]
     edited = _edited(ctx, status, files)
     if not foreign and not edited:
         return Adopted()
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    journal = read_journal(layout, entry_bytes)
+    journal = read_journal(layout, ctx.policy)
     drafts = drafts_of(layout, foreign)
     edits, problems = _edits(ctx, edited, journal, now)
     drafts += [d for e in edits for d in e.drafts]
-    problems += _validate(drafts, now, entry_bytes)
+    problems += _validate(drafts, now, policy)
     if problems:
         raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(problems),
                               hint=HINT)
-    done = write_drafts(layout, drafts, Known(journal.entries), entry_bytes, now=now)
+    done = write_drafts(layout, drafts, Known(journal.entries), policy, now=now)
     out = Adopted(paths=done.paths)
     out.lines = [f"{layout.memory_root}/{f.rel}: not written by jmem: its facts imported "
                  "as lessons" for f in foreign]

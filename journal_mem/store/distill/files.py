@@ -46,10 +46,14 @@ def distilled_on_disk(layout: Layout) -> set[str]:
 
 
 def read_distilled(layout: Layout, rel: str) -> bytes | None:
-    """The bytes of a memory-root-relative file, or None when it cannot be read."""
+    """The bytes of a memory-root-relative file, or None when it cannot be read.
+
+    LF whatever the checkout's line endings: with `core.autocrlf` a distilled
+    file is checked out with CRLF and is still what the distiller wrote.
+    """
     try:
         with open(os.path.join(layout.main_memory, rel), "rb") as fh:
-            return fh.read()
+            return fh.read().replace(b"\r\n", b"\n")
     except OSError:
         return None
 

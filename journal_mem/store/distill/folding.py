@@ -17,8 +17,9 @@ from journal_mem.gitops import gitfacts, memgit
 from journal_mem.model.fold import Fold, fold
 from journal_mem.model.foldstate import FoldState, parse_state, read_state
 from journal_mem.model.render import Rendered, render
+from journal_mem.store.cachefile import load_fold, save_fold
 from journal_mem.store.context import Context
-from journal_mem.store.entrycache import Journal, load_fold, save_fold
+from journal_mem.store.reader import Journal
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     before = previous_fold(journal, base, agents, refs, ctx)
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     if save:
-        save_fold(layout, fold_signature(FoldState(date, folded), agents, ctx), after.facts)
+        save_fold(layout.state_dir, fold_signature(FoldState(date, folded), agents, ctx),
+                  after.facts)
     return Step(date, agents, after, rendered, state, base, before, folded)
 
 
@@ -67,7 +69,7 @@ def previous_fold(
     """The fold the last distill made: its folded entries on its date (cached)."""
     if state is None:
         return Fold()
-    cached = load_fold(ctx.layout, fold_signature(state, agents, ctx))
+    cached = load_fold(ctx.layout.state_dir, fold_signature(state, agents, ctx))
     if cached is not None:
         return Fold(facts=cached)
     was = set(state.folded)

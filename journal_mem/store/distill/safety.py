@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitfacts, memgit
+from journal_mem.model.foldstate import FoldState
 from journal_mem.store.context import Context
 from journal_mem.store.layout import JOURNAL
+from journal_mem.store.reader import Journal
 
 
 def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
@@ -63,6 +65,24 @@ def _refuse_git_state(ctx: Context, commit: bool) -> None:
     if not branch and commit and ctx.config.distill.commit:
         raise PolicyViolation("the main checkout has a detached HEAD: distill refused",
                               hint="switch to a branch, or use --no-commit")
+
+
+def refuse_lost_facts(ctx: Context, journal: Journal, *states: FoldState | None) -> None:
+    """Refuse (exit 1, nothing written or committed) when an entry an earlier distill
+    folded is now invalid: folding without it would commit the removal of its facts,
+    though nobody retracted them (a CRLF checkout, a hand edit, a changed setting)."""
+    was = {rel for state in states if state is not None for rel in state.folded}
+    lost = {rel: why for rel, why in journal.invalid.items() if rel in was}
+    if not lost:
+        return
+    names = [f"{ctx.layout.memory_root}/{rel}: {'; '.join(why)}" for rel, why in
+             sorted(lost.items())]
+    raise PolicyViolation(
+        f"distill refused, nothing changed: {len(lost)} entries an earlier distill folded are "
+        "now invalid, and folding without them would delete their facts:\n" + "\n".join(names),
+        hint="put each entry back as committed (`git restore -- PATH`), or fix what made it "
+             "invalid; to delete a fact, write a lesson with --retracts KEY",
+    )
 
 
 def unsafe_edits(ctx: Context, status: list[tuple[str, str]]) -> list[str]:

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from journal_mem.config.settings import env_flag
 from journal_mem.store.context import Context
 from journal_mem.store.layout import Layout
+from journal_mem.store.listing import Found, pending_paths
+from journal_mem.store.reader import Lesson, read_lessons
 
 INVALID = "invalid-entries.json"  # in the state dir's cache: entries found invalid
 
@@ -28,19 +30,17 @@ def off_reason(ctx: Context) -> str | None:
     return None
 
 
-def pending(layout: Layout) -> list[str]:
-    """Absolute paths of journal and outbox entries the last distill did not fold.
+def pending(layout: Layout) -> list[Found]:
+    """Journal and outbox entries the last distill did not fold.
 
     An entry the last distill found invalid does not count while it is
     unchanged: it cannot be folded, and counting it would start a failing
     background distill on every commit until someone fixes it (the distill
     that found it exited 1 and named it).
     """
-    from journal_mem.store.lessons import pending_paths
-
     known = _known_invalid(layout)
-    return [path for _, path, rel, _ in pending_paths(layout)
-            if known.get(rel) is None or known[rel] != _stat_key(path)]
+    return [found for found in pending_paths(layout)
+            if known.get(found[2]) is None or known[found[2]] != _stat_key(found[1])]
 
 
 def _invalid_path(layout: Layout) -> str:
@@ -86,20 +86,15 @@ def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
     if len(waiting) >= ctx.config.distill.threshold:
         return True
     now = now or dt.datetime.now(dt.UTC)
-    oldest = min(_written_at(p) for p in waiting)
+    oldest = min(_written_at(x) for x in read_lessons(ctx.layout, waiting, ctx.policy))
     return (now - oldest).total_seconds() >= ctx.config.distill.max_age_hours * 3600
 
 
-def _written_at(path: str) -> dt.datetime:
-    """An entry's `created`, or its file's mtime when it cannot be parsed."""
-    from journal_mem.errors import InvalidEntry
-    from journal_mem.model.entry import parse
-
+def _written_at(lesson: Lesson) -> dt.datetime:
+    """An entry's `created` (judged by the one reader), or its file's mtime when invalid."""
+    if lesson.created is not None and not lesson.problems:
+        return lesson.created
     try:
-        with open(path, "rb") as fh:
-            return parse(fh.read(), filename=os.path.basename(path)).created
-    except (OSError, InvalidEntry):
-        try:
-            return dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.UTC)
-        except OSError:
-            return dt.datetime.now(dt.UTC)
+        return dt.datetime.fromtimestamp(os.stat(lesson.path).st_mtime, dt.UTC)
+    except OSError:
+        return dt.datetime.now(dt.UTC)
