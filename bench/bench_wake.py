@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from runner import (
     Row,
+    Timing,
     cat_baseline,
     git,
     jmem_argv,
@@ -88,6 +89,7 @@ def rows(runs: int = 10) -> list[Row]:
         base = python_baseline(wt, runs)
         cat = cat_baseline(os.path.join(main, MEM, "api", "MEMORY.md"), runs)
         hook = time_command([*jmem_argv(), "wake", "--hook", "claude"], wt, runs, stdin=stdin)
+        live, stop = live_rows(wt, runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     label = "wake --hook claude, 10k lessons, from a worktree"
@@ -95,7 +97,32 @@ def rows(runs: int = 10) -> list[Row]:
         Row(label, hook, "python -c pass", base, "≤ 60 ms and ≤ 6×",
             hook.median <= 60 and hook.median <= 6 * base.median),
         Row(label, hook, "cat MEMORY.md", cat, "–", None),
+        Row("live check at a prompt, nothing changed (UserPromptSubmit)", live,
+            "python -c pass", base, "≤ 15 ms over a bare start",
+            live.median - base.median <= 15),
+        Row("remind at a turn's end, no work done (Stop)", stop, "python -c pass", base,
+            "≤ 60 ms", stop.median <= 60),
     ]
+
+
+def live_rows(wt: str, runs: int) -> tuple[Timing, Timing]:
+    """The two hooks that run on every prompt and every turn of a main session."""
+    import subprocess
+
+    from runner import bench_env
+
+    def payload(event: str, **extra: object) -> bytes:
+        return json.dumps({"session_id": "bench-main", "cwd": wt, "hook_event_name": event,
+                           **extra}).encode()
+
+    env = {**bench_env(), "JMEM_DEFAULT_AGENT": "api"}
+    subprocess.run([*jmem_argv(), "wake", "--hook", "claude"], cwd=wt, env=env, check=True,
+                   input=payload("SessionStart", source="startup"), capture_output=True)
+    live = time_command([*jmem_argv(), "wake", "--hook", "claude"], wt, runs, env=env,
+                        stdin=payload("UserPromptSubmit", prompt="go on"))
+    stop = time_command([*jmem_argv(), "remind", "--hook", "claude"], wt, runs, env=env,
+                        stdin=payload("Stop", stop_hook_active=False))
+    return live, stop
 
 
 def check_output(wt: str, stdin: bytes) -> None:

@@ -225,19 +225,24 @@ def demo(keep: bool) -> int:
 @click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), default=0.7,
               show_default=True, help="Query facts below this confidence are left out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the pack and its parts as JSON.")
+@click.option("--plugin", is_flag=True, hidden=True,
+              help="Run from the Claude Code plugin: step aside for project hooks.")
 def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
-         min_confidence: float, as_json: bool) -> int:
+         min_confidence: float, as_json: bool, plugin: bool) -> int:
     """Print an agent's wake-up pack: the main checkout's MEMORY.md, lessons written
     since the last distill (newest first), and the keys corrected since then.
 
     Cut to --max-chars, whole lines, lowest-ranked first; a last line says what
-    was cut. With --hook claude (what `jmem init` puts in .claude/settings.json)
-    it never fails: errors become a one-line warning, exit 0.
+    was cut. With --hook claude (what `jmem init` puts in .claude/settings.json
+    for SessionStart, SubagentStart, UserPromptSubmit and PostToolUse) it gives
+    each session only what it lacks, in UTF-16 units below Claude Code's cap,
+    and never fails: a problem is one line on stderr, exit 0.
     """
     if hook:
         from journal_mem.commands.claude_hooks import wake_hook
 
-        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 10_000))
+        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 9_500),
+                         plugin=plugin)
     from journal_mem.commands.wake import for_command
 
     click_ctx = click.get_current_context()
@@ -254,14 +259,33 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 @click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
               "JMEM_AGENT, else default_agent].")
 @click.option("--hook", type=click.Choice(["claude"]), required=True,
-              help="Claude Code Stop/SubagentStop: hook JSON in, decision JSON out.")
-def remind(agent: str | None, hook: str) -> int:
-    """Stop/SubagentStop hook: once per session, ask the agent to record its lesson
-    if it wrote none since the session started. Never fails: exit 0."""
+              help="Claude Code Stop/SubagentStop: hook JSON in, context JSON out.")
+@click.option("--plugin", is_flag=True, hidden=True,
+              help="Run from the Claude Code plugin: step aside for project hooks.")
+def remind(agent: str | None, hook: str, plugin: bool) -> int:
+    """Stop/SubagentStop hook: once per session, when the session edited or committed
+    files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
+    context) to record one. Never fails: exit 0."""
     from journal_mem.commands.claude_hooks import remind_hook
 
     del hook
-    return remind_hook(sys.stdin.buffer.read(), agent)
+    return remind_hook(sys.stdin.buffer.read(), agent, plugin=plugin)
+
+
+@cli.command("claude-plugin", context_settings=CONTEXT)
+def claude_plugin() -> int:
+    """Print where journal-mem's Claude Code plugin is, and how to install it.
+
+    The plugin runs the same hooks as `jmem init` writes, for every project on
+    the machine, without needing `jmem` on Claude Code's PATH or the hooks in
+    the branch's .claude/settings.json (a worktree of an older commit).
+    """
+    from journal_mem.commands.plugin import folder, install_lines
+
+    click.echo(folder())
+    for line in install_lines(folder()):
+        click.echo(line, err=True)
+    return errors.OK
 
 
 @cli.command(context_settings=CONTEXT)
@@ -407,15 +431,18 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
 @cli.command(context_settings=CONTEXT)
 @click.option("--base", metavar="REF",
               help="Also fail when a journal entry was modified or deleted since REF.")
+@click.option("--allow-root-move", is_flag=True,
+              help="Accept a memory_root changed since REF (a deliberate move).")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
-def check(click_ctx: click.Context, base: str | None, as_json: bool) -> int:
+def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
+          as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
     from journal_mem.commands.check import run_check
     from journal_mem.store.context import open_context
 
-    problems = run_check(open_context(_cwd(click_ctx)), base)
+    problems = run_check(open_context(_cwd(click_ctx)), base, allow_root_move=allow_root_move)
     if as_json:
         _emit_json({"ok": not problems, "problems": problems})
     elif problems:

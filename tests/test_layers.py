@@ -28,7 +28,9 @@ TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
 # Modules the git hooks and agent wake-up import: only the standard library at top level.
 HOT = {"gitops.gitfacts", "config.settings", "errors", "boundary", "main", "store.layout",
        "gitops.ticket", "claude.protocol", "commands.claude_hooks", "store.reader",
-       "store.cachefile", "store.listing", "model.validate", "model.frontmatter", "model.foldstate"}
+       "store.cachefile", "store.listing", "model.validate", "model.frontmatter", "model.foldstate",
+       "commands.live", "commands.held", "commands.wake", "commands.remind", "claude.native",
+       "claude.settings", "store.sessions"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it"}
 
 

@@ -1,19 +1,43 @@
 """Claude Code's hook protocol: the JSON a hook reads on stdin and the JSON it prints.
 
 A hook reads one JSON object on stdin (`session_id`, `cwd`, `hook_event_name`;
+SessionStart adds `source` and, under `claude --agent NAME`, `agent_type`;
 SubagentStart/SubagentStop add `agent_id` and `agent_type`; Stop/SubagentStop
-add `stop_hook_active`). SessionStart/SubagentStart inject context with
-`hookSpecificOutput.additionalContext`, capped at `CONTEXT_LIMIT` characters;
-a Stop hook keeps the agent going with `{"decision": "block", "reason": …}`
-(docs/DESIGN.md, "Claude Code hooks"). Standard library only: the wake-up
-hook's fast path imports this module.
+add `stop_hook_active`). Context goes back as
+`hookSpecificOutput.additionalContext` — for SessionStart, SubagentStart,
+UserPromptSubmit, PostToolUse and Stop/SubagentStop alike — which Claude Code
+caps at 10,000 characters counted in UTF-16 code units (an emoji counts 2):
+over the cap the model gets a file path and a short preview instead, so every
+answer is cut below it with a margin (docs/DESIGN.md, "Claude Code hooks").
+Standard library only: the hook fast path imports this module.
 """
 
 from __future__ import annotations
 
 import json
 
-CONTEXT_LIMIT = 10_000  # characters of additionalContext Claude Code accepts
+CONTEXT_LIMIT = 10_000  # UTF-16 code units of additionalContext Claude Code accepts
+PACK_LIMIT = 9_500  # what jmem sends at most: a margin below the cap
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, as Claude Code counts its output cap."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cut_to_units(text: str, limit: int) -> str:
+    """`text` cut at a line end so that it has at most `limit` UTF-16 units."""
+    if utf16_len(text) <= limit:
+        return text
+    kept: list[str] = []
+    used = 0
+    for line in text.split("\n"):
+        size = utf16_len(line) + 1
+        if used + size > limit:
+            break
+        kept.append(line)
+        used += size
+    return "\n".join(kept) + "\n" if kept else ""
 
 
 class HookInputError(ValueError):
@@ -38,14 +62,13 @@ def text_field(payload: dict[str, object], name: str) -> str:
 
 
 def context_output(event: str, text: str) -> str:
-    """The SessionStart/SubagentStart answer injecting `text` (cut to the limit)."""
-    if len(text) > CONTEXT_LIMIT:
-        text = text[: CONTEXT_LIMIT - 1].rsplit("\n", 1)[0] + "\n"
+    """The answer adding `text` to the model's context (cut below the cap).
+
+    The same shape serves SessionStart, SubagentStart, UserPromptSubmit,
+    PostToolUse and Stop/SubagentStop (where it continues the turn as plain
+    context, not as the "blocking error" `decision: block` is shown as).
+    """
     return json.dumps({"hookSpecificOutput": {"hookEventName": event or "SessionStart",
-                                              "additionalContext": text}},
+                                              "additionalContext": cut_to_units(text,
+                                                                                PACK_LIMIT)}},
                       ensure_ascii=False)
-
-
-def block_output(reason: str) -> str:
-    """The Stop/SubagentStop answer that keeps the agent going with `reason`."""
-    return json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False)

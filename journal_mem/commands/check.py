@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 
-from journal_mem.gitops import gitfacts, memgit
+from journal_mem.config.settings import CONFIG_FILE
+from journal_mem.gitops import gitfacts, memgit, staged
 from journal_mem.model.entry import Entry
 from journal_mem.model.fold import fold
 from journal_mem.model.foldstate import FoldState, read_state, render_state
@@ -21,19 +22,19 @@ from journal_mem.model.validate import secret_problems
 from journal_mem.store.context import Context
 from journal_mem.store.distill.files import distilled_on_disk
 from journal_mem.store.distill.folding import ref_checker
-from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD
+from journal_mem.store.layout import DISTILL_STATE, JOURNAL, MEMORY_MD, root_at
 from journal_mem.store.reader import read_journal
 
 _CONFLICT = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
 
-def run_check(ctx: Context, base: str | None) -> list[str]:
+def run_check(ctx: Context, base: str | None, *, allow_root_move: bool = False) -> list[str]:
     """Every problem found, one line each (empty: all good)."""
     problems: list[str] = []
     problems += derived_problems(ctx)
     problems += budget_problems(ctx)
     if base:
-        problems += append_only_problems(ctx, base)
+        problems += since_base_problems(ctx, base, allow_root_move)
     problems += file_problems(ctx, ctx.config.guard.scan_secrets)
     return problems
 
@@ -134,11 +135,36 @@ def budget_problems(ctx: Context) -> list[str]:
     return problems
 
 
-def append_only_problems(ctx: Context, base: str) -> list[str]:
-    """Journal entries modified or deleted by any commit in BASE..HEAD."""
+def since_base_problems(ctx: Context, base: str, allow_root_move: bool) -> list[str]:
+    """A memory root moved since BASE (refused unless allowed), and journal entries
+    modified or deleted since BASE under BASE's root and the current one.
+
+    BASE's root is the trusted one: a branch that moves the root would
+    otherwise choose which of its own edits are looked at.
+    """
+    root = ctx.layout.memory_root
+    base_root = root_at(ctx.repo.main_root, base, clean=True) or root
+    problems = []
+    if base_root != root and not allow_root_move:
+        problems.append(f"{CONFIG_FILE}: memory_root moved from {base_root}/ to {root}/ since "
+                        f"{base} (a deliberate move: check with --allow-root-move)")
+    for where in dict.fromkeys([base_root, root]):
+        problems += append_only_problems(ctx, base, where)
+    return problems
+
+
+def append_only_problems(ctx: Context, base: str, root: str) -> list[str]:
+    """Journal entries under `root` modified or deleted by any commit in BASE..HEAD.
+
+    `-m` diffs a merge against each parent: an entry edited while resolving a
+    merge (which plain `git log` shows no diff for, and a BASE..HEAD tree diff
+    shows as added when the entry came from the merged branch) is caught.
+    Reverts and cherry-picks, which run no pre-commit hook, are ordinary
+    commits here.
+    """
     res = gitfacts.run(
-        ["log", "--no-renames", "--name-status", "-z", "--format=", f"{base}..HEAD", "--",
-         ctx.layout.memory_root],
+        ["log", "-m", "--no-renames", "--name-status", "-z", "--format=", f"{base}..HEAD",
+         "--", staged.pathspec(root)],
         ctx.repo.main_root, clean=True,
     )
     fields = [f.decode("utf-8", "surrogateescape") for f in res.stdout.split(b"\0")]
@@ -155,8 +181,12 @@ def append_only_problems(ctx: Context, base: str) -> list[str]:
 def file_problems(ctx: Context, secrets: bool = True) -> list[str]:
     """Symlinks, conflict markers and (`secrets`: the `guard.scan_secrets` policy every
     command shares) secrets anywhere under the memory root."""
-    problems = []
     top = ctx.layout.main_memory
+    link = ctx.layout.symlink_on_way(top)
+    if link is not None:
+        return [f"{link}: a symlink on the way to the memory root (memory would be read and "
+                "written outside the repository)"]
+    problems = []
     for folder, dirs, files in os.walk(top):
         for name in sorted(dirs + files):
             path = os.path.join(folder, name)

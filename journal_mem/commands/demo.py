@@ -87,8 +87,9 @@ def scene_wake(stage: Stage) -> None:
 
     stage.run(["jmem", "init", "--claude-agent", "api"], stage.main)
     stage.say("""
-        `jmem init` (the first scene) merged SessionStart/SubagentStart (jmem wake --hook claude)
-        and Stop/SubagentStop (jmem remind --hook claude) into .claude/settings.json;
+        `jmem init` (the first scene) merged SessionStart/SubagentStart, UserPromptSubmit and
+        PostToolUse (jmem wake --hook claude) and Stop/SubagentStop (jmem remind --hook
+        claude) into .claude/settings.json;
         --claude-agent wrote the subagent's definition with `memory: project`.
         Claude Code now starts the api subagent in app-feature/ and runs the hook:""")
     payload = {"session_id": "demo-session", "cwd": stage.worktree,
@@ -105,14 +106,21 @@ def scene_wake(stage: Stage) -> None:
     stage.say("""
         Nothing is distilled yet, so Claude Code's native MEMORY.md load has nothing;
         the hook adds the lessons written since the last distill, from the MAIN
-        checkout and the outbox. When the agent stops without recording a lesson,
-        the Stop hook asks it once:""")
+        checkout and the outbox. The agent edits a file (its transcript shows the Edit
+        call) and stops without recording a lesson: the SubagentStop hook reminds it once,
+        as context (a turn without edits would not be reminded):""")
+    transcript = os.path.join(stage.root, "agent-1.jsonl")
+    with open(transcript, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "Edit",
+             "input": {"file_path": "app.py"}}]}}) + "\n")
     stop = json.dumps({**payload, "hook_event_name": "SubagentStop",
-                       "stop_hook_active": False})
+                       "stop_hook_active": False, "agent_transcript_path": transcript})
     stage.echo("  [app-feature]$ echo '{…SubagentStop…}' | jmem remind --hook claude")
     proc = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
                      show=False)
-    for line in json.loads(proc.stdout)["reason"].split("\n"):
+    reminder = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    for line in reminder.split("\n"):
         stage.echo(f"    | {line}")
     again = stage.run(["jmem", "remind", "--hook", "claude"], stage.worktree, stdin=stop,
                       show=False)

@@ -70,7 +70,23 @@ def touches_memory(cwd: str, root: str) -> bool:
     )
     if code != 0:
         return True
-    return any(under(p, root) for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+    return any(might_be_memory(p, root)
+               for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+def might_be_memory(path: str, root: str) -> bool:
+    """Whether a staged path needs the slow path.
+
+    `root` is the work tree's; the slow path judges by HEAD's root, so the
+    config file itself and anything shaped like memory under another root go
+    there too, as does a path above the root (a `.claude` symlink would
+    redirect memory).
+    """
+    if under(path, root) or root.startswith(path + "/") or path == settings.CONFIG_FILE:
+        return True
+    slashed = "/" + path
+    return slashed.endswith(("/MEMORY.md", "/distill-state.json")) or (
+        "/journal/" in slashed or "/topics/" in slashed)
 
 
 def decide(cwd: str, hook: str | None = None) -> Verdict:

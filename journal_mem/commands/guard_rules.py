@@ -12,6 +12,7 @@ names the exact blobs it staged); nothing else may be added under the root.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -27,13 +28,23 @@ from journal_mem.model.validate import Policy as Verdicts
 from journal_mem.model.validate import parse_valid
 from journal_mem.names import is_name
 from journal_mem.store.journal import is_entry_name
-from journal_mem.store.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS, Layout
+from journal_mem.store.layout import (
+    DISTILL_STATE,
+    JOURNAL,
+    KEEP,
+    MEMORY_MD,
+    TOPICS,
+    Layout,
+    root_at,
+)
 
 HEX_RE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 WHAT = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed", "U": "unmerged"}
 RESCUE = "jmem rescue   (files lessons and edits in the main checkout's journal, unstages them)"
 DISTILLER_ONLY = "only the distiller's own commit may change it"
+ROOT_MOVE_ENV = "JMEM_ALLOW_ROOT_MOVE"
+CONFIG_FILE = settings.CONFIG_FILE
 NEW_LESSON = 'jmem write --agent {agent} --topic {topic} --title "…"'
 
 
@@ -105,16 +116,59 @@ def classify(rel: str) -> tuple[str, str | None]:
 
 
 def judge(cwd: str, hook: str) -> tuple[int, list[str]]:
-    """Judge the staged changes under the memory root; exit 1 with every problem."""
+    """Judge the staged changes under the memory root; exit 1 with every problem.
+
+    The root is HEAD's (the committed config), not the one the commit stages:
+    a commit that moves it is refused unless JMEM_ALLOW_ROOT_MOVE=1, and then
+    both roots are judged.
+    """
     policy = load_policy(cwd)
-    changes = staged.changes(cwd, policy.layout.memory_root)
-    if not changes:
-        return OK, []
-    rules = (main_rules(policy, cwd, changes) if policy.repo.is_main
-             else worktree_rules(policy, changes))
+    staged_root = root_at(cwd, "") or policy.layout.memory_root
+    head_root = root_at(cwd, "HEAD") if gitfacts.has_head(cwd) else None
+    head_root = head_root or staged_root  # no config committed yet: nothing moves
+    rules = []
+    if head_root != staged_root and not settings.env_flag(ROOT_MOVE_ENV):
+        rules.append(root_moved(head_root, staged_root))
+    for root in dict.fromkeys([head_root, staged_root]):
+        rules += judge_root(dataclasses.replace(policy, layout=Layout(policy.repo, root)), cwd)
     if not rules:
         return OK, []
-    return REFUSED, render(hook, policy.layout.memory_root, rules)
+    return REFUSED, render(hook, head_root, rules)
+
+
+def judge_root(policy: Policy, cwd: str) -> list[Problem]:
+    """Every problem of the staged changes under `policy`'s memory root and above it."""
+    root = policy.layout.memory_root
+    ancestors = policy.layout.ancestors()
+    # one call covers the root and the folders above it (`.claude`)
+    every = staged.changes(cwd, ancestors[0] if ancestors else root)
+    changes = [c for c in every if c.path == root or c.path.startswith(root + "/")]
+    rules = [above_root(c) for c in every if c.path in ancestors and c.status != "D"]
+    if changes:
+        rules += (main_rules(policy, cwd, changes) if policy.repo.is_main
+                  else worktree_rules(policy, changes))
+    return rules
+
+
+def root_moved(old: str, new: str) -> Problem:
+    """The commit changes `memory_root`: what it does under either root is judged by neither."""
+    rule = (f"moves memory_root from {old}/ to {new}/: a commit is judged by the memory root "
+            "already committed, so moving it needs a separate, deliberate commit")
+    return Problem(CONFIG_FILE, rule, [
+        f"git restore --staged -- {CONFIG_FILE}   (keep the committed memory_root)",
+        f"{ROOT_MOVE_ENV}=1 git commit …   (a deliberate move: commit the config and "
+        "`git mv` of the folder only)",
+    ])
+
+
+def above_root(change: Change) -> Problem:
+    """A file or symlink staged where a folder above the memory root must be."""
+    quoted = shlex.quote(change.path)
+    what = "a symlink" if change.is_symlink else "a file"
+    rule = (f"{what} where a folder above the memory root must be: memory would be read and "
+            "written wherever it points, outside the repository")
+    return Problem(change.path, rule, [f"git rm --cached -q -- {quoted}   (and make it a real "
+                                       "folder)"])
 
 
 def render(hook: str, root: str, problems: list[Problem]) -> list[str]:

@@ -14,7 +14,7 @@ import datetime as dt
 import os
 from dataclasses import dataclass, field
 
-from journal_mem.errors import OK, REFUSED, ConfigError
+from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
 from journal_mem.model.drafts import Draft
 from journal_mem.store.context import Context
 from journal_mem.store.importer import Known, Progress, write_drafts
@@ -62,6 +62,11 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
 
     layout = ctx.layout
     report.found = len(drafts)
+    links = layout.symlinked_folders()
+    if links:  # a write through one would land outside the repository
+        raise PolicyViolation(f"import refused, nothing written: {', '.join(links)} "
+                              "is a symlink; memory folders must be real folders",
+                              hint="replace each link with a real folder")
     with DistillLock(layout.state_dir) as lock:
         journal = read_journal(layout, ctx.policy)
         done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)

@@ -11,6 +11,7 @@ from journal_mem.config.settings import CONFIG_FILE
 from journal_mem.errors import ConfigError
 from journal_mem.gitops import gitfacts
 from journal_mem.names import is_name
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.layout import KEEP, Layout
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
     branch = gitfacts.current_branch(root)
     source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
+    layout = Layout(repo, load(root).memory_root)
+    refuse_ignored(layout, sorted(set(agents) | set(layout.agents_on_disk())), "init",
+                   extra=[CONFIG_FILE])
     _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
     config = load(root)
     layout = Layout(repo, config.memory_root)
@@ -175,12 +179,15 @@ def init_claude(repo: gitfacts.Repo, report: InitReport, *, hooks: bool,
     from journal_mem.claude import settings as claude_settings
 
     root = repo.main_root
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
     if hooks:
-        report.done += claude_settings.merge_settings(root)
+        with_memory = sorted({*layout.agents_on_disk(), *config.agents, *agents})
+        report.done += claude_settings.merge_settings(root, with_memory)
         if shutil.which("jmem") is None:
             report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
-                                + claude_settings.PATH_HINT)
-    layout = Layout(repo, load(root).memory_root)
+                                + claude_settings.PATH_HINT
+                                + ", or install the Claude Code plugin (jmem claude-plugin)")
     for name in agents:
         path = claude_settings.write_agent(root, name)
         if path is None:

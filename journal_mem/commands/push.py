@@ -213,7 +213,9 @@ def _err(res: gitfacts.GitResult) -> str:
 
 
 def _nul(paths: list[str]) -> bytes:
-    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    """Literal pathspecs (`git --literal-pathspecs` would be exported to hooks)."""
+    return b"".join(f":(top,literal){p}".encode("utf-8", "surrogateescape") + b"\0"
+                    for p in paths)
 
 
 def _distilled_path(ctx: Context, path: str) -> bool:
@@ -259,10 +261,10 @@ def take_theirs(ctx: Context, rev_: str, paths: list[str]) -> None:
     keep = [p for p in paths if p in there]
     gone = [p for p in paths if p not in there]
     if keep:
-        gitfacts.run(["--literal-pathspecs", "checkout", rev_, "--pathspec-from-file=-",
+        gitfacts.run(["checkout", rev_, "--pathspec-from-file=-",
                       "--pathspec-file-nul"], root, clean=True, stdin=_nul(keep))
     if gone:
-        gitfacts.run(["--literal-pathspecs", "rm", "-q", "-f", "--cached", "--ignore-unmatch",
+        gitfacts.run(["rm", "-q", "-f", "--cached", "--ignore-unmatch",
                       "--pathspec-from-file=-", "--pathspec-file-nul"], root, clean=True,
                      stdin=_nul(gone))
         for path in gone:

@@ -4,7 +4,10 @@ Each new lesson (staged or untracked) under the worktree's memory root is
 validated and filed into the main checkout's journal through `journal.record`,
 the writer `write` uses. Edits of MEMORY.md, topic files or any other
 markdown file in an agent's folder (Claude Code curating its own memory)
-become one new lesson per added line (topic `inbox`). Afterwards the
+become one new lesson per added line that holds a word, headings included
+(topic `inbox`); a fact line deleted from MEMORY.md becomes a retraction of
+its [key], and an edited one a lesson superseding it. The work tree's copy
+is the one filed (it is newer than the staged one). Afterwards the
 worktree's copy goes back to HEAD and is unstaged. A file is put back only
 after everything it held was filed: if filing fails, it stays as it was.
 """
@@ -22,12 +25,17 @@ from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
 from journal_mem.gitops import gitfacts, staged
 from journal_mem.model.entry import TITLE_MAX, Entry, build
 from journal_mem.model.validate import check_built, parse_valid
+from journal_mem.names import MEMORY_MD, is_name
 from journal_mem.store.context import Context, open_context
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.journal import record
 
 INBOX = "inbox"
 _MARKUP_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)")
 _WORDS_RE = re.compile(r"\w")
+_HEADING_RE = re.compile(r"^#+\s*")
+# `- title (topics/t.md) [key]`: the line `render.fact_line` writes
+_KEY_RE = re.compile(r"(?:\s+\(topics/[^()]*\.md\))?\s+\[([^\[\]]+)\]\s*$")
 
 
 @dataclass
@@ -56,6 +64,8 @@ def rescue(cwd: str) -> RescueReport:
                  "(the guard checks them)")
     report = RescueReport()
     sources = _sources(ctx)
+    agents = {agent for s in sources if (agent := classify(s.rel)[1]) is not None}
+    refuse_ignored(ctx.layout, sorted(agents), "rescue")  # the lessons would never be committed
     if not sources:
         report.lines.append(f"nothing to rescue under {ctx.layout.memory_root}/ in this worktree")
     for source in sources:
@@ -123,47 +133,98 @@ def _file_entry(ctx: Context, source: _Source, agent: str, report: RescueReport)
 
 
 def _file_lines(ctx: Context, source: _Source, agent: str, report: RescueReport) -> None:
-    """A curated memory file: each added line becomes one inbox lesson."""
+    """A curated memory file: each added line becomes one inbox lesson, and a fact line
+    deleted from MEMORY.md becomes a retraction of that fact (its key is in [brackets])."""
     assert source.data is not None
     old = b""
     if source.in_head:
         old = gitfacts.run(["show", f"HEAD:{source.path}"], ctx.repo.worktree_root,
                            clean=True).stdout
-    lines = added_lines(old.decode("utf-8", "replace"), source.data.decode("utf-8", "replace"))
+    added, removed = changed_lines(old.decode("utf-8", "replace"),
+                                   source.data.decode("utf-8", "replace"))
+    facts = source.rel.endswith("/" + MEMORY_MD)  # only there is a line one fact [key]
+    if not facts:
+        removed = []
     branch = gitfacts.current_branch(ctx.repo.worktree_root) or "detached HEAD"
     origin = f"jmem rescue: added to {source.path} on {branch}"[:500]
-    entries = [_line_entry(ctx, agent, line, origin) for line in lines]
+    entries = [_line_entry(ctx, agent, line, origin, facts) for line in added]
+    kept = {fact_key(line) for line in added} if facts else set()
+    gone = f"jmem rescue: deleted from {source.path} on {branch}"[:500]
+    entries += [_retraction(ctx, agent, line, key, gone) for line in removed
+                if (key := fact_key(line)) and key not in kept]
     written = [record(ctx.layout, entry) for entry in entries]
     _restore(ctx, source)
-    count = ("1 added line filed as a lesson" if len(written) == 1
-             else f"{len(written)} added lines filed as lessons")
-    report.lines.append(f"{source.path}: {count} (topic {INBOX}); restored from HEAD")
+    retracted = sum(1 for e in entries if e.retracts)
+    lessons = len(written) - retracted
+    count = ("1 added line filed as a lesson" if lessons == 1
+             else f"{lessons} added lines filed as lessons") + f" (topic {INBOX})"
+    if retracted:
+        count += (", 1 deleted fact line filed as a retraction" if retracted == 1 else
+                  f", {retracted} deleted fact lines filed as retractions")
+    report.lines.append(f"{source.path}: {count}; restored from HEAD")
     report.lines += [f"  -> {w.path}" for w in written]
 
 
-def added_lines(old: str, new: str) -> list[str]:
-    """Lines of `new` that `old` does not have, without list markup, blanks or headings."""
+def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
+    """(lines of `new` that `old` lacks, lines of `old` that `new` lacks), each without
+    list markup; a line counts when it holds a word (headings included: nothing that
+    was written is dropped)."""
     import difflib
 
     old_lines, new_lines = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    added: list[str] = []
+    removed: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("insert", "replace"):
+            added += _content(new_lines[j1:j2])
+        if tag in ("delete", "replace"):
+            removed += _content(old_lines[i1:i2])
+    return added, removed
+
+
+def _content(lines: list[str]) -> list[str]:
     out = []
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag not in ("insert", "replace"):
-            continue
-        for line in new_lines[j1:j2]:
-            text = _MARKUP_RE.sub("", line.strip()).strip()
-            if text and not text.startswith("#") and _WORDS_RE.search(text):
-                out.append(text)
+    for line in lines:
+        text = _MARKUP_RE.sub("", line.strip()).strip()
+        text = _HEADING_RE.sub("", text).strip()
+        if _WORDS_RE.search(text):
+            out.append(text)
     return out
 
 
-def _line_entry(ctx: Context, agent: str, line: str, origin: str) -> Entry:
+def fact_key(line: str) -> str | None:
+    """The key of a MEMORY.md fact line (`title (topics/t.md) [key]`), or None."""
+    match = _KEY_RE.search(line)
+    return match.group(1) if match and is_name(match.group(1)) else None
+
+
+def _line_entry(ctx: Context, agent: str, line: str, origin: str, facts: bool) -> Entry:
+    key = fact_key(line) if facts else None
+    if key:  # an edited fact line: the corrected lesson replaces the fact
+        line = _KEY_RE.sub("", line).strip() or line
     title, body = line, ""
     if len(line) > TITLE_MAX:
         title, body = line[: TITLE_MAX - 1].rstrip() + "…", line
-    entry = build(agent=agent, topic=INBOX, title=title, body=body, source=origin,
-                  entry_bytes=ctx.config.budget.entry_bytes)
+    return _checked(ctx, build(agent=agent, topic=INBOX, title=title, body=body, source=origin,
+                               supersedes=[key] if key else None,
+                               entry_bytes=ctx.config.budget.entry_bytes))
+
+
+def _retraction(ctx: Context, agent: str, line: str, key: str, origin: str) -> Entry:
+    """A lesson retracting the fact whose MEMORY.md line was deleted."""
+    text = _KEY_RE.sub("", line).strip() or key
+    title = f"Retracted: {text}"
+    if len(title) > TITLE_MAX:
+        title = title[: TITLE_MAX - 1].rstrip() + "…"
+    return _checked(ctx, build(
+        agent=agent, topic=INBOX, title=title,
+        body=f"The line `{line}` was deleted from MEMORY.md in a worktree.",
+        source=origin, retracts=[key], entry_bytes=ctx.config.budget.entry_bytes))
+
+
+def _checked(ctx: Context, entry: Entry) -> Entry:
+    """The entry judged by the shared policy (secrets), with the rescue's own fix."""
     try:
         return check_built(entry, ctx.policy)
     except InvalidEntry as exc:
@@ -175,11 +236,11 @@ def _restore(ctx: Context, source: _Source) -> None:
     """Put the worktree's copy back to HEAD and unstage it (a new file is removed)."""
     top = ctx.repo.worktree_root
     if source.in_head:
-        gitfacts.run(["--literal-pathspecs", "restore", "--source=HEAD", "--staged",
-                      "--worktree", "--", source.path], top, clean=True)
+        gitfacts.run(["restore", "--source=HEAD", "--staged", "--worktree", "--",
+                      staged.pathspec(source.path)], top, clean=True)
         return
-    gitfacts.run(["--literal-pathspecs", "rm", "--cached", "-q", "--ignore-unmatch", "--",
-                  source.path], top, clean=True)
+    gitfacts.run(["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--",
+                  staged.pathspec(source.path)], top, clean=True)
     full = os.path.join(top, source.path)
     if os.path.lexists(full):
         os.unlink(full)

@@ -13,10 +13,12 @@ import shutil
 from typing import Any
 
 from journal_mem.claude import settings as claude_settings
+from journal_mem.errors import GitError
 from journal_mem.gitops import gitfacts, hooks
 from journal_mem.store import sessions
 from journal_mem.store.context import Context, open_context
-from journal_mem.store.layout import DISTILL_STATE
+from journal_mem.store.gitignored import ignored_lines
+from journal_mem.store.layout import DISTILL_STATE, Layout
 from journal_mem.store.listing import MISNAMED, misnamed_files, pending_paths
 from journal_mem.store.lock import held_by
 
@@ -38,7 +40,8 @@ def collect(cwd: str) -> dict[str, Any]:
         "lock": held_by(layout.state_dir),
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
-        "claude_hooks": _claude_hooks(ctx.repo.main_root),
+        "claude_hooks": _claude_hooks(ctx.repo.main_root, ctx.repo.worktree_root),
+        "ignored": _ignored(layout, agents),
     }
 
 
@@ -83,9 +86,29 @@ def render(report: dict[str, Any]) -> list[str]:
     ch = report["claude_hooks"]
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
+    for line in report["ignored"]:
+        out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
+                   "init, write and distill refuse until then)")
+    out += _claude_warnings(ch)
+    return out
+
+
+def _claude_warnings(ch: dict[str, Any]) -> list[str]:
+    """What keeps memory from reaching Claude Code sessions, and the fix."""
+    if ch["plugin"]:
+        return ["Claude Code plugin: installed (runs the hooks in every checkout, finds jmem "
+                "without PATH)"]
+    out = []
     if not ch["jmem_on_path"]:
-        out.append("warning: `jmem` is not on PATH, so the Claude Code hooks cannot run it; "
-                   + claude_settings.PATH_HINT)
+        out.append("warning: `jmem` is not on PATH: the hooks in .claude/settings.json cannot "
+                   "run (Claude Code shows a hook error, status 127, and every session goes "
+                   f"on without memory); {claude_settings.PATH_HINT}, or install the Claude "
+                   "Code plugin (jmem claude-plugin says how)")
+    if ch["worktree_missing"]:
+        out.append(f"warning: this worktree's .claude/settings.json lacks "
+                   f"{', '.join(ch['worktree_missing'])}: it was checked out before `jmem "
+                   "init`, and Claude Code runs the hooks of the checkout it starts in. Merge "
+                   "the main branch, or install the Claude Code plugin (jmem claude-plugin)")
     return out
 
 
@@ -145,6 +168,18 @@ def _git_hooks(root: str) -> dict[str, str]:
     return states
 
 
-def _claude_hooks(root: str) -> dict[str, Any]:
-    return {"missing": claude_settings.missing_hooks(root),
-            "jmem_on_path": shutil.which("jmem") is not None}
+def _claude_hooks(root: str, worktree: str) -> dict[str, Any]:
+    missing = claude_settings.missing_hooks(root)
+    # a linked worktree runs its own branch's settings: say so when they lag the main's
+    lagging = worktree != root and len(missing) < len(claude_settings.HOOKS)
+    return {"missing": missing, "jmem_on_path": shutil.which("jmem") is not None,
+            "worktree_missing": claude_settings.missing_hooks(worktree) if lagging else [],
+            "plugin": claude_settings.plugin_enabled()}
+
+
+def _ignored(layout: Layout, agents: list[str]) -> list[str]:
+    """Memory files git would ignore; a failing git call is reported, not raised."""
+    try:
+        return ignored_lines(layout, agents)
+    except GitError as exc:
+        return [f"{layout.memory_root}: cannot tell whether git ignores it ({exc.message})"]

@@ -16,25 +16,22 @@ corrections go last. One final line says what was cut and where to read it.
 
 from __future__ import annotations
 
-import os
-import re
 from typing import TYPE_CHECKING
 
+from journal_mem.commands.held import KEY_RE as _KEY_RE
+from journal_mem.commands.held import Held, digest
 from journal_mem.model.validate import Policy
-from journal_mem.store.layout import MEMORY_MD, Layout
+from journal_mem.store.layout import Layout
 from journal_mem.store.reader import Lesson, pending
 
 if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
     from journal_mem.commands.recall import Hit
 
-DEFAULT_MAX_CHARS = 10_000
+DEFAULT_MAX_CHARS = 9_500  # UTF-16 units: a margin below Claude Code's 10,000 cap
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
 INVALID_SHOWN = 5
-# A fact line's key is the bracketed name that ends a `- ` line: the header's
-# "KEY is in [brackets]" and brackets inside a title are not keys.
-_KEY_RE = re.compile(r"^- .* \[([a-z0-9][a-z0-9-]{0,63})\]$")
 # Rank bands: a lower rank survives longer.
 _HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
 
@@ -54,7 +51,8 @@ class Line:
 class Pack:
     """A built pack: its text, the keys it carries, and what was cut."""
 
-    __slots__ = ("agent", "corrections", "cut", "keys", "lessons", "problems", "text")
+    __slots__ = ("agent", "corrections", "cut", "held_keys", "keys", "lessons", "news",
+                 "offered", "problems", "text")
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
@@ -64,6 +62,9 @@ class Pack:
         self.lessons: list[Lesson] = []
         self.corrections: dict[str, str] = {}
         self.problems: list[str] = []
+        self.offered: list[str] = []  # digests of every candidate line, kept or cut
+        self.held_keys: list[str] = []  # keys of those lines
+        self.news = 0  # content lines in the text (0: nothing to tell)
 
     def as_json(self) -> dict[str, object]:
         """The pack for `wake --json`."""
@@ -80,58 +81,79 @@ class Pack:
         }
 
 
-def loaded_natively(layout: Layout, agent: str, event: str) -> bool:
-    """True when Claude Code itself loads this agent's MEMORY.md: only into a subagent
-    whose definition (project or user `.claude/agents/<agent>.md`) says `memory: project`."""
-    from journal_mem.model.frontmatter import scalar, split
-
-    if event != "SubagentStart":
-        return False
-    for folder in (layout.repo.worktree_root, os.path.expanduser("~")):
-        text = _read(os.path.join(folder, ".claude", "agents", f"{agent}.md"))
-        if text is not None:
-            front = split(text)[0]
-            return front is not None and scalar(front, "memory") == "project"
-    return False
-
-
-def memory_differs(layout: Layout, agent: str) -> bool:
-    """True when the worktree's own MEMORY.md is not the main checkout's (Claude Code
-    loads the worktree's copy natively, so the pack must carry the main one)."""
-    if layout.repo.is_main:
-        return False
-    own = os.path.join(layout.repo.worktree_root, layout.memory_root, agent, MEMORY_MD)
-    return _read(own) != _read(layout.memory_md(agent))
-
-
 def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAULT_MAX_CHARS,
           with_memory: bool = True, query: str | None = None,
           facts: list[Hit] | None = None,
-          min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
-    """The wake-up pack of `agent`, within `max_chars` characters.
+          min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+          held: Held | None = None, delta: bool = False, team_only: bool = False) -> Pack:
+    """The wake-up pack of `agent`, within `max_chars` UTF-16 units.
 
-    `facts` are the recalled facts answering `query` (see `for_command`). Pending
-    entries are judged by `policy`, as the next distill will judge them: an
-    invalid one is named in the pack and never applied.
+    `facts` are the recalled facts answering `query` (see `for_command`).
+    With `held`, the lines the session already has are left out and the keys
+    it holds that are no longer true are named (each fact reaches it once);
+    `delta` marks an update to a running session rather than its first pack.
+    `team_only` (an agent without memory): only lessons meant for every agent.
+    Pending entries are judged by `policy`, as the next distill will judge
+    them: an invalid one is named in the pack and never applied.
     """
     pack = Pack(agent)
     live, corrections = _sort_pending(pending(layout, policy), agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
     sections = [
-        _memory_lines(layout, agent, replaced) if with_memory else [],
+        _memory_lines(layout, agent, replaced) if with_memory and not team_only else [],
         _pending_lines(layout, live),
-        _correction_lines(corrections),
+        [] if team_only else _correction_lines(corrections),
         _query_lines(query, facts or [], min_confidence) if query else [],
     ]
-    head = [Line(f"# journal-mem: memory of agent {agent}", _HEAD, "head"),
-            Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
-                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
-    head += _invalid_lines(pack.problems)
-    kept = _fit([*head, *(line for s in sections for line in s)], max_chars, pack)
+    content = [line for s in sections for line in s if line.kind in _CONTENT]
+    pack.offered = sorted({digest(line.text) for line in content})
+    current = {k for line in content for k in line.keys}
+    if held is not None:
+        sections = [_unheld(s, held) for s in sections]
+        sections.append(_gone_lines(held.keys - current))
+    kept = _fit([*_head(agent, pack, delta), *(line for s in sections for line in s)],
+                max_chars, pack)
     pack.text = "\n".join(line.text for line in kept) + "\n"
     pack.keys = sorted({k for line in kept for k in line.keys})
+    pack.held_keys = sorted(current)
+    pack.news = sum(1 for line in kept if line.kind in _CONTENT)
     return pack
+
+
+_CONTENT = ("memory", "pending", "correction", "query")
+
+
+def _head(agent: str, pack: Pack, delta: bool) -> list[Line]:
+    title = (f"# journal-mem: memory of agent {agent} changed since it was last given to you"
+             if delta else f"# journal-mem: memory of agent {agent}")
+    head = [Line(title, _HEAD, "head"),
+            Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
+                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
+    return head[:1] if delta else head + _invalid_lines(pack.problems)
+
+
+def _unheld(section: list[Line], held: Held) -> list[Line]:
+    """The section without the lines the session holds (its heading only if any is left)."""
+    fresh = [line for line in section if line.kind in _CONTENT and line.text.strip()
+             and digest(line.text) not in held.digests]
+    if not fresh:
+        return []
+    heading = [line for line in section[:1] if line.kind == "heading"]
+    if heading and heading[0].text.startswith("## MEMORY.md"):
+        heading = [Line("## MEMORY.md lines you do not have yet (each replaces the line with "
+                        "the same key you were given)", heading[0].rank, "heading")]
+    return heading + fresh
+
+
+def _gone_lines(keys: set[str]) -> list[Line]:
+    if not keys:
+        return []
+    lines = [Line("## No longer in MEMORY.md", _HEAD, "heading")]
+    lines += [Line(f"do not rely on: {key} (no longer a fact in the main checkout's MEMORY.md; "
+                   f"`jmem recall {key}` shows what replaced it)", _HEAD, "correction", (key,))
+              for key in sorted(keys)]
+    return lines
 
 
 def _sort_pending(lessons: list[Lesson], agent: str,
@@ -231,20 +253,20 @@ def _fact_line(fact: Hit) -> str:
 
 def _fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
     """Drop whole lines, highest rank first, until the pack and its note fit."""
-    total = sum(len(line.text) + 1 for line in lines)
+    total = sum(_units(line.text) + 1 for line in lines)
     if total <= max_chars:
         return lines
     dropped: set[int] = set()
     counts: dict[str, int] = {}
     order = sorted(range(len(lines)), key=lambda i: lines[i].rank, reverse=True)
     for i in order:
-        if total + len(_cut_note(counts, pack)) + 1 <= max_chars:
+        if total + _units(_cut_note(counts, pack)) + 1 <= max_chars:
             break
         if lines[i].kind == "heading":
             continue  # a heading goes with the last line of its section, below
         dropped.add(i)
         counts[lines[i].kind] = counts.get(lines[i].kind, 0) + 1
-        total -= len(lines[i].text) + 1
+        total -= _units(lines[i].text) + 1
     kept = [line for i, line in enumerate(lines) if i not in dropped]
     kept = [line for j, line in enumerate(kept)
             if line.kind != "heading" or (j + 1 < len(kept) and kept[j + 1].kind
@@ -265,10 +287,15 @@ def _cut_note(counts: dict[str, int], pack: Pack) -> str:
             f"MEMORY.md, topics/ and journal/]")
 
 
+def _units(text: str) -> int:
+    """UTF-16 code units: how Claude Code counts its cap (an emoji is 2)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def _read(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            return fh.read().replace("\r\n", "\n")  # the same whatever the checkout's EOLs
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 

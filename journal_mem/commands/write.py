@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.config.settings import env_flag, env_value
-from journal_mem.errors import InvalidEntry
+from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.model.entry import ENTRY_NAME_RE, Entry, build
 from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context
@@ -16,6 +17,9 @@ from journal_mem.store.layout import TOPICS
 
 if TYPE_CHECKING:
     from journal_mem.commands.related import Related
+
+# The disk is full, the quota is used up, or the file size limit (RLIMIT_FSIZE) is hit.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def resolve_agent(ctx: Context, agent: str | None) -> str:
@@ -104,12 +108,25 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
     refuse_symlink(ctx, entry, outbox)
-    return record(ctx.layout, entry, outbox=outbox)
+    try:
+        return record(ctx.layout, entry, outbox=outbox)
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        # `record` names the file only once its content is on disk (fsynced), so a
+        # write that ran out of room left no entry behind, whole or partial.
+        raise JournalMemError(
+            f"no room to write the lesson ({exc.strerror}: {exc.filename or 'journal'}); "
+            "nothing written",
+            hint="free some disk space (or raise the quota or file size limit) and run the "
+                 "same command again",
+        ) from exc
 
 
 def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
     """Refuse a journal folder reached through a symlink (the file would land outside the
-    repository). Secrets were refused when the entry was judged (`compose`, `from_file`).
+    repository), and a journal git ignores (the lesson would never be committed). Secrets
+    were refused when the entry was judged (`compose`, `from_file`).
     """
     link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
     if link:
@@ -120,6 +137,12 @@ def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
             "nothing written",
             hint="replace the link with a real folder, or file the lesson with --outbox",
         )
+    if not outbox:
+        from journal_mem.store.gitignored import refuse_ignored
+        from journal_mem.store.journal import entry_name
+
+        refuse_ignored(ctx.layout, [entry.agent], "write",
+                       entry_name=entry_name(entry, "0" * 10))
 
 
 def refuse_key_clash(ctx: Context, entry: Entry) -> None:

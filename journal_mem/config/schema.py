@@ -35,10 +35,12 @@ def valid_name(value: str) -> bool:
 
 
 def relative_inside_repo(value: str) -> bool:
-    """A relative path inside the repository, without '..'."""
+    """A relative path inside the work tree, without '..', and not in a `.git` folder
+    (any case: a case-insensitive file system maps `.GIT` to the git dir too), where the
+    distiller would write into git's own hooks, refs and objects."""
     parts = value.strip("/").split("/")
     return bool(value.strip("/")) and not value.startswith(("/", "~")) and not any(
-        p in ("", ".", "..") for p in parts
+        p in ("", ".", "..") or p.lower() == ".git" for p in parts
     )
 
 
@@ -178,7 +180,8 @@ def _validator() -> Any:
 
 _MESSAGES = {
     "valid_name": "must match ^[a-z0-9][a-z0-9-]{0,63}$",
-    "relative_inside_repo": "must be a relative path inside the repository, without '..'",
+    "relative_inside_repo": "must be a relative path inside the work tree, without '..' "
+                           "and outside any .git folder",
 }
 
 

@@ -31,12 +31,30 @@ LOCAL_ENV_VARS = (
     "GIT_COMMON_DIR",
 )
 
+# These change what every pathspec means (Magit runs git with
+# `--literal-pathspecs`, which exports the first one to every hook): under
+# them the `:(top,literal)` magic matches nothing and the guard would see no
+# memory change at all. Every git call of ours runs without them, and so do
+# the hooks of the commits we make.
+PATHSPEC_ENV_VARS = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
+def git_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: ours) without the pathspec variables: what every git call gets."""
+    source = os.environ if env is None else env
+    return {k: v for k, v in source.items() if k not in PATHSPEC_ENV_VARS}
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment without the variables a hook's git inherits."""
-    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV_VARS}
+    """The environment without the variables a hook's git inherits (pathspec ones too)."""
+    env = {k: v for k, v in git_env().items() if k not in LOCAL_ENV_VARS}
     if extra:
         env.update(extra)
     return env
@@ -80,8 +98,7 @@ def run(
 
     from journal_mem.errors import GitError
 
-    if env is None:
-        env = clean_env() if clean else dict(os.environ)
+    env = git_env(env if env is not None else clean_env() if clean else None)
     env.setdefault("LC_ALL", "C")
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
@@ -105,7 +122,7 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
         pid = os.posix_spawnp(
             "git",
             ["git", "-C", cwd, *args],
-            os.environ,
+            git_env(),
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
                 (os.POSIX_SPAWN_DUP2, write_fd, 1),
@@ -166,19 +183,7 @@ def locate(cwd: str) -> Repo:
 
     if not os.path.isdir(cwd):
         raise _not_a_repo(cwd, "no such directory")
-    code, out = spawn_git(
-        [
-            "rev-parse",
-            "--path-format=absolute",
-            "--absolute-git-dir",
-            "--git-common-dir",
-            "--is-bare-repository",
-            "--show-toplevel",
-        ],
-        cwd,
-        quiet=True,
-    )
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    code, lines = _rev_parse(cwd)
     if len(lines) >= 3 and lines[2] == "true":
         raise UnsupportedRepo(
             f"{cwd} is a bare repository: there is no main checkout to hold the journal",
@@ -187,9 +192,59 @@ def locate(cwd: str) -> Repo:
     if code != 0 or len(lines) != 4:
         raise _not_a_repo(cwd, "git rev-parse found no work tree here")
     git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
+    if "GIT_DIR" in os.environ and "GIT_WORK_TREE" not in os.environ:
+        top = _top_of(git_dir, common_dir, top)
     if git_dir == common_dir:
         return Repo(git_dir, common_dir, top, top)
     return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
+
+
+def _top_of(git_dir: str, common_dir: str, guess: str) -> str:
+    """The work tree of `git_dir` when GIT_DIR is set without GIT_WORK_TREE.
+
+    git then takes the current directory for the top of the work tree, so a
+    shell in `<top>/sub` would put memory under `sub/.claude/`. The checkout
+    the git dir belongs to is found as for a hook instead; `guess` (git's
+    answer) stays when there is none.
+    """
+    from journal_mem.errors import UnsupportedRepo
+
+    if git_dir == common_dir:
+        try:
+            return find_main_checkout(common_dir)
+        except UnsupportedRepo:
+            return guess
+    try:  # a linked worktree's git dir names its `.git` file
+        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8") as fh:
+            dot_git = fh.read().removesuffix("\n")
+    except (OSError, UnicodeDecodeError):
+        return guess
+    return os.path.realpath(os.path.dirname(dot_git))
+
+
+_WHERE = ("--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel")
+
+
+def _rev_parse(cwd: str) -> tuple[int, list[str]]:
+    """(exit code, answers) of `git rev-parse` for `_WHERE`, one answer per flag given.
+
+    rev-parse has no `-z`: its answers are separated by "\n" only (never
+    `splitlines`, which also splits at a form feed or U+0085, both legal in a
+    path). When a path holds a "\n" itself, each flag is asked on its own.
+    """
+    code, out = spawn_git(["rev-parse", "--path-format=absolute", *_WHERE], cwd, quiet=True)
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if len(lines) <= len(_WHERE) and (code != 0 or len(lines) == len(_WHERE)):
+        return code, lines
+    answers: list[str] = []
+    for flag in _WHERE:
+        code, out = spawn_git(["rev-parse", "--path-format=absolute", flag], cwd, quiet=True)
+        if code != 0:
+            return code, answers
+        answers.append(out.decode("utf-8", "surrogateescape").removesuffix("\n"))
+    return 0, answers
 
 
 def _core_settings(common_dir: str) -> dict[str, str]:
@@ -264,3 +319,43 @@ def current_branch(root: str) -> str:
 def has_head(root: str) -> bool:
     """False before the first commit."""
     return run(["rev-parse", "--verify", "--quiet", "HEAD"], root, clean=True, check=False).ok
+
+
+def quick_common_dir(cwd: str) -> str | None:
+    """The git common dir of the checkout holding `cwd`, found without running git.
+
+    For the live check at every prompt: walks up to the first `.git` (a folder
+    in a main checkout; a `gitdir:` file in a linked worktree, whose git dir
+    names the common dir in `commondir`). None when it cannot tell: the
+    caller then does nothing, or asks git.
+    """
+    folder = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            return os.path.realpath(dot)
+        if os.path.isfile(dot):
+            return _common_from_gitfile(folder, dot)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _common_from_gitfile(folder: str, dot: str) -> str | None:
+    try:
+        with open(dot, encoding="utf-8") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(folder, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = fh.readline().strip()
+    except FileNotFoundError:
+        return os.path.realpath(git_dir)  # a submodule or separate git dir: its own
+    except OSError:
+        return None
+    return os.path.realpath(os.path.join(git_dir, common))

@@ -21,6 +21,9 @@ from journal_mem.gitops import gitfacts
 MARKER = "# journal-mem-hook v1"
 GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
 HOOKS = (*GUARD_HOOKS, "post-commit")
+# The shim template of each hook, in journal_mem/resources/ (a new hook needs one here).
+TEMPLATES = {"pre-commit": "hook-guard.sh", "pre-merge-commit": "hook-guard.sh",
+             "post-commit": "hook-post-commit.sh"}
 LEGACY = ".legacy"
 
 
@@ -52,8 +55,7 @@ def shim(name: str) -> str:
     """The text of hook `name`, from its template in `journal_mem/resources/`."""
     from journal_mem.resources import fill
 
-    template = "hook-post-commit.sh" if name == "post-commit" else "hook-guard.sh"
-    return fill(template, marker=MARKER, legacy=name + LEGACY, python=python(),
+    return fill(TEMPLATES[name], marker=MARKER, legacy=name + LEGACY, python=python(),
                 python_quoted=shlex.quote(python()), command=command(name))
 
 

@@ -105,7 +105,10 @@ def last_commit_of(root: str, path: str) -> str | None:
 
 
 def _pathspecs(paths: list[str]) -> bytes:
-    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    """Literal pathspecs, one per path: magic in each spec rather than `git
+    --literal-pathspecs`, which git would export to the hooks of our commit."""
+    return b"".join(f":(top,literal){p}".encode("utf-8", "surrogateescape") + b"\0"
+                    for p in paths)
 
 
 def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str,
@@ -119,7 +122,6 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     ticket is removed afterwards, also on failure. Returns the new commit id.
     """
     fds = (lock_fd,) if lock_fd >= 0 else ()
-    base = ["--literal-pathspecs"]
     # A path git never knew and that is gone now (a file an earlier --no-commit run
     # wrote and this one removed) would make `git add` and `git commit` fail.
     wanted = set(paths)
@@ -127,7 +129,7 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     head = head_blobs(root, prefix, wanted)
     add = [p for p in paths if p in known or os.path.lexists(os.path.join(root, p))]
     if add:
-        gitfacts.run([*base, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        gitfacts.run(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
                      root, clean=True, stdin=_pathspecs(add), pass_fds=fds)
     staged = index_blobs(root, prefix, wanted)
     # A deletion an earlier (killed) distill already staged is in HEAD only: commit it too.
@@ -138,7 +140,7 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     write_ticket(state_dir, {p: staged.get(p, ZERO) for p in paths})
     try:
         res = gitfacts.run(
-            [*base, "commit", "--quiet", "--no-status", "-F", message_file(state_dir, message),
+            ["commit", "--quiet", "--no-status", "-F", message_file(state_dir, message),
              "--only", "--pathspec-from-file=-", "--pathspec-file-nul"],
             root, clean=True, stdin=spec, check=False, pass_fds=fds,
         )

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from journal_mem.model.drafts import Draft, join_body, title_and_body
+from journal_mem.model.fold import normalise_title
 from journal_mem.model.mdblocks import ITEM, Block, blocks, plain_heading
 from journal_mem.model.mdimport import topic_of
 from journal_mem.names import MEMORY_MD, is_name
@@ -210,10 +211,13 @@ def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, 
             continue
         edit.drafts.append(_changed(agent, fact, piece, memory_md, source, now))
         edit.changed += 1
+    shown = {normalise_title(p.title) for p in before if p.key}
     for piece in after:
         if (piece.key and piece.key in old) or (not piece.key and (piece.title, piece.body)
                                                 in loose):
             continue
+        if not piece.key and normalise_title(piece.title) in shown:
+            continue  # a fact line copied without its key: the fact is there already
         title, extra = title_and_body(plain_heading(piece.title))
         edit.drafts.append(Draft(
             agent=agent, topic=piece.topic, title=title, body=join_body(extra, piece.body),

@@ -81,7 +81,7 @@ def write_drafts(layout: Layout, drafts: list[Draft], known: Known, policy: Poli
         try:
             entry = settle(draft, known, now, policy)
         except InvalidEntry as exc:
-            out.invalid += [f"{draft.where or draft.source}: {p}" for p in exc.problems]
+            out.invalid += [f"{draft.source or draft.where}: {p}" for p in exc.problems]
             continue
         if entry is None:
             out.skipped += 1

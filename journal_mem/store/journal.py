@@ -107,6 +107,15 @@ def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:
     sends the entry to the outbox, and `Written.note` says why.
     """
     if not outbox:
+        link = layout.symlink_on_way(layout.journal_dir(entry.agent))
+        if link:  # every writer (write, rescue, outbox drain) comes through here
+            from journal_mem.errors import PolicyViolation
+
+            raise PolicyViolation(
+                f"{link} is a symlink: memory folders must be real folders inside the "
+                "repository; nothing written",
+                hint="replace the link with a real folder, or file the lesson with --outbox",
+            )
         try:
             path = write_entry(layout.journal_dir(entry.agent), entry)
             return Written(path, entry.key, False)

@@ -71,35 +71,41 @@ class Layout:
             and not os.path.islink(os.path.join(self.main_memory, n))  # never read through one
         )
 
-    # --- symlinks under the memory root (hostile trees) ------------------------
+    # --- symlinks on the way to memory (hostile trees) --------------------------
 
     def symlink_on_way(self, path: str) -> str | None:
-        """The first folder from the memory root down to `path` (inclusive) that is a
+        """The first folder from the repository top down to `path` (inclusive) that is a
         symlink, repository-relative; None when every one is a real folder.
 
-        A symlinked agent, journal or topics folder would make a writer create
-        files wherever the link points, outside the repository.
+        A symlinked `.claude`, memory root, agent, journal or topics folder would
+        make a writer create files wherever the link points, outside the
+        repository. Paths outside the main checkout (the outbox lives in the git
+        dir) are not checked.
         """
-        top = self.main_memory
+        top = self.repo.main_root
         rel = os.path.relpath(path, top)
-        if rel.startswith(os.pardir):
-            return None  # not under the memory root (the outbox lives in the git dir)
+        if rel == os.curdir or rel.startswith(os.pardir):
+            return None
         current = top
-        for part in ([] if rel == os.curdir else rel.split(os.sep)):
-            if os.path.islink(current):
-                break
+        for part in rel.split(os.sep):
             current = os.path.join(current, part)
-        return self.rel(current) if os.path.islink(current) else None
+            if os.path.islink(current):
+                return self.rel(current)
+        return None
 
     def symlinked_folders(self) -> list[str]:
-        """Repository-relative paths of the memory root, agent folders and their journal
-        and topics folders that are symlinks: what no writer may write through."""
+        """Repository-relative paths of the folders above the memory root, the root
+        itself, agent folders and their journal and topics folders that are
+        symlinks: what no writer may write through."""
+        above = self.symlink_on_way(self.main_memory)
+        if above is not None:
+            return [above]  # nothing below it is inside the repository
         top = self.main_memory
-        found = [self.rel(top)] if os.path.islink(top) else []
         try:
             names = sorted(os.listdir(top))
         except (FileNotFoundError, NotADirectoryError):
-            return found
+            return []
+        found = []
         for name in names:
             agent = os.path.join(top, name)
             if os.path.islink(agent):
@@ -109,3 +115,33 @@ class Layout:
                 if os.path.islink(os.path.join(agent, sub)):
                     found.append(self.rel(os.path.join(agent, sub)))
         return found
+
+    def ancestors(self) -> list[str]:
+        """Repository-relative folders above the memory root, top first (`.claude`)."""
+        parts = self.memory_root.split("/")
+        return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def root_at(cwd: str, rev: str, *, clean: bool = False) -> str | None:
+    """The memory root the config file at `rev` sets ("" for the index), with `JMEM_*`
+    applied; None when `rev` has no config file (or there is no `rev`).
+
+    The guard and `check --base` judge a commit by the root of the side they
+    trust, not the one the commit itself sets: a commit that moved the root
+    would otherwise decide which of its own changes are looked at.
+    """
+    from journal_mem.config import settings
+    from journal_mem.gitops import gitfacts
+
+    res = gitfacts.run(["cat-file", "blob", f"{rev}:{settings.CONFIG_FILE}"], cwd,
+                       check=False, clean=clean)
+    if not res.ok:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(res.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}  # reported by every other command; judge with the defaults
+    merged = settings.gather(cwd, file_data=data)[0]
+    return str(settings.get(merged, "memory_root")).strip().strip("/")

@@ -32,14 +32,21 @@ class MemFile:
     rel: str  # memory-root-relative
     path: str  # absolute
     topic: str | None  # None for MEMORY.md
-    text: str
     generated: bool
 
+    @property
+    def text(self) -> str:
+        """The whole file (read when asked: a distill looks at every file's head only)."""
+        return _read(self.path) or ""
 
-def _read(path: str) -> str | None:
+
+HEAD_BYTES = 1024  # the generated header is in the first lines
+
+
+def _read(path: str, size: int = -1) -> str | None:
     try:
         with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "replace").replace("\r\n", "\n")
+            return fh.read(size).decode("utf-8", "replace").replace("\r\n", "\n")
     except OSError:
         return None
 
@@ -61,12 +68,12 @@ def memory_files(layout: Layout, agents: list[str] | None = None) -> list[MemFil
             path = os.path.join(layout.agent_dir(agent), name)
             if os.path.islink(path) or not os.path.isfile(path):
                 continue
-            text = _read(path)
-            if text is None:
+            head = _read(path, HEAD_BYTES)
+            if head is None:
                 continue
             out.append(MemFile(agent, f"{agent}/{name}", path,
                                topic if topic is None or is_name(topic) else _topic(topic),
-                               text, is_generated(text)))
+                               is_generated(head)))
     return out
 
 

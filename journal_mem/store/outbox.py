@@ -143,7 +143,15 @@ def waiting(layout: Layout, policy: Policy) -> list[Waiting]:
 
 def drain_now(layout: Layout, policy: Policy) -> Drained:
     """`jmem outbox drain`: drain under the distill lock (a running distill drains too)."""
+    from journal_mem.errors import PolicyViolation
+    from journal_mem.store.gitignored import refuse_ignored
     from journal_mem.store.lock import DistillLock
 
+    links = layout.symlinked_folders()  # a distill checks the same before its drain
+    if links:
+        raise PolicyViolation(
+            "outbox drain refused, nothing moved: symlinks on the way to memory: "
+            + ", ".join(links), hint="replace each link with a real folder")
+    refuse_ignored(layout, sorted({agent for agent, _ in iter_outbox(layout)}), "outbox drain")
     with DistillLock(layout.state_dir):
         return drain(layout, policy)

@@ -1,22 +1,81 @@
-"""The session log: what each Claude Code session was given when it woke up.
+"""The session log and each session's state: what a Claude Code session was given.
 
 `<git-common-dir>/journal-mem/logs/sessions.jsonl`, one JSON object a line
-(time, event, session id, agent id, agent, keys injected), appended with a
-single `O_APPEND` write so that parallel sessions never interleave a line.
-It answers "what did that session know" (`jmem status --sessions`) and gives
-`remind` the time its session started. Standard library only (hot path).
+(time, event, source, session id, agent id, agent, keys injected), appended
+with a single `O_APPEND` write so that parallel sessions never interleave a
+line. It answers "what did that session know" (`jmem status --sessions`).
+
+`<git-common-dir>/journal-mem/sessions/<session>--<agent id>.json` is the
+running total of one session (or subagent): when it started (the reminder's
+clock, kept across resume and compaction), the digests of the lines it holds
+(injected by jmem or loaded natively by Claude Code), and the modification
+times of the files that could change them. The live check (UserPromptSubmit,
+PostToolUse) reads only this file and stats those paths, so "nothing
+changed" costs a few system calls. Standard library only (hot path).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import os
 
+# `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
+# prompt needs none of them, so they are imported where they are used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+
 LOG = os.path.join("logs", "sessions.jsonl")
 REMINDED = "reminded"
-TAIL_CHUNK = 65536
+STATES = "sessions"
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def state_path(state_dir: str, session_id: str, agent_id: str) -> str:
+    """Where the state of one session (agent_id "" = the main session) is kept."""
+    name = f"{session_id}--{agent_id or 'main'}"
+    if len(name) > 150 or not set(name) <= _SAFE or name.startswith("."):
+        import hashlib
+
+        name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:40]
+    return os.path.join(state_dir, STATES, name + ".json")
+
+
+def load_state(path: str) -> dict[str, object] | None:
+    """A session's state, or None when it has none (never woke with jmem) or it is unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return _load(fh.read())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def save_state(path: str, state: dict[str, object]) -> None:
+    """Write a session's state atomically (temp file in the same folder, then rename)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(json.dumps(state, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    os.replace(tmp, path)
+
+
+def mtimes(paths: list[str]) -> dict[str, int]:
+    """Modification time (ns) of each path; 0 for a missing one."""
+    out = {}
+    for path in paths:
+        try:
+            out[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            out[path] = 0
+    return out
+
+
+def unchanged(state: dict[str, object]) -> bool:
+    """True when no watched path of the state changed since it was recorded."""
+    watch = state.get("watch")
+    if not isinstance(watch, dict) or not watch:
+        return False
+    return mtimes(list(watch)) == watch
 
 
 def log_path(state_dir: str) -> str:
@@ -25,6 +84,8 @@ def log_path(state_dir: str) -> str:
 
 def now() -> dt.datetime:
     """The current time, UTC, to the millisecond (as entries stamp `created`)."""
+    import datetime as dt
+
     t = dt.datetime.now(dt.UTC)
     return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
@@ -52,38 +113,13 @@ def read(state_dir: str, limit: int | None = None) -> list[dict[str, object]]:
     return out if limit is None else out[-limit:]
 
 
-def session_start(state_dir: str, session_id: str, agent_id: str) -> dt.datetime | None:
-    """When this session (or subagent) woke up, from the newest matching log record.
-
-    Reads the log backwards a chunk at a time: a long log is not read whole.
-    """
-    try:
-        fh = open(log_path(state_dir), "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return None
-    with fh:
-        end = fh.seek(0, os.SEEK_END)
-        tail = b""
-        while end > 0:
-            start = max(0, end - TAIL_CHUNK)
-            fh.seek(start)
-            block = fh.read(end - start) + tail
-            lines = block.split(b"\n")
-            tail = lines.pop(0) if start > 0 else b""
-            for raw in reversed(lines):
-                record = _load(raw)
-                if record and record.get("session_id") == session_id and \
-                        record.get("agent_id", "") == agent_id and record.get("time"):
-                    return _time(str(record["time"]))
-            end = start
-    return None
-
-
 def first_reminder(state_dir: str, session_id: str, agent_id: str) -> bool:
     """True the first time it is asked for this session; False ever after.
 
     An exclusive create is the memory, so two Stop hooks racing block once.
     """
+    import hashlib
+
     folder = os.path.join(state_dir, REMINDED)
     os.makedirs(folder, exist_ok=True)
     name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:32]
@@ -105,7 +141,12 @@ def _load(raw: bytes) -> dict[str, object] | None:
     return record if isinstance(record, dict) else None
 
 
-def _time(text: str) -> dt.datetime | None:
+def parse_time(text: object) -> dt.datetime | None:
+    """A time written by `now().isoformat()` (None when it is not one)."""
+    import datetime as dt
+
+    if not isinstance(text, str):
+        return None
     try:
         when = dt.datetime.fromisoformat(text)
     except ValueError:

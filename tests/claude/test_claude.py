@@ -54,44 +54,98 @@ def test_hook_output_shape_for_each_event(repo: Path, event: str) -> None:
     assert "Pending one" in str(inner["additionalContext"])
 
 
-def test_worktree_gets_main_memory_only_when_its_copy_differs(repo: Path,
-                                                              worktree: Path) -> None:
-    memory(repo, "api", "- Same fact [same]\n")
-    memory(worktree, "api", "- Same fact [same]\n")
+def agent_file(root: Path, file: str, name: str, memory: str = "project") -> None:
+    path = root / ".claude" / "agents" / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {name}\ndescription: d\nmemory: {memory}\n---\n\nYou are it.\n")
+
+
+def test_stale_worktree_subagent_gets_only_the_lines_its_native_copy_lacks(
+        repo: Path, worktree: Path, tmp_path: Path) -> None:
+    memory(repo, "api", "# api\n- Same fact [same]\n- Changed fact, new text [changed]\n"
+                        "- Fresh fact from main [fresh]\n")
+    memory(worktree, "api", "# api\n- Same fact [same]\n- Changed fact, old text [changed]\n"
+                            "- Dropped fact [dropped]\n")
+    agent_file(worktree, "code-review.md", "api", memory='"project"')  # name != file name
     stdin = hook_input(worktree, "SubagentStart", agent_type="api", agent_id="a")
-    inner, _ = wake_hook(worktree, stdin)
-    assert "- Same fact [same]" in str(inner["additionalContext"])  # no memory: project agent
-    definition = worktree / ".claude" / "agents" / "api.md"
-    definition.parent.mkdir(parents=True)
-    definition.write_text("---\nname: api\nmemory: project\n---\n\nYou are api.\n")
-    inner, _ = wake_hook(worktree, stdin)
-    assert "Same fact" not in str(inner["additionalContext"])  # Claude Code loads it natively
-    session, _ = wake_hook(worktree, hook_input(worktree, "SessionStart"),
+    inner, _ = wake_hook(worktree, stdin, HOME=str(tmp_path))
+    text = str(inner["additionalContext"])
+    assert "Same fact" not in text  # Claude Code loads the worktree's copy itself
+    assert text.count("- Fresh fact from main [fresh]") == 1
+    assert text.count("- Changed fact, new text [changed]") == 1
+    assert "old text" not in text
+    assert "do not rely on: dropped" in text
+    off, _ = wake_hook(worktree, stdin, HOME=str(tmp_path), CLAUDE_CODE_DISABLE_AUTO_MEMORY="1")
+    assert str(off["additionalContext"]).count("- Same fact [same]") == 1  # nothing native
+
+
+def test_main_checkout_native_agent_gets_no_memory_lines_twice(repo: Path,
+                                                                tmp_path: Path) -> None:
+    memory(repo, "api", "- Same fact [same]\n")
+    agent_file(repo, "reviewer-file.md", "api")
+    for event, extra in (("SubagentStart", {"agent_id": "a"}), ("SessionStart", {})):
+        inner, _ = wake_hook(repo, hook_input(repo, event, agent_type="api", **extra),
+                             HOME=str(tmp_path))  # SessionStart + agent_type: claude --agent
+        assert "Same fact" not in str(inner["additionalContext"])
+    session, _ = wake_hook(repo, hook_input(repo, "SessionStart"), HOME=str(tmp_path),
                            JMEM_DEFAULT_AGENT="api")
-    assert "- Same fact [same]" in str(session["additionalContext"])  # main session: no native
-    memory(repo, "api", "- Same fact [same]\n- Fresh fact from main [fresh]\n")
-    inner, _ = wake_hook(worktree, stdin)
-    assert "- Fresh fact from main [fresh]" in str(inner["additionalContext"])
+    assert "- Same fact [same]" in str(session["additionalContext"])  # plain main session
+    settings = repo / ".claude" / "settings.local.json"
+    settings.write_text('{"autoMemoryEnabled": false}')
+    inner, _ = wake_hook(repo, hook_input(repo, "SubagentStart", agent_type="api",
+                                          agent_id="b"), HOME=str(tmp_path))
+    assert "- Same fact [same]" in str(inner["additionalContext"])
+
+
+def test_pack_is_cut_in_utf16_units_below_the_cap(repo: Path) -> None:
+    lines = [f"- Fact {i} 🚀🚀🚀🚀 about the build and the deploy pipeline [fact-{i}]"
+             for i in range(400)]
+    memory(repo, "api", "\n".join(lines) + "\n")
+    inner, _ = wake_hook(repo, hook_input(repo, "SubagentStart", agent_type="api",
+                                          agent_id="a"))
+    text = str(inner["additionalContext"])
+    units = len(text.encode("utf-16-le")) // 2
+    assert 9_000 < units <= 9_500 < len(text) + 2_000
+    assert "- Fact 0 🚀" in text and "cut" in text.splitlines()[-1]
 
 
 @pytest.mark.parametrize("stdin", ["not json", "[1, 2]", "", b"\xff"])
-def test_malformed_stdin_warns_and_exits_zero(repo: Path, stdin: str | bytes) -> None:
-    inner, err = wake_hook(repo, stdin)
-    assert str(inner["additionalContext"]).startswith("journal-mem warning: ")
-    assert "journal-mem warning: " in err
+def test_malformed_stdin_tells_the_user_not_the_model(repo: Path, stdin: str | bytes) -> None:
+    proc = jmem(repo, "wake", "--hook", "claude", stdin=stdin)
+    assert proc.returncode == 0
+    out = json.loads(proc.stdout)
+    assert set(out) == {"systemMessage"}
+    assert str(out["systemMessage"]).startswith("journal-mem warning: ")
+    assert "journal-mem warning: " in proc.stderr
 
 
-def test_no_repository_warns_and_exits_zero(tmp_path: Path) -> None:
-    inner, err = wake_hook(tmp_path, hook_input(tmp_path, "SessionStart"))
-    assert "not inside a git work tree" in str(inner["additionalContext"])
-    assert err.count("\n") == 1
+def test_no_repository_tells_the_user_and_exits_zero(tmp_path: Path) -> None:
+    proc = jmem(tmp_path, "wake", "--hook", "claude",
+                stdin=hook_input(tmp_path, "SessionStart"))
+    assert proc.returncode == 0
+    assert "not inside a git work tree" in json.loads(proc.stdout)["systemMessage"]
+    assert proc.stderr.count("\n") == 1
 
 
-def test_unknown_agent_warns_and_exits_zero(repo: Path) -> None:
-    inner, err = wake_hook(repo, hook_input(repo, "SubagentStart", agent_type="Explore",
-                                            agent_id="x"))
-    assert "no memory for agent 'Explore'" in str(inner["additionalContext"])
-    assert "known: api, web" in err
+@pytest.mark.parametrize("agent", ["Explore", "general-purpose", "Plan", "statusline-setup",
+                                   "plugin:name"])
+def test_agent_without_memory_gets_nothing(repo: Path, agent: str) -> None:
+    proc = jmem(repo, "wake", "--hook", "claude",
+                stdin=hook_input(repo, "SubagentStart", agent_type=agent, agent_id="x"))
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "no memory for agent" in proc.stderr
+
+
+def test_main_session_without_memory_gets_only_team_wide_lessons(repo: Path) -> None:
+    stdin = hook_input(repo, "SessionStart", source="startup")
+    proc = jmem(repo, "wake", "--hook", "claude", stdin=stdin)
+    assert (proc.returncode, proc.stdout) == (0, "")  # default agent "main" has no memory
+    jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "For everyone",
+         "--applies-to", "all", "--body", "b")
+    inner, _ = wake_hook(repo, hook_input(repo, "SessionStart", source="startup",
+                                          session_id="s2"))
+    text = str(inner["additionalContext"])
+    assert "For everyone" in text and "warning" not in text
 
 
 def test_switched_off_hooks_say_so_in_one_line(repo: Path) -> None:
@@ -150,11 +204,16 @@ def test_settings_merge_keeps_foreign_hooks_and_is_idempotent(repo: Path) -> Non
     assert data["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
     start = data["hooks"]["SessionStart"]
     assert start[0] == FOREIGN["hooks"]["SessionStart"][0]  # in place, first
-    assert start[1] == {"hooks": [{"type": "command", "command": "jmem wake --hook claude"}]}
+    assert start[1] == {"hooks": [{"type": "command", "command": "jmem wake --hook claude",
+                                   "timeout": 15,
+                                   "statusMessage": "journal-mem: loading memory"}]}
     for event, command in (("SubagentStart", "wake"), ("Stop", "remind"),
-                           ("SubagentStop", "remind")):
-        assert data["hooks"][event] == [
-            {"hooks": [{"type": "command", "command": f"jmem {command} --hook claude"}]}]
+                           ("SubagentStop", "remind"), ("UserPromptSubmit", "wake")):
+        [group] = data["hooks"][event]
+        assert group["hooks"][0]["command"] == f"jmem {command} --hook claude"
+        assert 0 < group["hooks"][0]["timeout"] <= 15
+    assert data["hooks"]["SubagentStart"][0]["matcher"] == "^(api|web)$"
+    assert "matcher" not in data["hooks"]["Stop"][0]
     before = settings.read_bytes()
     proc = jmem(repo, "init")
     assert proc.returncode == 0
@@ -193,3 +252,40 @@ def test_no_claude_leaves_settings_alone(repo: Path) -> None:
     assert not (repo / ".claude" / "settings.json").exists()
     git(repo, "status")
     assert os.path.isdir(repo / MEM)
+
+
+def test_init_recognises_our_hooks_in_exec_form_and_updates_the_matcher(repo: Path) -> None:
+    settings = repo / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "jmem",
+                                     "args": ["wake", "--hook", "claude"]}]}],
+        "Stop": [{"hooks": [{"type": "command",
+                             "command": "/opt/venv/bin/python -m journal_mem remind "
+                                        "--hook claude"}]}],
+        "SubagentStart": [{"matcher": "^(api)$", "hooks": [
+            {"type": "command", "command": "jmem wake --hook claude", "timeout": 3}]}],
+    }}))
+    assert jmem(repo, "init", "--claude-agent", "reviewer").returncode == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert len(hooks["SessionStart"]) == len(hooks["Stop"]) == 1
+    assert hooks["SessionStart"][0]["hooks"][0]["args"] == ["wake", "--hook", "claude"]
+    assert hooks["SessionStart"][0]["hooks"][0]["timeout"] == 15
+    [start] = hooks["SubagentStart"]
+    assert start["matcher"] == "^(api|reviewer|web)$"
+    assert start["hooks"][0]["timeout"] == 3  # a user's own choice stays
+    before = settings.read_bytes()
+    assert jmem(repo, "init").returncode == 0
+    assert settings.read_bytes() == before
+    status = jmem(repo, "status")
+    assert "Claude Code hooks: all installed" in status.stdout
+
+
+def test_context_is_cut_in_utf16_units_at_a_line_end() -> None:
+    from journal_mem.claude import protocol
+
+    text = "".join(f"line {i} 🦀🦀🦀\n" for i in range(2000))  # 12 chars, 15 units a line
+    out = json.loads(protocol.context_output("SessionStart", text))
+    sent = out["hookSpecificOutput"]["additionalContext"]
+    assert protocol.utf16_len(sent) <= protocol.PACK_LIMIT < protocol.CONTEXT_LIMIT
+    assert len(sent) > protocol.PACK_LIMIT * 0.7 and sent.endswith("🦀\n")
+    assert protocol.utf16_len("🦀a") == 3

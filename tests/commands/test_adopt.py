@@ -130,3 +130,15 @@ def test_check_waits_for_imported_hand_written_files_and_names_the_others(
     assert jmem(main, "import", "memory").returncode == 0
     proc = jmem(main, "check")  # imported: the files only wait for the distill
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_hand_edit_holding_a_secret_refuses_the_distill(repo: Path) -> None:
+    target = _distilled(repo)
+    target.write_text(target.read_text().replace(
+        "## db · topics/db.md\n", "## db · topics/db.md\n- The key is AKIAIOSFODNN7EXAMPLF\n"))
+    tip = head(repo)
+    proc = jmem(repo, "distill")
+    assert proc.returncode == 1
+    assert ("hand edit: api/MEMORY.md: cannot become a lesson: title: aws access key id"
+            in proc.stderr)
+    assert head(repo) == tip and len(journal_files(repo, "api")) == 6

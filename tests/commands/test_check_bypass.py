@@ -12,6 +12,9 @@ from helpers import git, jmem
 def guarded(repo: Path) -> Path:
     """`repo` with the git hooks installed, one committed lesson, and a distill."""
     assert jmem(repo, "init", "--no-claude").returncode == 0
+    config = repo / ".claude" / "journal-mem.toml"  # no background distill holding the lock
+    text = config.read_text().replace("[hooks]\n", "[hooks]\ndistill_on_commit = false\n")
+    config.write_text(text)
     lesson(repo, "api", "k1", title="Use the cache")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a lesson")

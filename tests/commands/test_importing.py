@@ -140,3 +140,15 @@ def test_export_prints_to_stdout(repo: Path) -> None:
     assert doc["format"] == "journal-mem-snapshot" and doc["facts"][0]["key"] == "k1"
     assert doc["facts"][0]["entry"] == "api/journal/2026-05-01-k1.md"
 
+
+def test_a_secret_is_reported_not_imported(repo: Path) -> None:
+    folder = repo / MEM / "api"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MEMORY.md").write_text("# api\n\n- The deploy key is AKIAIOSFODNN7EXAMPLF\n"
+                                      "- Where the key is\n  - AKIAIOSFODNN7EXAMPLF\n"
+                                      "- Deploys run at noon\n")
+    proc = jmem(repo, "import", "memory")
+    assert proc.returncode == 1
+    assert "MEMORY.md (uncommitted), line 3: title: aws access key id" in proc.stdout
+    assert "MEMORY.md (uncommitted), line 4: secret: " in proc.stdout  # found in the body
+    assert [e.title for e in _entries(repo, "api")] == ["Deploys run at noon"]

@@ -61,11 +61,11 @@ def test_memory_md_edits_become_one_lesson_per_added_line(main: Path, tmp_path: 
     git(wt, "add", topic)
     proc = jmem(wt, "rescue")
     assert proc.returncode == 0, proc.stderr
-    assert f"{MEMORY_MD}: 2 added lines filed as lessons (topic inbox)" in proc.stdout
+    assert f"{MEMORY_MD}: 3 added lines filed as lessons (topic inbox)" in proc.stdout
     assert f"{topic}: 1 added line filed as a lesson (topic inbox)" in proc.stdout
     entries = [parse(p.read_bytes(), folder_agent="api") for p in journal_files(main, "api")]
     assert sorted(e.title for e in entries) == [
-        "Migrations run in a transaction", "The staging DB resets at midnight UTC",
+        "Migrations run in a transaction", "New heading", "The staging DB resets at midnight UTC",
         "Use uv for installs"]
     assert {e.topic for e in entries} == {"inbox"}
     assert all(MEMORY_MD in (e.source or "") or topic in (e.source or "") for e in entries)

@@ -22,7 +22,8 @@ def test_status_reports_pending_outbox_and_missing_hooks(repo: Path, worktree: P
     assert "last distill: never" in out
     assert "lock: free" in out
     assert "git hooks: pre-commit missing" in out
-    assert "Claude Code hooks: missing SessionStart, SubagentStart, Stop, SubagentStop" in out
+    assert ("Claude Code hooks: missing SessionStart, SubagentStart, UserPromptSubmit, "
+            "PostToolUse, Stop, SubagentStop") in out
 
 
 def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:
@@ -81,3 +82,25 @@ def test_status_shows_facts_evicted_by_the_last_distill(repo: Path) -> None:
     assert "2 facts evicted (no room in the topic files" in out
     wake = jmem(repo, "wake", "--agent", "api").stdout
     assert "2 only in the journal" in wake
+
+
+def test_status_says_when_claude_code_cannot_run_the_hooks(repo: Path, tmp_path: Path) -> None:
+    assert jmem(repo, "init").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "hooks")
+    old = tmp_path / "old"
+    git(repo, "worktree", "add", "-q", "-b", "old", str(old), "HEAD~1")  # before init
+    home = tmp_path / "home"
+    home.mkdir()
+    env = base_env(PATH="/usr/bin:/bin", HOME=str(home))  # no jmem on this PATH
+    proc = subprocess.run([sys.executable, "-m", "journal_mem", "status"], cwd=old, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "`jmem` is not on PATH" in proc.stdout and "status 127" in proc.stdout
+    assert "this worktree's .claude/settings.json lacks SessionStart" in proc.stdout
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"enabledPlugins": {"journal-mem@journal-mem": True}}))
+    proc = subprocess.run([sys.executable, "-m", "journal_mem", "status"], cwd=old, env=env,
+                          capture_output=True, text=True, check=False)
+    assert "Claude Code plugin: installed" in proc.stdout and "warning" not in proc.stdout

@@ -169,3 +169,15 @@ def test_pre_commit_framework_runs_the_guard(repo: Path, tmp_path: Path) -> None
     assert proc.returncode == 1, out
     assert "journal-mem guard" in out and "Failed" in out
     assert "journal entries are append-only" in out
+
+
+def test_every_hook_has_its_shim_template_and_every_template_is_used() -> None:
+    from journal_mem.gitops import hooks
+
+    assert set(hooks.TEMPLATES) == set(hooks.HOOKS)
+    folder = REPO_ROOT / "journal_mem" / "resources"
+    assert {p.name for p in folder.glob("hook-*.sh")} == set(hooks.TEMPLATES.values())
+    for name in hooks.HOOKS:
+        text = hooks.shim(name)
+        assert text.startswith("#!/bin/sh\n") and hooks.MARKER in text
+        assert f"{name}{hooks.LEGACY}" in text and "@" + "PYTHON" not in text

@@ -97,3 +97,11 @@ def test_deleting_more_than_a_third_is_refused_one_line_never() -> None:
     one = edit_lessons("api", "api/MEMORY.md", text, text.replace("- Fact number 0 [k0]\n", ""),
                        small, NOW)
     assert not one.refused and one.deleted == 1
+
+
+def test_a_fact_line_copied_without_its_key_adds_nothing() -> None:
+    facts, files = _distilled()
+    base = files["api/MEMORY.md"]
+    edited = base.replace("## db · topics/db.md\n", "## db · topics/db.md\n- Fact number 3\n")
+    edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
+    assert edit.drafts == [] and edit.added == 0

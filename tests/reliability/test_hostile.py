@@ -39,7 +39,8 @@ ENTRIES: dict[str, tuple[bytes, str]] = {
                         .encode(), "YAML tag"),
     "10 MB entry": (lesson(body="x" * TEN_MB).encode(), "limit"),
     "NUL byte": (lesson(body="before\0after").encode(), "NUL"),
-    "CRLF file": (lesson().replace("\n", "\r\n").encode(), "CRLF"),
+    # CRLF is read as LF (a Windows checkout); a bare CR is still refused
+    "bare CR line ends": (lesson().replace("\n", "\r").encode(), "bare CR"),
     "conflict markers": (lesson(body="<<<<<<< HEAD\nold\n=======\nnew\n>>>>>>> topic").encode(),
                          "conflict marker"),
     **{f"secret: {kind}": (lesson(body=text).encode(), phrase)
@@ -113,7 +114,8 @@ def test_traversal_in_wake_and_hook_agent(main: Path) -> None:
     assert proc.returncode == 1 and "no memory for agent" in proc.stderr
     hook = jmem(main, "wake", "--hook", "claude", stdin='{"hook_event_name": "SubagentStart", '
                 '"agent_type": "../../etc", "session_id": "s"}')
-    assert hook.returncode == 0 and "warning" in hook.stdout
+    assert (hook.returncode, hook.stdout) == (0, "")  # nothing reaches the model
+    assert "no memory for agent '../../etc'" in hook.stderr
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))

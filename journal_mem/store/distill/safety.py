@@ -1,8 +1,9 @@
 """When the distiller refuses to write: checked before anything changes.
 
 A checkout in the middle of a merge, rebase or cherry-pick; the wrong branch
-or a detached HEAD; symlinks under the memory root (a write would land
-wherever they point); edits of committed journal entries (append-only).
+or a detached HEAD; symlinks on the way to memory (a write would land
+wherever they point); memory files git ignores (never committed, so other
+clones would miss them); edits of committed journal entries (append-only).
 Hand edits of distilled files are not refused here: `adopt.py` turns them
 into lessons (and refuses the few it cannot adopt).
 """
@@ -13,6 +14,7 @@ from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitfacts, memgit
 from journal_mem.model.foldstate import FoldState
 from journal_mem.store.context import Context
+from journal_mem.store.gitignored import refuse_ignored
 from journal_mem.store.layout import JOURNAL
 from journal_mem.store.reader import Journal
 
@@ -25,15 +27,17 @@ def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
     """
     root = ctx.repo.main_root
     _refuse_git_state(ctx, commit)
-    status = memgit.status(root, ctx.layout.memory_root)
-    links = ctx.layout.symlinked_folders()
+    links = ctx.layout.symlinked_folders()  # before any git call: git refuses paths past one
     if links:
         raise PolicyViolation(
-            "distill refused, nothing changed: symlinks under the memory root:\n"
+            "distill refused, nothing changed: symlinks on the way to memory:\n"
             + "\n".join(f"{link}: a symlink; memory is never written through one"
                         for link in links),
             hint="replace each link with a real folder (`jmem check` lists them)",
         )
+    refuse_ignored(ctx.layout, sorted(set(ctx.config.agents) | set(ctx.layout.agents_on_disk())),
+                   "distill")
+    status = memgit.status(root, ctx.layout.memory_root)
     problems = unsafe_edits(ctx, status)
     if problems:
         raise PolicyViolation(

@@ -1,0 +1,36 @@
+"""Which memory paths git ignores (`git check-ignore`).
+
+A journal entry git ignores is folded by the distiller on this machine but
+never committed: every clone then misses it, and a clone's `check` fails on
+distilled facts it cannot rebuild. So the writers ask first.
+"""
+
+from __future__ import annotations
+
+from journal_mem.gitops import gitfacts
+
+
+def ignored(root: str, paths: list[str]) -> dict[str, str]:
+    """{repo-relative path: the rule that ignores it, as `source:line: pattern`} for each
+    of `paths` git would ignore if the file were created in the checkout at `root`.
+
+    Paths git tracks already are not reported (git does not ignore them).
+    """
+    if not paths:
+        return {}
+    stdin = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    res = gitfacts.run(["check-ignore", "-v", "-z", "--stdin"], root, clean=True, check=False,
+                       stdin=stdin)
+    if res.returncode not in (0, 1):
+        from journal_mem.errors import GitError
+
+        err = res.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git check-ignore failed in {root}: {err}")
+    fields = [f.decode("utf-8", "surrogateescape") for f in res.stdout.split(b"\0")]
+    found = {}
+    for source, line, pattern, path in zip(fields[0::4], fields[1::4], fields[2::4],
+                                           fields[3::4], strict=False):
+        if pattern.startswith("!"):
+            continue  # the last matching rule un-ignores it
+        found[path] = f"{source}:{line}: {pattern}"
+    return found
