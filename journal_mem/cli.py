@@ -123,7 +123,8 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
               help="principle | semantic (default) | procedural | episodic | reflective.")
 @click.option("--confidence", metavar="X", help="Within the type's range.")
 @click.option("--importance", metavar="LEVEL", help="critical | high | medium (default) | low.")
-@click.option("--key", metavar="KEY", help="The fact's team-wide identity [slug of the title].")
+@click.option("--key", metavar="KEY",
+              help="The fact's team-wide identity [short key from the title].")
 @click.option("--supersedes", multiple=True, metavar="KEY", help="Key this replaces (repeatable).")
 @click.option("--retracts", multiple=True, metavar="KEY", help="Key to delete (repeatable).")
 @click.option("--applies-to", multiple=True, metavar="AGENT",
@@ -137,7 +138,8 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
               help="File a complete entry (frontmatter and all) after validating it.")
 @click.option("--outbox", is_flag=True,
               help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1].")
-@click.option("--json", "as_json", is_flag=True, help='Print {"path", "key", "outbox"}.')
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"path", "key", "outbox", "related"}.')
 @click.pass_context
 def write(click_ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
           body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
@@ -185,11 +187,17 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
                     body = core.decode_text(fh.read(), "--body-file")
         entry = core.compose(context, agent=agent, topic=topic, title=title, body=body or "",
                              fields=fields)
+        if key is None:
+            core.refuse_key_clash(context, entry)
+    found = core.related_facts(context, entry)
     written = core.file_entry(context, entry, outbox)
     if as_json:
-        _emit_json({"path": written.path, "key": written.key, "outbox": written.outbox})
+        _emit_json({"path": written.path, "key": written.key, "outbox": written.outbox,
+                    "related": [r.as_json() for r in found]})
     else:
         click.echo(written.path)
+    for line in core.describe_related(found):
+        click.echo(line, err=True)
     if written.note:
         click.echo(f"jmem: {written.note}", err=True)
     return errors.OK

@@ -10,6 +10,17 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
+KEY_CHARS = 24  # longest default key: keys are read on every MEMORY.md line
+WHOLE_SLUG_CHARS = 12  # a lossless slug this short is the key itself
+KEY_PREFIX_CHARS = 8  # else: words up to this long, then a hash of the title
+KEY_HASH_CHARS = 4
+# What a slug keeps or may drop without changing the meaning: letters, digits, spaces
+# and plain punctuation. Anything else (`+`, `#`, `=`, `<`, letters outside ASCII) is lost.
+_HARMLESS = re.compile(r"[A-Za-z0-9\s.,:;!?'\"()/_-]")
+_STOPWORDS = frozenset(
+    "a an the is are was be been of to in on at by for from with and or it its this that "
+    "as into than then when".split()
+)
 
 
 def is_name(value: object) -> bool:
@@ -28,3 +39,38 @@ def slugify(text: str, limit: int = 64) -> str:
         slug = cut.rsplit("-", 1)[0] if "-" in cut[limit // 2 :] else cut
         slug = slug.strip("-")
     return slug
+
+
+def default_key(title: str) -> str:
+    """The key of a lesson that names none: short (<= 24 chars), readable and stable.
+
+    A short title whose slug keeps every word is its own key ("use-pytest").
+    Otherwise the first meaningful words (at most 8 characters) and 4 hex digits
+    of the title's hash: "journal-7fa2". The hash keeps apart titles the slug
+    would merge ("C++" / "C#", Russian text, "=== not =="), and titles that
+    share their first words; `write` refuses the rare key that still collides.
+    Keys are read on every MEMORY.md line: with these, the keys of a full
+    MEMORY.md are 13% of its bytes (44% with whole-title slugs; bench/bench_keys.py).
+    """
+    import hashlib
+    import unicodedata
+
+    folded = "".join(c for c in unicodedata.normalize("NFKD", title)
+                     if not unicodedata.combining(c))
+    slug = slugify(folded, 10_000)
+    lossy = _HARMLESS.sub("", folded) != ""
+    if slug and not lossy and len(slug) <= WHOLE_SLUG_CHARS:
+        return slug
+    digest = hashlib.sha256(" ".join(title.casefold().split()).encode()).hexdigest()
+    words = [w for w in slug.split("-") if w and w not in _STOPWORDS] or slug.split("-")
+    prefix = ""
+    for word in words:
+        joined = f"{prefix}-{word}" if prefix else word
+        if len(joined) > KEY_PREFIX_CHARS:
+            prefix = prefix or word[:KEY_PREFIX_CHARS]
+            break
+        prefix = joined
+    prefix = prefix.strip("-")
+    if not prefix:
+        return "k-" + digest[: KEY_HASH_CHARS + 3]
+    return f"{prefix}-{digest[:KEY_HASH_CHARS]}"

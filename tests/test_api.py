@@ -12,6 +12,7 @@ from helpers import base_env, jmem
 
 from journal_mem.api import POINTS, HookResult, run_hook
 from journal_mem.model.entry import parse
+from journal_mem.names import default_key
 from journal_mem.store import hooklog
 
 ALL_ON = {f"JMEM_HOOKS_{p.replace('-', '_').upper()}": "1" for p in POINTS}
@@ -205,8 +206,9 @@ def test_the_readme_loop_example_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("run 1: 0 facts known") and "fail-diag wrote" in lines[0]
-    assert "post-run wrote ['cart-totals-are-integer-cents" in lines[1]
-    assert lines[2] == "retro: ['test-money-in-cents-first'] []"
+    cart = default_key("Cart totals are integer cents, never floats")
+    assert f"post-run wrote ['{cart}" in lines[1]
+    assert lines[2] == f"retro: ['{default_key('Test money in cents first.')}'] []"
 
 
 def test_post_retro_turns_findings_into_reflective_lessons_once(

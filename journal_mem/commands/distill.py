@@ -59,6 +59,8 @@ class Outcome:
     drained: Drained = field(default_factory=Drained)
     invalid: dict[str, tuple[str, ...]] = field(default_factory=dict)
     evicted: dict[str, list[str]] = field(default_factory=dict)
+    stale_refs: dict[str, str] = field(default_factory=dict)  # key -> "refs gone: …"
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
     adopted: list[str] = field(default_factory=list)  # memory files turned into lessons
@@ -146,13 +148,22 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
 
 def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
     """The outcome of a fold, before anything is written."""
+    new = sorted(set(step.folded) - set(step.base.folded if step.base else ()))
     return Outcome(
         "unchanged", date=step.date.isoformat(), drained=drained, invalid=journal.invalid,
         changes=diff(step.before, step.after), near_duplicates=step.after.near_duplicates,
         flagged=step.after.flagged,
         evicted={a: r.evicted for a, r in step.rendered.agents.items() if r.evicted},
-        new_lessons=sorted(set(step.folded) - set(step.base.folded if step.base else ())),
+        new_lessons=new, stale_refs=_stale(step, journal, set(new)),
+        conflicts=step.after.conflicts,
     )  # fmt: skip
+
+
+def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str]:
+    """Facts this distill drops for stale refs: live before, or stated by a new lesson."""
+    new_keys = {entry.key for rel, entry in journal.entries if rel in new}
+    return {k: why for k, why in sorted(step.after.removed.items())
+            if why.startswith("refs gone") and (k in step.before.facts or k in new_keys)}
 
 
 def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list[str]]:

@@ -18,7 +18,9 @@ import re
 
 from journal_mem.store.layout import MEMORY_MD, Layout
 
-KEY_RE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]")
+# A fact line's key is the bracketed name that ends a `- ` line: the header's
+# "KEY is in [brackets]" and brackets inside a title are not keys.
+KEY_RE = re.compile(r"^- .* \[([a-z0-9][a-z0-9-]{0,63})\]$")
 PACK_HEAD = "# journal-mem: memory of agent "  # the first line of every pack jmem injects
 TRANSCRIPT_MAX = 64 * 1024 * 1024  # a bigger transcript is not searched
 

@@ -176,9 +176,11 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     layout, config = ctx.layout, ctx.config
     journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
     agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
-    root = ctx.repo.main_root
+    from journal_mem.store.distill.folding import ref_checker
+
+    # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may hold
     live = fold(journal.entries, agents=agents, date=date, config=config,
-                ref_exists=lambda p: os.path.lexists(os.path.join(root, p))).facts
+                ref_exists=ref_checker(ctx.repo.main_root, "HEAD")).facts
     changed = 0
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -311,6 +313,33 @@ def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int 
         return search(conn, question, agent, limit, filters)
     finally:
         conn.close()
+
+
+def candidates(ctx: Context, text: str, limit: int = 20) -> list[Hit]:
+    """Live facts sharing any content word with `text`, bm25 order (index updated first)."""
+    day = dt.datetime.now(dt.UTC).date()
+    conn = _connect(index_path(ctx.layout))
+    try:
+        update(ctx, conn, day)
+        return _ranked(conn, match_expression(text, "OR"), Filters(), limit)
+    finally:
+        conn.close()
+
+
+def by_key(ctx: Context, key: str) -> Hit | None:
+    """The live fact with `key`, or None (index updated first)."""
+    day = dt.datetime.now(dt.UTC).date()
+    conn = _connect(index_path(ctx.layout))
+    try:
+        update(ctx, conn, day)
+        row = conn.execute("SELECT key, title, holders, topic, created, path, confidence, body"
+                           " FROM facts WHERE key = ?", (key,)).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        return None
+    key, title, holders, topic, created, path, confidence, body = row
+    return Hit(key, title, tuple(holders.split()), topic, created, path, confidence, 0.0, body)
 
 
 def lookup(layout: Layout, question: str, agent: str | None, limit: int,

@@ -8,6 +8,14 @@ from journal_mem.commands.distill import Outcome
 from journal_mem.model.changes import lessons
 
 SHOW = 10  # list items shown before "… and N more"
+PAIRS = 20  # near-duplicate pairs shown, one a line: a screenful
+
+
+def pairs(groups: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Every pair of keys within the near-duplicate groups, sorted, each once."""
+    from itertools import combinations
+
+    return sorted({pair for g in groups for pair in combinations(sorted(g), 2)})
 
 
 def _some(items: list[str]) -> str:
@@ -38,14 +46,29 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
     for agent, ch in o.changes.items():
         out.append(f"  {agent}: +{len(ch.added)} ~{len(ch.changed)} -{len(ch.removed)}")
         out += [f"    removed {k}: {why}" for k, why in list(ch.removed.items())[:SHOW]]
+    stale = o.stale_refs
+    if stale:
+        out.append("dropped because every file they cite is gone from HEAD: "
+                   f"{len(stale)} fact{'' if len(stale) == 1 else 's'}")
+        out += [f"  {key}: {why}" for key, why in stale.items()]
+    if o.conflicts:
+        out.append(f"open conflicts (a newer lesson of another agent probably corrects an "
+                   f"older fact; settle with --supersedes, --retracts or a restatement): "
+                   f"{len(o.conflicts)}")
+        out += [f"  {old} <- {new}" for old, new in o.conflicts[:PAIRS]]
+        if len(o.conflicts) > PAIRS:
+            out.append(f"  … and {len(o.conflicts) - PAIRS} more (`jmem distill --json`)")
     if o.commit:
         out.append(f"committed {o.commit[:12]}")
     for agent, keys in o.evicted.items():
         out.append(f"evicted (no room in a topic file; still in the journal): {agent}: "
                    f"{_some(keys)}")
     if o.near_duplicates:
-        groups = [" ~ ".join(g) for g in o.near_duplicates]
-        out.append(f"near-duplicate titles (not merged; check them): {_some(groups)}")
+        found = pairs(o.near_duplicates)
+        out.append(f"near-duplicate titles (not merged; check them): {len(found)} pairs")
+        out += [f"  {a} ~ {b}" for a, b in found[:PAIRS]]
+        if len(found) > PAIRS:
+            out.append(f"  … and {len(found) - PAIRS} more pairs (`jmem distill --json`)")
     for key, why in sorted(o.flagged.items()):
         out.append(f"flagged {key}: {why}")
     if o.invalid or o.drained.invalid:
@@ -63,5 +86,7 @@ def distill_json(o: Outcome) -> dict[str, Any]:
         "outbox": {"moved": o.drained.moved, "invalid": o.drained.invalid},
         "invalid": {p: list(v) for p, v in o.invalid.items()},
         "evicted": o.evicted, "near_duplicates": [list(g) for g in o.near_duplicates],
-        "flagged": o.flagged, "adopted": o.adopted, "exit_code": o.exit_code,
+        "flagged": o.flagged, "stale_refs": o.stale_refs,
+        "conflicts": [{"old": old, "newer": new} for old, new in o.conflicts],
+        "adopted": o.adopted, "exit_code": o.exit_code,
     }  # fmt: skip

@@ -78,6 +78,8 @@ def render(report: dict[str, Any]) -> list[str]:
     for agent, use in report["budgets"].items():
         out.append(f"{agent}/MEMORY.md: " + (
             f"{use['lines']}/{use['max_lines']} lines, {use['bytes']}/{use['max_bytes']} bytes"
+            + (f"; {use['evicted']} facts evicted (no room in the topic files; only in the "
+               "journal, `jmem recall` finds them)" if use["evicted"] else "")
             if use else "not distilled yet"))
     hooks = report["git_hooks"]
     out.append("git hooks: " + ", ".join(f"{h} {state}" for h, state in hooks.items()))
@@ -143,7 +145,17 @@ def _budget(ctx: Context, agent: str) -> dict[str, int] | None:
     except FileNotFoundError:
         return None
     return {"lines": data.count(b"\n"), "max_lines": ctx.config.budget.memory_lines,
-            "bytes": len(data), "max_bytes": ctx.config.budget.memory_bytes}
+            "bytes": len(data), "max_bytes": ctx.config.budget.memory_bytes,
+            "evicted": evicted_count(data)}
+
+
+def evicted_count(memory_md: bytes) -> int:
+    """Facts with no room in any topic file, as MEMORY.md's last line counts them."""
+    import re
+
+    last = memory_md.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    found = re.search(rb"(\d+) only in the journal", last)
+    return int(found.group(1)) if found else 0
 
 
 def _git_hooks(root: str) -> dict[str, str]:

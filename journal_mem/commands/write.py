@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.config.settings import agent_name, env_flag
 from journal_mem.errors import InvalidEntry, JournalMemError
@@ -14,6 +14,9 @@ from journal_mem.model.validate import check_built, parse_valid
 from journal_mem.store.context import Context
 from journal_mem.store.journal import Written, record
 from journal_mem.store.layout import TOPICS
+
+if TYPE_CHECKING:
+    from journal_mem.commands.related import Related
 
 # The disk is full, the quota is used up, or the file size limit (RLIMIT_FSIZE) is hit.
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -140,3 +143,29 @@ def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
 
         refuse_ignored(ctx.layout, [entry.agent], "write",
                        entry_name=entry_name(entry, "0" * 10))
+
+
+def refuse_key_clash(ctx: Context, entry: Entry) -> None:
+    """Refuse a default key that a live fact of another agent holds under another title."""
+    from journal_mem.commands.related import key_clash
+
+    reason = key_clash(ctx, entry)
+    if reason:
+        raise InvalidEntry([f"{reason}; nothing written. To correct that fact, say so with "
+                            f"--key {entry.key}; else give this lesson its own --key"])
+
+
+def related_facts(ctx: Context, entry: Entry) -> list[Related]:
+    """Live facts the lesson probably corrects (none when it already supersedes or retracts)."""
+    if entry.supersedes or entry.retracts:
+        return []
+    from journal_mem.commands.related import related
+
+    return related(ctx, entry)
+
+
+def describe_related(found: list[Related]) -> list[str]:
+    """What `write` prints on stderr about them."""
+    from journal_mem.commands.related import describe
+
+    return describe(found)

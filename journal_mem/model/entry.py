@@ -10,15 +10,15 @@ duplicate keys are refused before any value is used.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_mem import names
 from journal_mem.errors import InvalidEntry
 from journal_mem.model import frontmatter
-from journal_mem.names import NAME_RE, TAG_RE, is_name, slugify
+from journal_mem.names import TAG_RE, is_name
 
 SCHEMA = 1
 TITLE_MAX = 150
@@ -36,6 +36,12 @@ FIELDS = (
     "schema", "agent", "created", "topic", "type", "confidence", "importance", "key",
     "supersedes", "retracts", "applies_to", "valid_until", "tags", "refs", "source",
 )  # fmt: skip
+EARLIEST_YEAR = 1970
+FUTURE_SLACK = dt.timedelta(days=1)
+# Unicode categories a title must not hold: controls (VT, FF, NEL), format characters
+# (bidi overrides, zero-width), line and paragraph separators. Each changes what a
+# reader sees, or where a line ends, differently in different tools.
+BAD_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 # a plain entry's title may end with its date: "# Lesson (2026-08-13)"
 _PLAIN_DATE_RE = re.compile(r"[ \t]*\(\d{4}-\d{2}-\d{2}\)[ \t]*$")
@@ -76,12 +82,15 @@ class Entry:
         return tuple(sorted({self.agent, *self.applies_to}))
 
 
-def default_key(title: str) -> str:
-    """The key of a lesson that names none: the title's slug (or a hash of it)."""
-    slug = slugify(title, 64)
-    if slug and NAME_RE.fullmatch(slug):
-        return slug
-    return "k-" + hashlib.sha256(title.encode()).hexdigest()[:12]
+def default_key(title: str, *, episodic_at: dt.datetime | None = None) -> str:
+    """The key of a lesson that names none (`names.default_key`).
+
+    An episodic record is one run's story: its key also hashes its `created`
+    (`episodic_at`), so that three runs with the same title stay three records.
+    """
+    if episodic_at is not None:
+        return names.default_key(f"{title} @ {episodic_at.isoformat()}")
+    return names.default_key(title)
 
 
 def build(
@@ -363,7 +372,24 @@ def _parse_datetime(text: str, name: str, problems: list[str]) -> dt.datetime | 
     if value.tzinfo is None:
         problems.append(f"{name}: {text!r} has no UTC offset (add +00:00 or Z)")
         return None
+    try:  # 0001-01-01T00:00+14:00 and 9999-12-31T23:00-05:00 have no UTC time
+        utc = value.astimezone(dt.UTC)
+        utc + dt.timedelta(days=2)
+        utc - dt.timedelta(days=2)
+    except OverflowError:
+        problems.append(f"{name}: {text!r} is out of range (no UTC time near it)")
+        return None
+    if utc.year < EARLIEST_YEAR:
+        problems.append(f"{name}: {text!r} is before {EARLIEST_YEAR}")
+        return None
     return value
+
+
+def _check_not_future(created: dt.datetime, problems: list[str]) -> None:
+    """A `created` over a day ahead would win every later correction of its key."""
+    if created - _now() > FUTURE_SLACK:
+        problems.append(f"created: {_iso(created)} is more than a day in the future "
+                        "(a lesson dated ahead would override every later correction)")
 
 
 def _parse_date(text: str, name: str, problems: list[str]) -> Date | None:
@@ -402,6 +428,8 @@ def _fields(
     created = _scalar(raw, "created", problems)
     if created is not None:
         out["created"] = _parse_datetime(created, "created", problems)
+        if out["created"] is not None:
+            _check_not_future(out["created"], problems)
     elif created_fallback is not None:
         out["created"] = created_fallback
     else:
@@ -479,8 +507,16 @@ def _refs(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
         if ref.startswith("/") or ".." in parts or "\n" in ref or len(ref) > 1024:
             problems.append(f"refs: {ref!r} must be a path relative to the repository top")
         else:
-            out.add(ref.strip("/"))
-    return tuple(sorted(out))
+            out.add(normalise_ref(ref))
+    return tuple(sorted(out - {""}))
+
+
+def normalise_ref(ref: str) -> str:
+    """One spelling per path: `./README`, `README/` and `a//b/./c` become `README`, `a/b/c`."""
+    import posixpath
+
+    path = posixpath.normpath(ref.strip().strip("/"))
+    return "" if path == "." else path
 
 
 def _clean_body(body: str) -> str:
@@ -496,7 +532,21 @@ def _check_title(title: str, problems: list[str]) -> None:
     elif "\n" in title or "\r" in title:
         problems.append("title: must be one line")
     else:
+        _check_title_text(title, problems)
         _check_title_secret(title, problems)
+
+
+def _check_title_text(title: str, problems: list[str]) -> None:
+    """No invisible or line-breaking characters, no HTML comment (hidden when rendered)."""
+    import unicodedata
+
+    bad = sorted({f"U+{ord(c):04X}" for c in title
+                  if unicodedata.category(c) in BAD_CATEGORIES})
+    if bad:
+        problems.append(f"title: holds control or invisible characters ({', '.join(bad)})")
+    if "<!--" in title or "-->" in title:
+        problems.append("title: holds an HTML comment marker (<!-- or -->), which rendered "
+                        "views hide")
 
 
 def _check_title_secret(title: str, problems: list[str]) -> None:
@@ -542,7 +592,8 @@ def _make(values: dict[str, Any], title: str, body: str) -> Entry:
         type=values["type"],
         confidence=values["confidence"],
         importance=values["importance"],
-        key=values["key"] or default_key(title),
+        key=values["key"] or default_key(
+            title, episodic_at=values["created"] if values["type"] == "episodic" else None),
         supersedes=values["supersedes"],
         retracts=values["retracts"],
         applies_to=values["applies_to"] or (agent,),

@@ -54,6 +54,7 @@ class Fold:
     removed: dict[str, str] = field(default_factory=dict)
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
 
     def held_by(self, agent: str) -> list[Fact]:
         """The live facts `agent` holds, in rank order."""
@@ -105,6 +106,12 @@ def _replay(
     """Apply every entry in time order; returns every key seen (live or not)."""
     accs: dict[str, _Acc] = {}
     for path, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
+        if entry.retracts and not entry.supersedes:  # a pure retraction states no fact
+            _retract(entry, path, accs, removed)
+            own = accs.get(entry.key)
+            if own is None or not own.live:
+                removed.setdefault(entry.key, f"a retraction only ({path})")
+            continue
         acc = accs.get(entry.key)
         if acc is None:
             acc = accs[entry.key] = _Acc(path, entry, set())
@@ -117,12 +124,16 @@ def _replay(
                 acc.holders |= gone.holders  # the correction reaches every holder
                 gone.live = False
                 removed[old] = f"superseded by {entry.key} ({path})"
-        for old in entry.retracts:
-            gone = accs.get(old)
-            if old != entry.key and gone is not None and gone.live:
-                gone.live = False
-                removed[old] = f"retracted by {path}"
+        _retract(entry, path, accs, removed)
     return accs
+
+
+def _retract(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
+    for old in entry.retracts:
+        gone = accs.get(old)
+        if old != entry.key and gone is not None and gone.live:
+            gone.live = False
+            removed[old] = f"retracted by {path}"
 
 
 def _utc_date(value: dt.date | dt.datetime) -> dt.date:
@@ -157,6 +168,8 @@ def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
     """
     groups: dict[str, list[_Acc]] = {}
     for acc in live.values():
+        if acc.entry.type == "episodic":
+            continue  # one record per run, whatever its title
         norm = normalise_title(acc.entry.title)
         if norm and acc.entry.type != "episodic":
             groups.setdefault(norm, []).append(acc)
@@ -193,6 +206,8 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
             seen.append(key)
 
     for fact in facts:
+        if fact.type == "episodic":
+            continue  # runs of the same job share their titles by design
         words = set(_TOKEN.findall(fact.title.casefold()))
         if len(words) < 2 or len(words) > 24:
             continue  # one word is no signature; long titles rarely collide anyway
@@ -235,7 +250,7 @@ def fold(
 
     `agents` is who `applies_to: all` reaches; `ref_exists(path)` says whether
     a repository path exists in the committed tree. `report_near=False` skips
-    the near-duplicate report (a fold made only to compare with).
+    the near-duplicate and conflict reports (a fold made only to compare with).
     """
     result = Fold()
     accs = _replay(entries, sorted(set(agents)), result.removed)
@@ -247,14 +262,17 @@ def fold(
         refs = acc.entry.refs
         if reason is None and refs and not any(ref_exists(r) for r in refs):
             if drop_stale:
-                reason = "refs gone"
+                reason = "refs gone: " + ", ".join(refs)
             else:
-                result.flagged[key] = "refs gone"
+                result.flagged[key] = "refs gone: " + ", ".join(refs)
         if reason is not None:
             result.removed[key] = reason
             del live[key]
     _merge_same_titles(live, result.removed)
     result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
     if report_near:
+        from journal_mem.model.similar import conflicts
+
         result.near_duplicates = near_duplicates(result.facts.values())
+        result.conflicts = conflicts(result.facts.values(), date)
     return result

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import base_env, git, jmem
 
+from journal_mem.names import default_key
+
 MEM = Path(".claude/agent-memory")
 HOOK_KEYS = {"hookEventName", "additionalContext"}
 
@@ -166,7 +168,7 @@ def test_session_log_records_what_was_injected(repo: Path) -> None:
     log = repo / ".git" / "journal-mem" / "logs" / "sessions.jsonl"
     record = json.loads(log.read_text().splitlines()[-1])
     assert (record["session_id"], record["agent_id"], record["agent"]) == ("sess-1", "a9", "api")
-    assert record["keys"] == ["logged-lesson"]
+    assert record["keys"] == [default_key("Logged lesson")]
     assert record["time"]
 
 

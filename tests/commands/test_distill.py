@@ -167,12 +167,17 @@ def test_distill_from_a_worktree_hook_environment_commits_in_main(repo: Path,
 
 
 def test_if_due_waits_for_the_threshold_and_honours_the_switches(repo: Path) -> None:
-    lesson(repo, "api", "k1", 60 * 24 * 365)  # created in the future: not old yet
+    import datetime as dt
+
+    from distill_helpers import DAY
+
+    recent = int((dt.datetime.now(dt.UTC) - DAY).total_seconds() // 60) - 60  # an hour ago
+    lesson(repo, "api", "k1", recent)  # not old yet
     tip = head(repo)
     proc = jmem(repo, "distill", "--if-due")
     assert proc.returncode == 0 and head(repo) == tip and "not due" in proc.stdout
     for i in range(10):
-        lesson(repo, "api", f"n{i}", 60 * 24 * 365)
+        lesson(repo, "api", f"n{i}", recent)
     proc = jmem(repo, "distill", "--if-due", env=base_env(JMEM_DISABLE="1"))
     assert proc.returncode == 0 and "disabled" in proc.stdout and head(repo) == tip
     proc = jmem(repo, "distill", "--if-due", env=base_env(JMEM_HOOKS_DISTILL_ON_COMMIT="false"))
@@ -264,7 +269,46 @@ def test_a_topic_written_without_commit_then_emptied_commits_cleanly(repo: Path)
     assert not (repo / MEM / "api" / "topics" / "short.md").exists()
     assert git(repo, "status", "--porcelain").stdout == ""
     msg = git(repo, "log", "-1", "--format=%B").stdout  # relative to HEAD: k1 never was
-    assert "added   k2" in msg and "k1:" not in msg
+    assert "k1:" not in msg
+    assert "added   k2" not in msg  # a pure retraction states no fact
+
+
+def test_near_duplicates_are_reported_as_pairs_a_screenful_then_a_count(repo: Path) -> None:
+    for i in range(8):  # 8 titles that differ by one word: 28 pairs
+        lesson(repo, "api", f"k{i}", i, title=f"Use the fixture for word{i}")
+    out = jmem(repo, "distill").stdout.splitlines()
+    at = out.index("near-duplicate titles (not merged; check them): 28 pairs")
+    assert out[at + 1:at + 21] == [f"  {a} ~ {b}" for a, b in sorted(
+        (f"k{i}", f"k{j}") for i in range(8) for j in range(i + 1, 8))][:20]
+    assert out[at + 21] == "  … and 8 more pairs (`jmem distill --json`)"
+
+
+def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
+        repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "gone.py").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "code")
+    for i, ref in enumerate(["./README", "src/gone.py", "src/gone.py"]):
+        proc = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", f"Fact {i}",
+                    "--key", f"fact-{i}", "--ref", ref)
+        assert proc.returncode == 0, proc.stderr
+    assert jmem(repo, "distill").returncode == 0
+    git(repo, "rm", "-q", "src/gone.py")
+    git(repo, "commit", "-q", "--no-verify", "-m", "remove")
+    proc = jmem(repo, "distill", "--json")
+    data = json.loads(proc.stdout)
+    assert data["stale_refs"] == {"fact-1": "refs gone: src/gone.py",
+                                  "fact-2": "refs gone: src/gone.py"}
+    assert "[fact-0]" in memory_md(repo, "api")
+    out = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "Fact 3",
+               "--key", "fact-3", "--ref", "src/gone.py")
+    assert out.returncode == 0
+    text = jmem(repo, "distill").stdout
+    assert "dropped because every file they cite is gone from HEAD: 1 fact" in text
+    assert "  fact-3: refs gone: src/gone.py" in text
+    hits = json.loads(jmem(repo, "recall", "Fact", "--json").stdout)
+    assert {h["key"] for h in hits} == {"fact-0"}
 
 
 def test_one_secret_policy_write_and_distill_agree(repo: Path) -> None:

@@ -12,6 +12,7 @@ from guardkit import MEM, commit, commit_in_main, env, head, install_hooks, less
 from helpers import add_worktree, base_env, git, jmem, make_repo
 
 from journal_mem.gitops import ticket
+from journal_mem.names import default_key
 
 ENTRY = f"{MEM}/api/journal/2026-01-02-run-the-api-tests.md"
 MEMORY_MD = f"{MEM}/api/MEMORY.md"
@@ -147,7 +148,7 @@ def test_modifying_a_committed_entry_is_refused(main: Path) -> None:
     git(main, "add", "-A")
     refused(commit(main), ENTRY, "append-only",
             'jmem write --agent api --topic testing --title "…" --supersedes '
-            "run-the-api-tests-with-p-no-randomly",
+            + default_key("Run the API tests with -p no:randomly"),
             f"git restore --staged --worktree -- {ENTRY}")
 
 
@@ -155,7 +156,7 @@ def test_deleting_a_committed_entry_is_refused(main: Path) -> None:
     commit_in_main(main, ENTRY, lesson())
     git(main, "rm", "-q", "--", ENTRY)
     refused(commit(main), ENTRY, "deleted: journal entries are append-only",
-            "--retracts run-the-api-tests-with-p-no-randomly")
+            "--retracts " + default_key("Run the API tests with -p no:randomly"))
 
 
 def test_append_only_can_be_switched_off(main: Path) -> None:

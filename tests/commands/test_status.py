@@ -51,7 +51,7 @@ def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:
     assert data["last_distill"]["commit"]
     assert data["lock"].startswith(f"pid {holder.pid} on ")
     assert data["budgets"]["api"] == {"lines": 2, "max_lines": 200, "bytes": len(text),
-                                      "max_bytes": 25000}
+                                      "max_bytes": 25000, "evicted": 0}
     assert data["budgets"]["web"] is None
 
 
@@ -65,6 +65,23 @@ def test_status_sessions_lists_what_each_session_was_given(repo: Path) -> None:
     assert "abc  api (x1)  1 keys: seen-lesson" in out
     records = json.loads(jmem(repo, "status", "--sessions", "5", "--json").stdout)
     assert records[-1]["keys"] == ["seen-lesson"]
+
+
+def test_status_shows_facts_evicted_by_the_last_distill(repo: Path) -> None:
+    assert jmem(repo, "init", "--agent", "api", "--no-git-hooks", "--no-claude").returncode == 0
+    toml = repo / ".claude" / "journal-mem.toml"
+    toml.write_text(toml.read_text().replace("# topic_lines = 200", "topic_lines = 10"))
+    for i in range(12):
+        proc = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", f"Fact {i}",
+                    "--key", f"fact-{i}", "--body", "Three lines in a topic file.")
+        assert proc.returncode == 0, proc.stderr
+    assert jmem(repo, "distill").returncode == 0
+    data = json.loads(jmem(repo, "status", "--json").stdout)
+    assert data["budgets"]["api"]["evicted"] == 2  # 5 parts of 2 facts hold 10
+    assert "api/MEMORY.md: " in (out := jmem(repo, "status").stdout)
+    assert "2 facts evicted (no room in the topic files" in out
+    wake = jmem(repo, "wake", "--agent", "api").stdout
+    assert "2 only in the journal" in wake
 
 
 def test_status_says_when_claude_code_cannot_run_the_hooks(repo: Path, tmp_path: Path) -> None:

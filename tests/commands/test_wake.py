@@ -10,6 +10,7 @@ from pathlib import Path
 from helpers import base_env, jmem
 
 from journal_mem.model import entry as entry_mod
+from journal_mem.names import default_key
 from journal_mem.store import listing
 
 MEM = Path(".claude/agent-memory")
@@ -44,8 +45,8 @@ def test_worktree_pack_shows_main_memory_pending_lesson_and_not_corrected_fact(
     assert "Older fact" not in proc.stdout
     assert "Run the API tests with -p no:randomly" in proc.stdout
     assert "Tests may run in random order" not in proc.stdout
-    assert "do not rely on: random-order (superseded by run-the-api-tests-with-p-no-randomly)" \
-        in proc.stdout
+    new_key = default_key("Run the API tests with -p no:randomly")
+    assert f"do not rely on: random-order (superseded by {new_key})" in proc.stdout
     # order: MEMORY.md, then pending lessons, then corrections
     text = proc.stdout
     assert text.index("Newer fact") < text.index("-p no:randomly") < text.index("do not rely")
@@ -152,6 +153,16 @@ def test_reader_name_pattern_is_the_parsers(tmp_path: Path) -> None:
     assert listing.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
 
 
+def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
+    """The header's "KEY is in [brackets]" and brackets inside a title are not keys."""
+    lesson(repo, "api", "Use list[int] in the [typing] docs", "--key", "typing-docs")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    assert "KEY is in [brackets]" in memory
+    data = json.loads(jmem(repo, "wake", "--agent", "api", "--json").stdout)
+    assert data["keys"] == ["typing-docs"]
+
+
 # --- the pack shows exactly what the next distill would fold ---------------------
 
 
@@ -201,7 +212,7 @@ def test_a_body_line_of_dashes_does_not_change_the_title(repo: Path) -> None:
                "---\nagent: api\ntopic: testing\n---\n\n# The real title\n\nAbove.\n\n---\n\n"
                "# Not a title\n")
     for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
-        assert "- The real title [the-real-title]" in text
+        assert f"- The real title [{default_key('The real title')}]" in text
         assert "Not a title" not in text
 
 

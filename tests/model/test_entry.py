@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.model.entry import IMPORTANCE, TYPES, Entry, build, default_key, parse, render
+from journal_mem.names import is_name
 
 GOOD = b"""---
 schema: 1
@@ -41,7 +42,7 @@ def test_parse_good_entry_fills_defaults() -> None:
     assert entry.title == "Run the API tests serially"
     assert entry.body == "They share a database fixture."
     assert (entry.type, entry.confidence, entry.importance) == ("semantic", 0.8, "medium")
-    assert entry.key == "run-the-api-tests-serially"
+    assert entry.key == default_key("Run the API tests serially")
     assert entry.applies_to == ("api",)
     assert entry.created == dt.datetime(2026, 11, 30, 10, tzinfo=dt.UTC)
 
@@ -185,12 +186,47 @@ def test_default_key_of_non_ascii_title_is_a_stable_hash() -> None:
     assert default_key("日本語のタイトル").startswith("k-")
 
 
+@pytest.mark.parametrize("first, second", [
+    ("Всегда используйте pytest", "Никогда не используйте pytest"),  # both slug to "pytest"
+    ("C++", "C#"),
+    ("=== not ==", "== not ==="),
+    ("Use pytest fixtures for the database tests", "Use pytest fixtures for the API tests"),
+])
+def test_titles_the_slug_would_merge_get_different_keys(first: str, second: str) -> None:
+    assert default_key(first) != default_key(second)
+    assert is_name(default_key(first)) and is_name(default_key(second))
+
+
+@pytest.mark.parametrize("title", [
+    "Journal files are created through O_TMPFILE + linkat, never rename",
+    "PyYAML BaseLoader silently ignores tags like !!python/object; walk the composed nodes",
+    "x" * 150, "Всегда используйте pytest", "Use pytest",
+])
+def test_default_keys_are_short_readable_and_stable(title: str) -> None:
+    key = default_key(title)
+    assert len(key) <= 24 and is_name(key)
+    assert key == default_key(title)
+    word = title.split()[0].lower()
+    assert key.startswith(word[:8]) or key.startswith("k-") or not word.isascii()
+
+
+def test_a_short_lossless_title_is_its_own_key() -> None:
+    assert default_key("Use pytest") == "use-pytest"
+    assert default_key("Café rules") == "cafe-rules"
+
+
+def test_long_explicit_keys_stay_valid() -> None:
+    key = "a-long-explicit-key-" + "x" * 40
+    assert build(agent="api", topic="t", title="T", key=key).key == key
+
+
 # --- properties ------------------------------------------------------------
 
 names = st.from_regex(r"[a-z0-9][a-z0-9-]{0,20}", fullmatch=True)
 text_line = st.text(
-    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=150
-).map(str.strip).filter(lambda t: t and not t.startswith(("<<<<<<<", ">>>>>>>")))
+    st.characters(blacklist_categories=("Cs", "Cc", "Cf", "Zl", "Zp")), min_size=1, max_size=150
+).map(str.strip).filter(lambda t: t and not t.startswith(("<<<<<<<", ">>>>>>>"))
+                        and "<!--" not in t and "-->" not in t)
 
 
 @st.composite
@@ -199,7 +235,7 @@ def entries(draw: st.DrawFn) -> Entry:
     low, high, _ = TYPES[kind]
     agent = draw(names)
     created = draw(st.datetimes(
-        min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2100, 1, 1),
+        min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2026, 1, 1),
         timezones=st.just(dt.UTC),
     ))
     body_lines = draw(st.lists(st.text(
@@ -249,6 +285,54 @@ def test_parse_is_total_on_frontmatter_text(front: str) -> None:
         parse(f"---\n{front}\n---\n# t\n".encode("utf-8", "surrogatepass"))
     except InvalidEntry as exc:
         assert exc.problems
+
+
+@pytest.mark.parametrize("ref, normal", [
+    ("./README", "README"), ("README/", "README"), ("a//b/./c.py", "a/b/c.py"), ("docs/", "docs"),
+])
+def test_refs_are_normalised(ref: str, normal: str) -> None:
+    assert build(agent="api", topic="t", title="T", refs=[ref]).refs == (normal,)
+
+
+def _front(**fields: str) -> bytes:
+    lines = ["---", "agent: api", "topic: t"] + [f"{k}: {v}" for k, v in fields.items()]
+    return ("\n".join([*lines, "---", "", "# A title", ""])).encode()
+
+
+@pytest.mark.parametrize("field, value, reason", [
+    ("created", "0001-01-01T00:00:00+14:00", "out of range"),
+    ("created", "9999-12-31T23:00:00-05:00", "out of range"),
+    ("created", "1969-12-31T00:00:00+00:00", "before 1970"),
+    ("created", "2099-01-01T00:00:00+00:00", "more than a day in the future"),
+    ("valid_until", "9999-12-31T23:00:00-05:00", "out of range"),
+    ("valid_until", "0001-01-01T00:00:00+14:00", "out of range"),
+])
+def test_out_of_range_dates_are_refused_at_parse_time(field: str, value: str,
+                                                      reason: str) -> None:
+    extra = {"created": "2026-01-01T00:00:00Z"} if field != "created" else {}
+    with pytest.raises(InvalidEntry) as info:
+        parse(_front(**extra, **{field: value}))
+    assert any(p.startswith(f"{field}: ") and reason in p for p in info.value.problems)
+
+
+def test_a_created_within_a_day_ahead_is_accepted() -> None:
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=20)).isoformat()
+    assert parse(_front(created=soon)).created.isoformat() == soon
+
+
+@pytest.mark.parametrize("char", ["\v", "\f", "\x85", "\u2028", "\u2029", "\u202e", "\u200b",
+                                  "\x1b", "\ufeff"])
+def test_titles_with_control_format_or_separator_characters_are_refused(char: str) -> None:
+    with pytest.raises(InvalidEntry) as info:
+        build(agent="api", topic="t", title=f"Safe{char}title")
+    assert info.value.problems[0].startswith("title: holds control or invisible characters")
+
+
+@pytest.mark.parametrize("title", ["Hidden <!-- ignore the rest --> text", "Close -->"])
+def test_titles_with_html_comment_markers_are_refused(title: str) -> None:
+    with pytest.raises(InvalidEntry) as info:
+        build(agent="api", topic="t", title=title)
+    assert "HTML comment" in info.value.problems[0]
 
 
 def test_crlf_line_endings_read_as_lf() -> None:

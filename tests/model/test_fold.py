@@ -63,7 +63,38 @@ def test_retracts_removes_with_no_replacement() -> None:
     result = run(("api/journal/a.md", entry("api", "old", 0)),
                  ("web/journal/b.md", entry("web", "note", 5, retracts=("old",))))
     assert result.removed["old"] == "retracted by web/journal/b.md"
-    assert result.facts["note"].holders == ("web",)
+
+
+def test_a_pure_retraction_states_no_fact() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0)),
+                 ("web/journal/b.md", entry("web", "retract-old", 5, title="Retract old",
+                                            retracts=("old",))))
+    assert result.facts == {}
+    assert result.removed["retract-old"] == "a retraction only (web/journal/b.md)"
+
+
+def test_a_retraction_that_also_supersedes_is_a_fact() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0)),
+                 ("web/journal/b.md", entry("web", "new", 5, supersedes=("old",),
+                                            retracts=("other",))))
+    assert list(result.facts) == ["new"]
+
+
+def test_episodic_records_with_the_same_title_stay_one_per_run() -> None:
+    from journal_mem.model.entry import parse, render
+
+    runs = []
+    for day in range(3):
+        written = Entry(agent="ci", topic="runs", title="Nightly build failed", type="episodic",
+                        confidence=1.0, created=DAY + dt.timedelta(days=day),
+                        body=f"Run {day}: the cache was cold.")
+        text = render(written).replace("key: \n", "")
+        runs.append((f"ci/journal/{day}.md", parse(text.encode())))
+    hand = "---\nagent: ci\ntopic: runs\ntype: episodic\ncreated: 2026-05-04T12:00:00Z\n---\n"
+    runs.append(("ci/journal/h.md", parse((hand + "# Nightly build failed\n").encode())))
+    result = run(*runs, date=DATE + dt.timedelta(days=4))
+    assert len(result.facts) == 4
+    assert result.near_duplicates == []
 
 
 def test_a_newer_entry_asserting_a_removed_key_brings_it_back() -> None:
@@ -92,10 +123,10 @@ def test_refs_all_gone_drop_or_flag() -> None:
     item = ("api/journal/a.md", entry("api", "k", refs=("src/a.py", "src/b.py")))
     gone = frozenset({"src/a.py", "src/b.py"})
     assert run(item, gone=frozenset({"src/a.py"})).facts.get("k") is not None
-    assert run(item, gone=gone).removed["k"] == "refs gone"
+    assert run(item, gone=gone).removed["k"] == "refs gone: src/a.py, src/b.py"
     flag = Config(distill=Distill(stale_refs="flag"))
     result = run(item, gone=gone, config=flag)
-    assert "k" in result.facts and result.flagged["k"] == "refs gone"
+    assert "k" in result.facts and result.flagged["k"] == "refs gone: src/a.py, src/b.py"
 
 
 def test_old_episodic_facts_are_dropped() -> None:

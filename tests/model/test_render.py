@@ -39,7 +39,7 @@ def test_memory_md_lists_principles_first_then_topics_with_keys() -> None:
     assert text.index("## Principles") < text.index("## testing")
     assert "- Always pin versions (topics/build.md) [p]\n" in text
     assert "- Run tests serially [t]\n" in text
-    assert "0 more facts are only in the topic files" in text
+    assert text.endswith("\n2 live facts: 2 here, 0 more only in the topic files (topics/).\n")
     assert text.endswith("\n") and not text.endswith("\n\n")
 
 
@@ -47,7 +47,7 @@ def test_topic_file_holds_title_body_and_provenance_citing_the_entry() -> None:
     files = render(fold_of(fact("t", "Run tests serially", body="Shared DB.", topic="testing")),
                    ["api"], Budget()).files
     topic = files["api/topics/testing.md"].decode()
-    assert "## Run tests serially\n\nShared DB.\n\n> key `t` · semantic" in topic
+    assert "## Run tests serially\nShared DB.\n> key `t` · semantic" in topic
     assert "entry api/journal/2026-05-01-t.md" in topic
 
 
@@ -72,19 +72,57 @@ def test_what_does_not_fit_memory_md_stays_in_the_topic_file() -> None:
     text = memory(out.files)
     assert not over_budget(text, Budget())
     assert out.agents["api"].in_memory < 300
-    assert f"{300 - out.agents['api'].in_memory} more facts are only in the topic files" in text
+    here = out.agents["api"].in_memory
+    assert f"300 live facts: {here} here, {300 - here} more only in the topic files" in text
     assert out.agents["api"].evicted == []
 
 
-def test_what_does_not_fit_a_topic_file_is_reported_evicted() -> None:
+def test_what_does_not_fit_five_topic_files_is_reported_evicted() -> None:
     facts = [fact(f"k{i:03d}", body="line\n" * 5, minutes=i) for i in range(40)]
-    out = render(fold_of(*facts), ["api"], Budget(topic_lines=50))
-    topic = out.files["api/topics/general.md"].decode()
-    assert topic.count("\n") <= 50
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=20))
+    names = ["general", "general-2", "general-3", "general-4", "general-5"]
+    assert out.agents["api"].parts == {"general": names}
+    topics = "".join(out.files[f"api/topics/{n}.md"].decode() for n in names)
+    assert all(out.files[f"api/topics/{n}.md"].count(b"\n") <= 20 for n in names)
     evicted = out.agents["api"].evicted
-    assert evicted and all(f"`{k}`" not in topic for k in evicted)
-    assert f"{len(evicted)} more facts on this topic are only in the journal" in topic
+    assert len(evicted) == 15 and all(f"`{k}`" not in topics for k in evicted)
+    last = out.files["api/topics/general-5.md"].decode()
+    assert "15 more facts on this topic are only in the journal" in last
     assert all(f"[{k}]" not in memory(out.files) for k in evicted)
+    assert memory(out.files).endswith(
+        "40 live facts: 25 here, 0 more only in the topic files (topics/), 15 only in the "
+        "journal (no room; `jmem recall` finds them).\n")
+
+
+def test_200_topic_lines_hold_at_least_60_facts() -> None:
+    body = "A body of several lines.\nIt goes on.\n\nAnd on, with a long tail " + "x" * 400
+    facts = [fact(f"k{i:03d}", f"A realistic title of fact number {i}", body=body, minutes=i)
+             for i in range(80)]
+    out = render(fold_of(*facts), ["api"], Budget())
+    first = out.files["api/topics/general.md"].decode()
+    assert first.count("\n") <= 200 and first.count("> key `") >= 60
+    assert "(more in its entry)" in first
+    assert out.agents["api"].evicted == [] and out.agents["api"].parts["general"] == [
+        "general", "general-2"]
+
+
+def test_a_part_never_takes_another_topics_name() -> None:
+    facts = [fact(f"k{i:03d}", minutes=i) for i in range(30)]
+    facts.append(fact("own", topic="general-2"))
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=20))
+    assert out.agents["api"].parts["general"][:2] == ["general", "general-3"]
+    assert "`own`" in out.files["api/topics/general-2.md"].decode()
+
+
+def test_the_footer_counts_every_live_fact_once() -> None:
+    facts = [fact(f"k{i:03d}", minutes=i) for i in range(80)]
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=10, memory_lines=20))
+    report = out.agents["api"]
+    assert report.in_topics + len(report.evicted) == 80
+    text = memory(out.files)
+    assert (f"80 live facts: {report.in_memory} here, "
+            f"{report.in_topics - report.in_memory} more only") in text
+    assert f"{len(report.evicted)} only in the journal" in text
 
 
 def test_rendering_is_deterministic() -> None:
