@@ -79,6 +79,12 @@ def replace_atomic_with(path: str, write: Callable[[BinaryIO], object], *,
         fsync_dir(folder)
 
 
+def rename_into_place(src: str, dst: str) -> None:
+    """Move a file written in full elsewhere in the same folder (git's `index.lock`) over
+    `dst` in one step: how git itself commits a lock file."""
+    os.replace(src, dst)
+
+
 def is_temp(name: str) -> bool:
     """True for the file name of a `replace_atomic` temp file (left by a killed writer)."""
     return name.startswith(TMP_PREFIX)

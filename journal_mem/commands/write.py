@@ -147,9 +147,14 @@ def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
 
 def refuse_key_clash(ctx: Context, entry: Entry) -> None:
     """Refuse a default key that a live fact of another agent holds under another title."""
+    import sqlite3
+
     from journal_mem.commands.related import key_clash
 
-    reason = key_clash(ctx, entry)
+    try:
+        reason = key_clash(ctx, entry)
+    except (sqlite3.Error, OSError):  # the index is advice: a full disk must not turn
+        return  # into a crash before the write itself can say what is wrong
     if reason:
         raise InvalidEntry([f"{reason}; nothing written. To correct that fact, say so with "
                             f"--key {entry.key}; else give this lesson its own --key"])
@@ -159,9 +164,14 @@ def related_facts(ctx: Context, entry: Entry) -> list[Related]:
     """Live facts the lesson probably corrects (none when it already supersedes or retracts)."""
     if entry.supersedes or entry.retracts:
         return []
+    import sqlite3
+
     from journal_mem.commands.related import related
 
-    return related(ctx, entry)
+    try:
+        return related(ctx, entry)
+    except (sqlite3.Error, OSError):  # advice only: never what stops a lesson being filed
+        return []
 
 
 def describe_related(found: list[Related]) -> list[str]:

@@ -24,6 +24,7 @@ import random
 import time
 
 from journal_mem.errors import GitError
+from journal_mem.fsutil import rename_into_place, replace_atomic
 
 TOKEN = b"journal-mem distill lock\n"
 MARKER = "index-lock.json"
@@ -166,7 +167,7 @@ class IndexLock:
     def commit(self) -> None:
         os.close(self.fd)
         self.fd = -1
-        os.replace(self.path, self.index)
+        rename_into_place(self.path, self.index)
 
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:
@@ -203,7 +204,7 @@ def recover(git_dir: str, state_dir: str, head: str) -> str:
     if not ours:
         return ""
     if start != TOKEN and isinstance(info, dict) and info.get("new") == head:
-        os.replace(path, os.path.join(git_dir, "index"))  # HEAD moved: the index follows
+        rename_into_place(path, os.path.join(git_dir, "index"))  # HEAD moved: the index follows
         done = f"finished a killed distill's index update ({path})"
     else:
         _unlink(path)
@@ -221,7 +222,4 @@ def _unlink(path: str) -> None:
 
 def _write_json(path: str, data: object) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, path)
+    replace_atomic(path, json.dumps(data))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from journal_mem.gitops.gitfacts import locate
 from journal_mem.model.drafts import Draft
-from journal_mem.model.entry import Entry
+from journal_mem.model.entry import Entry, default_key
 from journal_mem.model.validate import Policy
 from journal_mem.store.importer import Known, settle, write_drafts
 from journal_mem.store.layout import Layout
@@ -15,7 +15,8 @@ from journal_mem.store.layout import Layout
 NOW = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 POLICY = Policy()
 OLD = Entry(agent="api", topic="db", title="Use the cache", body="one",
-            created=NOW - dt.timedelta(days=9), key="use-the-cache", applies_to=("api",))
+            created=NOW - dt.timedelta(days=9), key=default_key("Use the cache"),
+            applies_to=("api",))
 
 
 def test_a_draft_already_in_the_journal_is_skipped_for_its_writer_only() -> None:
@@ -24,14 +25,14 @@ def test_a_draft_already_in_the_journal_is_skipped_for_its_writer_only() -> None
     assert settle(same, known, NOW, POLICY) is None
     other_agent = Draft(agent="web", topic="db", title="Use the cache", body="one")
     entry = settle(other_agent, known, NOW, POLICY)
-    assert entry is not None and entry.key == "use-the-cache"  # same fact, one more holder
+    assert entry is not None and entry.key == OLD.key  # same fact, one more holder
 
 
 def test_a_taken_key_gets_a_hash_unless_the_draft_replaces_it() -> None:
     known = Known([("api/journal/x.md", OLD)])
     different = Draft(agent="api", topic="db", title="Use the cache", body="two")
     entry = settle(different, known, NOW, POLICY)
-    assert entry is not None and entry.key.startswith("use-the-cache-") and entry.key != OLD.key
+    assert entry is not None and entry.key.startswith(f"{OLD.key}-") and entry.key != OLD.key
     known.add(entry)
     assert settle(different, known, NOW, POLICY) is None  # the second run finds it
     fix = Draft(agent="api", topic="db", title="Use the cache", body="two", key=OLD.key,
