@@ -64,7 +64,7 @@ def dropped_and_evicted(ctx: Context, entries: list[Any]) -> dict[str, Any]:
     folded = set(state.folded) if state else set()
     done = [(rel, e) for rel, e in entries if rel in folded]
     agents = sorted(set(ctx.config.agents) | set(ctx.layout.agents_on_disk()))
-    result = fold(done, agents=agents, date=date, config=ctx.config, report_near=False,
+    result = fold(done, agents=agents, date=date, config=ctx.config,
                   ref_exists=ref_checker(ctx.repo.main_root, "HEAD"))
     rendered = render(result, agents, ctx.config.budget)
     reasons: Counter[str] = Counter()
@@ -73,7 +73,10 @@ def dropped_and_evicted(ctx: Context, entries: list[Any]) -> dict[str, Any]:
         reasons[label] += 1
     evicted = {a: len(r.evicted) for a, r in rendered.agents.items() if r.evicted}
     stale = {k: why for k, why in result.removed.items() if why.startswith("refs gone")}
+    conflicts = [{"key": old, "newer": new, "agents": list(result.facts[old].holders)}
+                 for old, new in result.conflicts if old in result.facts]
     return {"live_facts": len(result.facts), "dropped": {n: reasons[n] for n, _ in RULES},
+            "open_conflicts": conflicts,
             "evicted": evicted, "evicted_total": sum(evicted.values()), "stale_keys": stale,
             "distill_date": date.isoformat() if state else None,
             "pending": len(entries) - len(done)}
@@ -113,6 +116,7 @@ def render_lines(s: dict[str, Any]) -> list[str]:
         f"live facts: {s['live_facts']} · evicted by the budget: {s['evicted_total']} · "
         f"pending lessons: {s['pending']}",
         "dropped: " + ", ".join(f"{k} {v}" for k, v in s["dropped"].items()),
+        f"open conflicts (a newer lesson probably corrects a fact): {len(s['open_conflicts'])}",
         f"entries per maintained line: {s['entries_per_line']}",
         "",
         "per agent: entries · MEMORY.md lines (use of the cap)",

@@ -45,3 +45,18 @@ def test_dropped_facts_are_counted_by_rule(repo: Path) -> None:
     assert jmem(repo, "distill").returncode == 0
     s = json.loads(jmem(repo, "stats", "--json").stdout)
     assert s["dropped"]["superseded"] == 1 and s["dropped"]["retracted"] == 1
+
+
+def test_open_conflicts_are_counted_and_named(repo: Path) -> None:
+    for agent, title, body, key in (
+            ("api", "Acknowledge a queue message before processing it",
+             "Otherwise a slow handler makes the broker redeliver it.", "queue-ack"),
+            ("web", "Process a queue message first and acknowledge it after",
+             "Acking early loses the message when the worker crashes.", "ack-after")):
+        assert jmem(repo, "write", "--agent", agent, "--topic", "queue", "--title", title,
+                    "--key", key, stdin=body).returncode == 0
+        assert jmem(repo, "distill").returncode == 0
+    s = json.loads(jmem(repo, "stats", "--json").stdout)
+    assert s["open_conflicts"] == [{"key": "queue-ack", "newer": "ack-after", "agents": ["api"]}]
+    assert "open conflicts (a newer lesson probably corrects a fact): 1" in jmem(
+        repo, "stats").stdout
