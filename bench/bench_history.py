@@ -21,12 +21,14 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from bench_wake import make_repo
 from runner import Row, jmem_argv, python_baseline, table, time_command
 
+from journal_mem.model.entry import default_key
+
 
 def rows(runs: int = 10) -> list[Row]:
     root = tempfile.mkdtemp(prefix="jmem-bench-history-")
     try:
         main, _ = make_repo(root, 10_000, 10)
-        key = "lesson-4711-about-thing-4711"
+        key = default_key("Lesson 4711 about thing 4711")
         base = python_baseline(main, runs)
         log = time_command([*jmem_argv(), "log", key], main, runs)
         report = time_command([*jmem_argv(), "report", "--out", os.path.join(root, "out")],

@@ -19,7 +19,7 @@ from journal_mem.errors import JournalMemError
 from journal_mem.model.entry import Entry
 from journal_mem.store import history, sessions
 from journal_mem.store.context import Context
-from journal_mem.store.reader import read_journal
+from journal_mem.store.reader import Journal, read_journal
 
 _KEY_IN_LINE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]\s*$|key `([a-z0-9][a-z0-9-]{0,63})`")
 
@@ -34,13 +34,12 @@ def _role(entry: Entry, key: str, last_title: str | None) -> str | None:
     return None
 
 
-def entry_events(ctx: Context, key: str) -> list[dict[str, Any]]:
+def entry_events(ctx: Context, key: str, journal: Journal) -> list[dict[str, Any]]:
     """Every journal entry that wrote, corrected, superseded or retracted `key`, oldest first."""
-    journal = read_journal(ctx.layout, ctx.policy)
-    added = history.entry_commits(ctx)
     related = sorted(((e.created, rel, e) for rel, e in journal.entries
                       if e.key == key or key in e.supersedes or key in e.retracts),
                      key=lambda t: (t[0], t[1]))
+    added = history.entry_commits(ctx, [rel for _, rel, _ in related])
     out, last_title = [], None
     for created, rel, entry in related:
         role = _role(entry, key, last_title)
@@ -64,9 +63,8 @@ def entry_events(ctx: Context, key: str) -> list[dict[str, Any]]:
     return out
 
 
-def successors(ctx: Context, key: str) -> list[str]:
+def successors(journal: Journal, key: str) -> list[str]:
     """`key`, then the keys that superseded it, transitively, in order."""
-    journal = read_journal(ctx.layout, ctx.policy)
     by_old: dict[str, list[tuple[dt.datetime, str]]] = {}
     for _, entry in journal.entries:
         for old in entry.supersedes:
@@ -80,7 +78,8 @@ def successors(ctx: Context, key: str) -> list[str]:
     return chain
 
 
-def distill_events(ctx: Context, key: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def distill_events(ctx: Context, key: str,
+                   journal: Journal) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the commits that changed the fact in some MEMORY.md, every holder's spans).
 
     A fact superseded under a new key is followed to that key: what a holder
@@ -88,7 +87,7 @@ def distill_events(ctx: Context, key: str) -> tuple[list[dict[str, Any]], list[d
     """
     agents = sorted(set(ctx.config.agents) | set(ctx.layout.agents_on_disk()))
     snaps = history.memory_history(ctx, agents)
-    chain = successors(ctx, key)
+    chain = successors(journal, key)
     changes, before = [], dict[str, str]()
     for snap in snaps:
         now = {a: v for a, lines in snap.memory.items()
@@ -121,8 +120,9 @@ def loads(ctx: Context, key: str) -> dict[str, dict[str, Any]]:
 
 def fact_log(ctx: Context, key: str) -> dict[str, Any]:
     """The whole history of `key` as one mapping (what `--json` prints)."""
-    entries = entry_events(ctx, key)
-    distills, spans = distill_events(ctx, key)
+    journal = read_journal(ctx.layout, ctx.policy)
+    entries = entry_events(ctx, key, journal)
+    distills, spans = distill_events(ctx, key, journal)
     if not entries and not distills:
         raise JournalMemError(f"no journal entry and no distilled file mention key {key!r}",
                            hint="`jmem recall WORDS` finds a fact's key")

@@ -69,11 +69,15 @@ def _log(ctx: Context, args: list[str]) -> list[Commit]:
     return out
 
 
-def entry_commits(ctx: Context) -> dict[str, Commit]:
-    """memory-root-relative journal path -> the commit that added it."""
+def entry_commits(ctx: Context, only: list[str] | None = None) -> dict[str, Commit]:
+    """memory-root-relative journal path -> the commit that added it (`only` these paths:
+    one fact's few entries need not walk the whole journal's history)."""
     root = ctx.layout.memory_root
+    specs = [f":(top,literal){root}/{rel}" for rel in only] if only is not None else [f"{root}/"]
+    if not specs:
+        return {}
     res = gitfacts.run(["log", "--reverse", "--diff-filter=A", "--no-renames", "-z",
-                        "--name-only", "--format=%x1e%H%x1f%cI%x1f%s", "--", f"{root}/"],
+                        "--name-only", "--format=%x1e%H%x1f%cI%x1f%s", "--", *specs],
                        ctx.repo.main_root, clean=True, check=False)
     out: dict[str, Commit] = {}
     if not res.ok:
