@@ -1,13 +1,8 @@
 """`jmem recall`: ranked live facts for a question, from an SQLite FTS5 index.
 
-The index (`<git-common-dir>/journal-mem/index/recall.sqlite`) is machine-local
-and disposable: it holds the live facts of the main checkout's journal as the
-distiller folds them (`fold.fold`, so retracted, superseded and expired facts
-are never returned), with the team-wide key, the agents holding each fact,
-its topic, date and journal entry. A query first compares a cheap signature
-(the journal folders' mtimes, the config inputs, the date); only when it
-changed is the journal re-read (parsed entries come from the distiller's
-cache) and the index updated row by row: unchanged facts are left alone.
+The index of the live facts (`store/recall_index.py`) is brought up to date
+first when its cheap signature changed, so retracted, superseded and expired
+facts are never returned.
 
 Ranking is FTS5's bm25 over title, tags, topic and body (porter stemming):
 facts holding every content word of the question first, then, if fewer than
@@ -29,14 +24,15 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from journal_mem.config.settings import CONFIG_FILE
 from journal_mem.store.layout import Layout
+from journal_mem.store.recall_index import connect, current, index_path, signature, update
 
 if TYPE_CHECKING:
-    from journal_mem.model.fold import Fact
     from journal_mem.store.context import Context
 
-SCHEMA_VERSION = "3"
+__all__ = ["Filters", "Hit", "by_key", "candidates", "content_words", "fast_main", "index_path",
+           "listed", "lookup", "match_expression", "recall", "render", "search", "signature",
+           "update"]
 # bm25 weights, in the FTS column order: title, tags, topic, body
 WEIGHTS = (8.0, 4.0, 2.0, 1.0)
 STOPWORDS = frozenset(
@@ -104,134 +100,6 @@ class Hit:
                 "topic": self.topic, "date": self.date, "path": self.path, "type": self.type,
                 "tags": list(self.tags), "confidence": self.confidence,
                 "score": round(self.score, 4)}
-
-
-def index_path(layout: Layout) -> str:
-    return os.path.join(layout.state_dir, "index", "recall.sqlite")
-
-
-def _connect(path: str) -> sqlite3.Connection:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-    if row is None or row[0] != SCHEMA_VERSION:  # disposable: rebuilt in the new shape
-        conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
-                           " DELETE FROM meta;")
-        conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-    conn.executescript(
-        """
-        CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS facts (
-            id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, title TEXT NOT NULL,
-            tags TEXT NOT NULL, topic TEXT NOT NULL, body TEXT NOT NULL,
-            holders TEXT NOT NULL, created TEXT NOT NULL, path TEXT NOT NULL,
-            confidence REAL NOT NULL, type TEXT NOT NULL, stamp TEXT NOT NULL);
-        CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-            title, tags, topic, body, content='facts', content_rowid='id',
-            tokenize='porter unicode61');
-        """
-    )
-    return conn
-
-
-def signature(layout: Layout, date: dt.date) -> str:
-    """What the live facts depend on, cheaply: journal folder mtimes, config inputs, date.
-
-    Creating or removing an entry file changes its folder's mtime; committed
-    entries are never edited in place (the guard and `check` see to that).
-    The config enters as its inputs (file bytes, `JMEM_*` variables), so that
-    no config needs to be loaded to compare.
-    """
-    try:
-        with open(os.path.join(layout.repo.main_root, CONFIG_FILE), "rb") as fh:
-            config_bytes = fh.read().hex()
-    except OSError:
-        config_bytes = ""
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("JMEM_"))
-    parts: list[object] = [SCHEMA_VERSION, date.isoformat(), config_bytes, env]
-    for agent in layout.agents_on_disk():
-        try:
-            parts.append((agent, os.stat(layout.journal_dir(agent)).st_mtime_ns))
-        except OSError:
-            parts.append((agent, None))
-    return json.dumps(parts, sort_keys=True, default=str)
-
-
-def _stamp(fact: Fact) -> str:
-    """What makes a stored row stale: the entry that states the fact, and who holds it."""
-    return f"{fact.path}|{' '.join(fact.holders)}|{fact.title}"
-
-
-def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool = False) -> int:
-    """Bring the index up to date with the journal; returns how many rows changed."""
-    sig = signature(ctx.layout, date)
-    if _current(conn, sig) and not rebuild:
-        return 0
-    from journal_mem.model.fold import fold
-    from journal_mem.store.progress import track
-    from journal_mem.store.reader import read_journal
-
-    layout, config = ctx.layout, ctx.config
-    journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
-    agents = sorted(set(config.agents) | set(layout.agents_on_disk()))
-    from journal_mem.store.distill.folding import ref_checker
-
-    # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may hold
-    live = fold(journal.entries, agents=agents, date=date, config=config,
-                ref_exists=ref_checker(ctx.repo.main_root, "HEAD")).facts
-    changed = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if rebuild:
-            conn.execute("DELETE FROM facts")
-            conn.execute("INSERT INTO fts(fts) VALUES('delete-all')")
-        stored = dict(conn.execute("SELECT key, stamp FROM facts").fetchall())
-        for key in stored.keys() - live.keys():
-            _delete(conn, key)
-            changed += 1
-        for key, fact in track(live.items(), "indexing facts", "facts"):
-            if stored.get(key) == _stamp(fact):
-                continue
-            if key in stored:
-                _delete(conn, key)
-            _insert(conn, fact, layout)
-            changed += 1
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return changed
-
-
-def _current(conn: sqlite3.Connection, sig: str) -> bool:
-    row = conn.execute("SELECT value FROM meta WHERE name = 'signature'").fetchone()
-    return row is not None and bool(row[0] == sig)
-
-
-def _delete(conn: sqlite3.Connection, key: str) -> None:
-    row = conn.execute("SELECT id, title, tags, topic, body FROM facts WHERE key = ?",
-                       (key,)).fetchone()
-    if row is None:
-        return
-    conn.execute("INSERT INTO fts(fts, rowid, title, tags, topic, body) "
-                 "VALUES('delete', ?, ?, ?, ?, ?)", row)
-    conn.execute("DELETE FROM facts WHERE id = ?", (row[0],))
-
-
-def _insert(conn: sqlite3.Connection, fact: Fact, layout: Layout) -> None:
-    path = f"{layout.memory_root}/{fact.path}"
-    cur = conn.execute(
-        "INSERT INTO facts (key, title, tags, topic, body, holders, created, path, confidence,"
-        " type, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (fact.key, fact.title, " ".join(fact.tags), fact.topic, fact.body,
-         " ".join(fact.holders), fact.created.date().isoformat(), path, fact.confidence,
-         fact.type, _stamp(fact)),
-    )
-    conn.execute("INSERT INTO fts(rowid, title, tags, topic, body) VALUES (?, ?, ?, ?, ?)",
-                 (cur.lastrowid, fact.title, " ".join(fact.tags), fact.topic, fact.body))
 
 
 def content_words(question: str) -> list[str]:
@@ -304,7 +172,7 @@ def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int 
     An empty question with `filters` lists the matching facts, newest first.
     """
     day = date or dt.datetime.now(dt.UTC).date()
-    conn = _connect(index_path(ctx.layout))
+    conn = connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day, rebuild=rebuild)
         if not content_words(question) and filters is not None and filters.narrows():
@@ -318,7 +186,7 @@ def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int 
 def candidates(ctx: Context, text: str, limit: int = 20) -> list[Hit]:
     """Live facts sharing any content word with `text`, bm25 order (index updated first)."""
     day = dt.datetime.now(dt.UTC).date()
-    conn = _connect(index_path(ctx.layout))
+    conn = connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day)
         return _ranked(conn, match_expression(text, "OR"), Filters(), limit)
@@ -329,7 +197,7 @@ def candidates(ctx: Context, text: str, limit: int = 20) -> list[Hit]:
 def by_key(ctx: Context, key: str) -> Hit | None:
     """The live fact with `key`, or None (index updated first)."""
     day = dt.datetime.now(dt.UTC).date()
-    conn = _connect(index_path(ctx.layout))
+    conn = connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day)
         row = conn.execute("SELECT key, title, holders, topic, created, path, confidence, body"
@@ -353,7 +221,7 @@ def lookup(layout: Layout, question: str, agent: str | None, limit: int,
     except sqlite3.Error:
         return None
     try:
-        if not _current(conn, signature(layout, date)):
+        if not current(conn, signature(layout, date)):
             return None
         return search(conn, question, agent, limit)
     except sqlite3.Error:  # a damaged index: the full command rebuilds it

@@ -1,12 +1,15 @@
-"""Where a markdown file's YAML frontmatter ends: one answer for every reader.
+"""Where a markdown file's YAML frontmatter ends, and what it holds: one answer for every reader.
 
 A file with frontmatter starts with a `---` line and the frontmatter ends at
 the next `---` line; everything after it is the body, `---` lines included
 (a horizontal rule in a lesson's body never moves its title). Standard
-library only: the wake-up hook reads agent definitions with it.
+library only at import: the wake-up hook reads agent definitions with it, and
+`load_yaml` (an entry's fields, read strictly) imports PyYAML when called.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 FRONTMATTER_MAX = 8192
 
@@ -44,3 +47,69 @@ def scalar(front: str, name: str) -> str | None:
                 value = value[1:-1]
             return value
     return None
+
+
+# The YAML tags a composed node may carry: plain strings, lists and mappings only.
+_ALLOWED_TAGS = frozenset(
+    {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
+)
+
+
+def load_yaml(front: str, problems: list[str]) -> dict[str, Any] | None:
+    """The fields of frontmatter text, every value a string or list; None after a problem.
+
+    Composed with PyYAML's base loader (no implicit dates or booleans) and walked
+    by hand: explicit tags, aliases and duplicate keys are refused before any
+    value is used. PyYAML is imported here, never at module level (hot path).
+    """
+    import yaml
+
+    loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+    try:
+        node = yaml.compose(front, Loader=loader)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 2}" if where is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problems.append(f"frontmatter: not valid YAML{at}: {reason}")
+        return None
+    if node is None:
+        return {}
+    if not isinstance(node, yaml.MappingNode):
+        problems.append("frontmatter: must be a mapping of fields (key: value lines)")
+        return None
+    try:
+        value = _construct(node, set())
+    except _YamlRefused as exc:
+        problems.append(f"frontmatter: {exc}")
+        return None
+    assert isinstance(value, dict)
+    return value
+
+
+class _YamlRefused(Exception):
+    pass
+
+
+def _construct(node: Any, seen: set[int]) -> Any:
+    import yaml
+
+    if id(node) in seen:
+        raise _YamlRefused("YAML aliases (*name) are not allowed")
+    seen.add(id(node))
+    if node.tag not in _ALLOWED_TAGS:
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise _YamlRefused(f"YAML tag {tag} is not allowed")
+    if isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, seen) for item in node.value]
+    out: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = _construct(key_node, seen)
+        if not isinstance(key, str):
+            raise _YamlRefused("field names must be plain words")
+        if key in out:
+            raise _YamlRefused(f"field {key!r} appears twice")
+        out[key] = _construct(value_node, seen)
+    return out

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from helpers import jmem
 
-from journal_mem.commands.recall import _connect, index_path, match_expression, update
+from journal_mem.commands.recall import match_expression
 from journal_mem.model.entry import build
 from journal_mem.store.context import open_context
 from journal_mem.store.journal import record
+from journal_mem.store.recall_index import connect, index_path, update
 
 LESSONS = [
     ("api", "testing", "api-tests-serial", "Run the API tests serially with -p no:randomly",
@@ -103,7 +104,7 @@ def test_corrections_are_followed_without_rebuild(memory: Path) -> None:
 def test_index_updates_incrementally_and_rebuild_agrees(memory: Path) -> None:
     ctx = open_context(str(memory))
     day = dt.datetime.now(dt.UTC).date()
-    conn = _connect(index_path(ctx.layout))
+    conn = connect(index_path(ctx.layout))
     try:
         assert update(ctx, conn, day) == len(LESSONS)
         assert update(ctx, conn, day) == 0

@@ -1,0 +1,229 @@
+"""Commands that fold the journal: distill (and push), check in CI, watch, and the
+outbox of lessons waiting for the main checkout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from journal_mem import errors
+from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--if-due", is_flag=True,
+              help="Only when pending lessons reach distill.threshold or the oldest is older "
+                   "than distill.max_age_hours; else exit 0 quietly (the post-commit hook).")
+@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
+@click.option("--check", "check_only", is_flag=True,
+              help="Exit 1 if a distill would change any file; write nothing.")
+@click.option("--rebuild", is_flag=True, help="Ignore the parse cache (same bytes).")
+@click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
+@click.option("--background", is_flag=True,
+              help="Detach, log to <git-common-dir>/journal-mem/logs/distill.log, return at once.")
+@click.option("--date", "on_date", metavar="YYYY-MM-DD",
+              help="Distill as of this date instead of today (UTC): replays and tests.")
+@click.option("--push", "push_remote", is_flag=False, flag_value="", default=None,
+              metavar="[REMOTE]", help="Distill on top of REMOTE's distill.branch and push; "
+              "retry on the new tip when another writer wins (never forced).")
+@click.option("--attempts", type=click.IntRange(1, 50), default=8, show_default=True,
+              help="With --push: how many times to try before giving up.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
+            no_commit: bool, background: bool, on_date: str | None, push_remote: str | None,
+            attempts: int, as_json: bool) -> int:
+    """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
+
+    One writer for all worktrees (a second distill exits 75). Corrections reach
+    every agent that held the fact; retracted, superseded, expired and stale
+    facts are removed; MEMORY.md never exceeds its budget. The commit holds only
+    memory paths and lists what changed and why. Invalid entries are reported
+    and skipped (exit 1).
+    """
+    import datetime as dt
+
+    from journal_mem.commands import distill as core
+    from journal_mem.store.context import open_context
+
+    if background:  # normally answered by main.py before click loads
+        from journal_mem.commands.background import detach
+
+        return detach(list(click_ctx.find_root().obj), cwd(click_ctx))  # the argv given
+    date = None
+    if on_date:
+        try:
+            date = dt.date.fromisoformat(on_date)
+        except ValueError:
+            raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
+    opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
+                        commit=not no_commit, if_due=if_due, date=date)
+    from journal_mem.store import progress
+
+    # a bar on a terminal for long work; never in --json or for the post-commit hook
+    progress.allow(not (as_json or if_due))
+    if push_remote is not None:  # docs/DESIGN.md, "Many machines"
+        return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
+    # --no-commit is the setting distill.commit = false for this run (flags > env > file)
+    flags = {"distill.commit": False} if no_commit else None
+    outcome = core.distill(open_context(cwd(click_ctx), flags), opts)
+    from journal_mem.commands.report import distill_json, distill_lines
+
+    if as_json:
+        emit_json(distill_json(outcome))
+    else:
+        out, err = distill_lines(outcome)
+        for line in out:
+            click.echo(line)
+        for line in err:
+            click.echo(f"jmem: {line}", err=True)
+    return outcome.exit_code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--base", metavar="REF",
+              help="Also fail when a journal entry was modified or deleted since REF.")
+@click.option("--allow-root-move", is_flag=True,
+              help="Accept a memory_root changed since REF (a deliberate move).")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
+          as_json: bool) -> int:
+    """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
+    append-only since REF, no conflict markers, symlinks or secrets in memory."""
+    from journal_mem.commands.check import run_check
+    from journal_mem.store.context import open_context
+
+    problems = run_check(open_context(cwd(click_ctx)), base, allow_root_move=allow_root_move)
+    if as_json:
+        emit_json({"ok": not problems, "problems": problems})
+    elif problems:
+        for line in problems:
+            click.echo(line)
+        click.echo(f"jmem check: {len(problems)} problems", err=True)
+    else:
+        click.echo("jmem check: ok")
+    return errors.REFUSED if problems else errors.OK
+
+
+# --- end distill and check ---
+
+# --- watch, outbox, distill --push ---------------------------------------------------
+
+
+def _distill_push(click_ctx: click.Context, opts: Any, remote: str | None, attempts: int,
+                  as_json: bool) -> int:
+    """`distill --push [REMOTE]`: see journal_mem/push.py."""
+    from journal_mem.commands.push import push_distill
+    from journal_mem.commands.report import distill_json, distill_lines
+    from journal_mem.store.context import open_context
+
+    if opts.dry_run or opts.check or not opts.commit or opts.if_due:
+        raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
+                               "--no-commit and --if-due")
+    done = push_distill(open_context(cwd(click_ctx)), opts, remote, attempts)
+    where = f"{done.remote}/{done.branch}"
+    if as_json:
+        data = distill_json(done.outcome) if done.outcome else {}
+        data["push"] = {"remote": done.remote, "branch": done.branch, "pushed": done.pushed,
+                        "attempts": done.attempts, "rejected": done.rejected,
+                        "steps": done.steps}
+        emit_json(data)
+        return done.exit_code
+    if done.outcome:
+        out, err = distill_lines(done.outcome)
+        for line in out:
+            click.echo(line)
+        for line in err:
+            click.echo(f"jmem: {line}", err=True)
+    lost = f" after {done.rejected} rejected push{'es' if done.rejected != 1 else ''}" \
+        if done.rejected else ""
+    if done.pushed:
+        click.echo(f"pushed {done.pushed[:12]} to {where}{lost}")
+    else:
+        click.echo(f"{where} already holds everything: nothing to push{lost}")
+    return done.exit_code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--once", is_flag=True, help="Exit after the first distill (scripts, tests).")
+@click.option("--debounce", type=click.FloatRange(0.0, 600.0), default=1.0, show_default=True,
+              metavar="SECONDS", help="Wait until writes pause this long, then evaluate once.")
+@click.option("--interval", type=click.FloatRange(1.0), default=60.0, show_default=True,
+              metavar="SECONDS", help="Re-evaluate this often without events (max age).")
+@click.pass_context
+def watch(click_ctx: click.Context, once: bool, debounce: float, interval: float) -> int:
+    """Watch the main checkout's journals and the outbox; distill when due.
+
+    Due means what `distill --if-due` means: pending lessons reach
+    distill.threshold, or the oldest is older than distill.max_age_hours. A
+    burst of writes makes one evaluation; writes during a distill make exactly
+    one more. A failing distill is logged and watching goes on. Ctrl-C or
+    SIGTERM stop it cleanly (a distill in progress finishes first).
+    """
+    from journal_mem.commands.watch import WatchOptions
+    from journal_mem.commands.watch import watch as core
+
+    opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
+                        interval=interval)
+    return core(cwd(click_ctx), opts, lambda line: click.echo(line))
+
+
+@cli.group(context_settings=CONTEXT)
+def outbox() -> None:
+    """The outbox: lessons from sessions that cannot write into the main checkout,
+    waiting in <git-common-dir>/journal-mem/outbox/ for the next distill."""
+
+
+@outbox.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
+    """Every waiting entry, and whether the next drain will file it."""
+    from journal_mem.store.context import open_context
+    from journal_mem.store.outbox import waiting
+
+    context = open_context(cwd(click_ctx))
+    items = waiting(context.layout, context.policy)
+    if as_json:
+        emit_json([w.as_json() for w in items])
+        return errors.OK
+    for w in items:
+        click.echo(f"{w.agent}: {w.title or '(invalid)'}\n  {w.path}")
+        for problem in w.problems:
+            click.echo(f"  invalid: {problem}")
+    click.echo(f"outbox: {len(items)} waiting"
+               + (f", {sum(1 for w in items if w.problems)} invalid" if items else ""))
+    return errors.OK
+
+
+@outbox.command("drain", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
+    """Move every valid entry into the main journal now (every distill does this too).
+
+    Nothing leaves the outbox before its copy is in the journal; an invalid
+    entry stays there and is reported (exit 1).
+    """
+    from journal_mem.store.context import open_context
+    from journal_mem.store.outbox import drain_now
+
+    context = open_context(cwd(click_ctx))
+    done = drain_now(context.layout, context.policy)
+    if as_json:
+        emit_json({"moved": done.moved, "invalid": done.invalid})
+    else:
+        for path in done.moved:
+            click.echo(f"moved into the journal: {path}")
+        for problem in done.invalid:
+            click.echo(f"jmem: left in the outbox: {problem}", err=True)
+        click.echo(f"outbox: {len(done.moved)} moved, {len(done.invalid)} left (invalid)")
+    return errors.REFUSED if done.invalid else errors.OK
+
+
+# --- end watch, outbox, distill --push ---
+
+
+# --- recall -----------------------------------------------------------------------

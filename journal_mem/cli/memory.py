@@ -1,0 +1,265 @@
+"""Commands on one checkout's memory: set it up, write a lesson, guard commits,
+rescue a worktree's edits, report status, merge journal files."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from journal_mem import errors
+from journal_mem.cli.base import CONTEXT, cli, cwd, emit, emit_json
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", "agents", multiple=True, metavar="NAME",
+              help="Create this agent's journal folder (repeatable).")
+@click.option("--no-git-hooks", is_flag=True, help="Do not install git hooks.")
+@click.option("--no-claude", is_flag=True, help="Do not touch .claude/settings.json.")
+@click.option("--claude-agent", "claude_agents", multiple=True, metavar="NAME",
+              help="Write .claude/agents/NAME.md (memory: project) and its journal folder.")
+@click.option("--uninstall", is_flag=True,
+              help="Remove journal-mem's git hooks (restoring any .legacy hook); keep the data.")
+@click.option("--hooks-path-ok", is_flag=True,
+              help="Install the hooks even though core.hooksPath points at another folder.")
+@click.option("--ci", type=click.Choice(["github"]), default=None,
+              help="Also write the CI workflow that checks, distills and pushes "
+                   "(.github/workflows/journal-mem.yml).")
+@click.option("--ci-install", metavar="COMMAND", default=None,
+              help="How the CI job installs jmem [default: pinned to the commit this jmem "
+                   "runs from, when a remote has it; else init refuses and asks for this].")
+@click.option("--no-import", is_flag=True,
+              help="Do not import existing hand-written memory; only say how to.")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
+         claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
+         ci: str | None, ci_install: str | None, no_import: bool, as_json: bool) -> int:
+    """Set up journal-mem in this repository (idempotent).
+
+    Creates .claude/journal-mem.toml (every setting shown with its default),
+    the memory root .claude/agent-memory/ and a journal folder per --agent,
+    in the main checkout. Records the current branch as distill.branch.
+    Installs the pre-commit, pre-merge-commit, post-commit, post-merge and
+    post-rewrite git hooks (a hook that is not ours is kept as <name>.legacy
+    and still runs first), and a merge driver for the distilled files
+    (.gitattributes + .git/config), so a git pull never conflicts on them.
+    Unless --no-claude, merges the wake-up and reminder hooks into
+    .claude/settings.json, keeping every existing setting and hook.
+    Existing MEMORY.md and topic files that jmem did not write are counted and
+    imported as lessons in one commit (unless --no-import).
+    """
+    from journal_mem.commands import initialize
+
+    if uninstall:
+        report = initialize.uninstall(cwd(click_ctx))
+    else:
+        report = initialize.init(cwd(click_ctx), list(agents), git_hooks=not no_git_hooks,
+                                 hooks_path_ok=hooks_path_ok, claude=not no_claude,
+                                 claude_agents=list(claude_agents), ci=ci,
+                                 ci_install=ci_install, import_existing=not no_import)
+    if as_json:
+        emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
+        return errors.REFUSED if report.refused else errors.OK
+    idle = "no journal-mem hooks installed: nothing to remove" if uninstall else \
+        "journal-mem is already set up here: nothing to change"
+    for line in report.done or ([] if report.refused else [idle]):
+        click.echo(line)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    for line in report.refused:
+        click.echo(line, err=True)
+    return errors.REFUSED if report.refused else errors.OK
+
+
+def _refuse_with_from_file(given: dict[str, Any]) -> None:
+    """--from-file files the entry as it is: any other field given is a usage error."""
+    names = [f"--{n.replace('_', '-')}" for n, v in given.items() if v]
+    if names:
+        raise click.UsageError(f"--from-file files the entry as it is; drop {', '.join(names)}")
+
+
+def _read_body(body: str | None, body_file: str | None) -> str:
+    """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin."""
+    from journal_mem.commands import write as core
+
+    if body is not None and body_file is not None:
+        raise click.UsageError("give the body once: --body or --body-file")
+    if body is None:
+        if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
+            body = core.decode_text(sys.stdin.buffer.read(), "stdin")
+        elif body_file is not None:
+            with open(body_file, "rb") as fh:
+                body = core.decode_text(fh.read(), "--body-file")
+    return body or ""
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Writer [env JMEM_AGENT, else default_agent].")
+@click.option("--topic", metavar="NAME", help="Topic file the lesson folds into.")
+@click.option("--title", metavar="TEXT", help="One line, at most 150 characters.")
+@click.option("--body", metavar="TEXT", help="The detail (else --body-file, else stdin).")
+@click.option("--body-file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Read the body from FILE ('-' for stdin).")
+@click.option("--type", "kind", metavar="TYPE",
+              help="principle | semantic (default) | procedural | episodic | reflective.")
+@click.option("--confidence", metavar="X", help="Within the type's range.")
+@click.option("--importance", metavar="LEVEL", help="critical | high | medium (default) | low.")
+@click.option("--key", metavar="KEY",
+              help="The fact's team-wide identity [short key from the title].")
+@click.option("--supersedes", multiple=True, metavar="KEY", help="Key this replaces (repeatable).")
+@click.option("--retracts", multiple=True, metavar="KEY", help="Key to delete (repeatable).")
+@click.option("--applies-to", multiple=True, metavar="AGENT",
+              help="Other agent that must hold it, or 'all' (repeatable).")
+@click.option("--valid-until", metavar="DATE", help="YYYY-MM-DD or datetime; dropped after.")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="Tag (repeatable, at most 8).")
+@click.option("--ref", "refs", multiple=True, metavar="PATH",
+              help="Repository path the fact is about (repeatable).")
+@click.option("--source", metavar="TEXT", help="Where it came from (PR, issue, run id).")
+@click.option("--from-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="File a complete entry (frontmatter and all) after validating it.")
+@click.option("--outbox", is_flag=True,
+              help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1].")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"path", "key", "outbox", "related"}.')
+@click.pass_context
+def write(click_ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
+          body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
+          importance: str | None, key: str | None, supersedes: tuple[str, ...],
+          retracts: tuple[str, ...], applies_to: tuple[str, ...], valid_until: str | None,
+          tags: tuple[str, ...], refs: tuple[str, ...], source: str | None,
+          from_file: str | None, outbox: bool, as_json: bool) -> int:
+    """Record one lesson in the main checkout's journal; print its path.
+
+    Works from any worktree and subdirectory: the entry is always created in
+    the main checkout (or, with --outbox or when the main checkout cannot be
+    written, in <git-common-dir>/journal-mem/outbox/). Nothing is written
+    unless every field is valid.
+
+    \b
+    Example:
+      jmem write --agent api --topic testing --title "Run the API tests with -p no:randomly" \\
+          --body "They share a database fixture; random order makes them flaky."
+    """
+    from journal_mem.commands import write as core
+    from journal_mem.store.context import open_context
+
+    context = open_context(cwd(click_ctx))
+    fields: dict[str, Any] = {
+        "type": kind, "confidence": confidence, "importance": importance, "key": key,
+        "supersedes": list(supersedes), "retracts": list(retracts),
+        "applies_to": list(applies_to), "valid_until": valid_until, "tags": list(tags),
+        "refs": list(refs), "source": source,
+    }
+    if from_file:
+        _refuse_with_from_file({**fields, "topic": topic, "title": title, "body": body,
+                                "body_file": body_file})
+        entry = core.from_file(context, from_file, agent)
+    else:
+        entry = core.compose(context, agent=agent, topic=topic, title=title,
+                             body=_read_body(body, body_file), fields=fields)
+        if key is None:
+            core.refuse_key_clash(context, entry)
+    found = core.related_facts(context, entry)
+    written = core.file_entry(context, entry, outbox)
+    if as_json:
+        emit_json({"path": written.path, "key": written.key, "outbox": written.outbox,
+                    "related": [r.as_json() for r in found]})
+    else:
+        click.echo(written.path)
+    for line in core.describe_related(found):
+        click.echo(line, err=True)
+    if written.note:
+        click.echo(f"jmem: {written.note}", err=True)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--sessions", "session_count", type=int, default=None, is_flag=False,
+              flag_value=20, metavar="[N]", help="Show the last N (20) recorded wake-ups.")
+@click.option("--hooks", "hook_log", is_flag=True,
+              help="Summarise the agent-loop hook log (jmem hook / journal_mem.api).")
+@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
+@click.pass_context
+def status(click_ctx: click.Context, session_count: int | None, hook_log: bool,
+           as_json: bool) -> int:
+    """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
+    installed: the first thing to run when memory doesn't work."""
+    from journal_mem.commands import status as core
+
+    if hook_log:
+        from journal_mem.store.hooklog import render
+
+        table = core.hook_summary(cwd(click_ctx))
+        emit(table, render(table), as_json)
+    elif session_count is not None:
+        records = core.session_log(cwd(click_ctx), session_count)
+        emit(records, core.render_sessions(records), as_json)
+    else:
+        report = core.collect(cwd(click_ctx))
+        emit(report, core.render(report), as_json)
+    return errors.OK
+
+
+# --- end of wake-up, reminder and status --------------------------------------
+
+# --- guard and rescue -----------------------------------------------------------
+
+
+@cli.command("merge-driver", context_settings=CONTEXT, hidden=True)
+@click.argument("ancestor")
+@click.argument("current")
+@click.argument("other")
+@click.argument("path")
+def merge_driver(ancestor: str, current: str, other: str, path: str) -> int:
+    """Git's merge driver for distilled files (`jmem init` registers it): keep the
+    checked-out side and distill again after the merge."""
+    from journal_mem.gitops.mergedriver import merge
+
+    return merge(current, path, os.getcwd())
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--hook", type=click.Choice(["pre-commit", "pre-merge-commit"]), default=None,
+              help="The git hook calling (it only changes the wording).")
+def guard(hook: str | None) -> int:
+    """Check what is staged under the memory root (the git hooks run this).
+
+    From a linked worktree every memory change is refused (use `jmem rescue`).
+    In the main checkout: committed journal entries are append-only, distilled
+    files change only in the distiller's commit, and every new lesson must be
+    valid, with no secret, conflict marker or symlink. Each refusal names the
+    path, the rule and the command that does it right; exit 1 blocks the
+    commit. JMEM_DISABLE=1 or hooks.guard = false turn it off.
+    """
+    from journal_mem.commands.guard import decide
+
+    click_ctx = click.get_current_context()
+    verdict = decide(cwd(click_ctx), hook)
+    for line in verdict.lines:
+        click.echo(line, err=True)
+    return verdict.code
+
+
+@cli.command(context_settings=CONTEXT)
+@click.pass_context
+def rescue(click_ctx: click.Context) -> int:
+    """In a linked worktree: move memory changes into the main checkout's journal.
+
+    New lessons are validated and filed in the main journal; each line added
+    to MEMORY.md, a topic file or another memory file becomes a new lesson
+    (topic inbox). The worktree's copies go back to HEAD, unstaged. A file
+    stays where it is when filing it fails.
+    """
+    from journal_mem.commands.rescue import rescue as do_rescue
+
+    report = do_rescue(cwd(click_ctx))
+    for line in report.lines:
+        click.echo(line)
+    for line in report.failed:
+        click.echo(f"jmem rescue: {line}", err=True)
+    return errors.REFUSED if report.failed else errors.OK
+
+# --- distill and check ------------------------------------------------------------

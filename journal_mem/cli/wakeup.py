@@ -1,0 +1,129 @@
+"""Commands an agent meets at the start and end of a session: its wake-up pack, the
+end-of-session reminder, the Claude Code plugin, and recall."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from journal_mem import errors
+from journal_mem.cli.base import CONTEXT, TYPES, cli, cwd, emit, emit_json
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Whose memory [env JMEM_AGENT, else default_agent].")
+@click.option("--hook", type=click.Choice(["claude"]),
+              help="Claude Code SessionStart/SubagentStart: hook JSON in, context JSON out.")
+@click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
+              help="Budget of the pack, in characters.")
+@click.option("--query", metavar="TEXT",
+              help="Add the live facts this agent holds that best answer TEXT.")
+@click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), default=0.7,
+              show_default=True, help="Query facts below this confidence are left out.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pack and its parts as JSON.")
+@click.option("--plugin", is_flag=True, hidden=True,
+              help="Run from the Claude Code plugin: step aside for project hooks.")
+def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
+         min_confidence: float, as_json: bool, plugin: bool) -> int:
+    """Print an agent's wake-up pack: the main checkout's MEMORY.md, lessons written
+    since the last distill (newest first), and the keys corrected since then.
+
+    Cut to --max-chars, whole lines, lowest-ranked first; a last line says what
+    was cut. With --hook claude (what `jmem init` puts in .claude/settings.json
+    for SessionStart, SubagentStart, UserPromptSubmit and PostToolUse) it gives
+    each session only what it lacks, in UTF-16 units below Claude Code's cap,
+    and never fails: a problem is one line on stderr, exit 0.
+    """
+    if hook:
+        from journal_mem.commands.claude_hooks import wake_hook
+
+        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 9_500),
+                         plugin=plugin)
+    from journal_mem.commands.wake import for_command
+
+    click_ctx = click.get_current_context()
+    pack = for_command(cwd(click_ctx), agent, max_chars=max_chars, query=query,
+                       min_confidence=min_confidence)
+    if as_json:
+        emit_json(pack.as_json())
+    else:
+        click.echo(pack.text, nl=False)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
+              "JMEM_AGENT, else default_agent].")
+@click.option("--hook", type=click.Choice(["claude"]), required=True,
+              help="Claude Code Stop/SubagentStop: hook JSON in, context JSON out.")
+@click.option("--plugin", is_flag=True, hidden=True,
+              help="Run from the Claude Code plugin: step aside for project hooks.")
+def remind(agent: str | None, hook: str, plugin: bool) -> int:
+    """Stop/SubagentStop hook: once per session, when the session edited or committed
+    files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
+    context) to record one. Never fails: exit 0."""
+    from journal_mem.commands.claude_hooks import remind_hook
+
+    del hook
+    return remind_hook(sys.stdin.buffer.read(), agent, plugin=plugin)
+
+
+@cli.command("claude-plugin", context_settings=CONTEXT)
+def claude_plugin() -> int:
+    """Print where journal-mem's Claude Code plugin is, and how to install it.
+
+    The plugin runs the same hooks as `jmem init` writes, for every project on
+    the machine, without needing `jmem` on Claude Code's PATH or the hooks in
+    the branch's .claude/settings.json (a worktree of an older commit).
+    """
+    from journal_mem.commands.plugin import folder, install_lines
+
+    click.echo(folder())
+    for line in install_lines(folder()):
+        click.echo(line, err=True)
+    return errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("question", nargs=-1)
+@click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only facts of this type.")
+@click.option("--tag", metavar="TAG", help="Only facts carrying this tag.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Only facts written on or after this date.")
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=5, show_default=True,
+              help="How many facts.")
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.pass_context
+def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | None,
+           type_: str | None, tag: str | None, since: Any, limit: int,
+           rebuild: bool, as_json: bool) -> int:
+    """Ranked live facts for a natural-language QUESTION.
+
+    Each fact comes with its key, the agents holding it, its topic, date and
+    journal entry. Retracted, superseded and expired facts are never returned.
+    The index lives in the common git dir and follows the journal by itself.
+    With --type/--tag/--since and no QUESTION, lists the matching facts,
+    newest first.
+
+    \b
+    Examples:
+      jmem recall how do I run the API tests --agent api
+      jmem recall --type episodic --tag fail-diag --since 2026-11-01
+    """
+    from journal_mem.commands import recall as core
+    from journal_mem.store import progress
+    from journal_mem.store.context import open_context
+
+    progress.allow(not as_json)  # a bar on a terminal for a long rebuild; never in --json
+    day = since.date().isoformat() if since else None
+    filters = core.Filters(agent, type_, tag, day)
+    if not question and not (type_ or tag or day):
+        raise click.UsageError("give a QUESTION, or --type, --tag or --since")
+    hits = core.recall(open_context(cwd(click_ctx)), " ".join(question), agent=agent,
+                       limit=limit, rebuild=rebuild, filters=filters)
+    emit([hit.as_json() for hit in hits], core.render(hits), as_json)
+    return errors.OK
