@@ -26,11 +26,12 @@ RANK = {"model": 1, "config": 2, "gitops": 2, "store": 3, "claude": 3, "commands
 TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
             "cli": 5, "main": 5, "api": 5, "__main__": 5, "__init__": 0}
 # Modules the git hooks and agent wake-up import: only the standard library at top level.
-HOT = {"gitops.gitfacts", "config.settings", "errors", "fsutil", "boundary", "main", "store.layout",
-       "gitops.ticket", "claude.protocol", "commands.claude_hooks", "store.reader",
-       "store.cachefile", "store.listing", "model.validate", "model.frontmatter", "model.foldstate",
-       "commands.live", "commands.held", "commands.wake", "commands.remind", "claude.native",
-       "claude.settings", "store.sessions", "store.progress"}
+HOT = {"gitops.gitfacts", "gitops.gitrun", "config.settings", "errors", "fsutil", "boundary",
+       "main", "store.layout", "gitops.ticket", "claude.protocol", "commands.claude_hooks",
+       "commands.hook_packs", "store.reader", "store.cachefile", "store.listing", "model.validate",
+       "model.frontmatter", "model.foldstate", "commands.live", "commands.held", "commands.wake",
+       "commands.wakefit", "commands.remind", "claude.native", "claude.settings", "store.sessions",
+       "store.progress"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it",
                "tqdm", "rich"}
 

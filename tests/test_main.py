@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from journal_mem import main as entry
-from journal_mem.commands import claude_hooks, recall
+from journal_mem.commands import claude_hooks, hook_packs, recall
 
 
 def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
@@ -29,7 +29,7 @@ def test_an_unexpected_error_in_the_wake_hook_is_a_warning_naming_its_log(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(claude_hooks, "_wake", broken)
+    monkeypatch.setattr(hook_packs, "session_start", broken)
     payload = {"cwd": str(repo), "hook_event_name": "SubagentStart", "agent_type": "api"}
     _stdin(monkeypatch, json.dumps(payload).encode())
     assert entry.main(["wake", "--hook", "claude"]) == 0  # the session starts anyway

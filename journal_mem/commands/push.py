@@ -25,7 +25,7 @@ already holds. One attempt, all under the distill lock:
      equals MERGE_HEAD's, and the distill below recomputes them all from the
      union of both journals anyway. Any other conflict aborts the merge
      (`git merge --abort`, nothing changed) and is reported: that is a
-     person's merge to make.
+     person's merge to make (`push_merge.py`).
 3. Distill as usual: drain the outbox, fold every entry now on disk (T's,
    the local commits', the untracked ones), commit memory paths only.
 4. `git push REMOTE HEAD:refs/heads/BRANCH`, never forced. Pushing HEAD
@@ -50,16 +50,20 @@ creates it.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from dataclasses import dataclass, field
 
 from journal_mem.commands.distill import Options, Outcome, distill_locked
+from journal_mem.commands.push_merge import (
+    git_error_text,
+    is_distilled_path,
+    merge_taking_theirs,
+    take_theirs,
+)
 from journal_mem.errors import GitError, JournalMemError, PolicyViolation
 from journal_mem.gitops import gitfacts, staged
 from journal_mem.store.context import Context
-from journal_mem.store.distill.files import is_distilled
 from journal_mem.store.distill.safety import refuse_unsafe
 from journal_mem.store.lock import DistillLock
 
@@ -200,77 +204,12 @@ def integrate(ctx: Context, tip: str | None, remote: str, branch: str) -> str:
         res = gitfacts.run(["merge", "--ff-only", "--quiet", tip], root, clean=True, check=False)
         if not res.ok:
             raise GitError(f"cannot fast-forward {root} to {remote}/{branch}:\n"
-                           + _err(res), hint="commit, stash or remove the files git names, "
-                           "then run `jmem distill --push` again")
+                           + git_error_text(res),
+                           hint="commit, stash or remove the files git names, "
+                                "then run `jmem distill --push` again")
         return "fast-forward"
     merge_taking_theirs(ctx, tip, MERGE_MESSAGE.format(remote=remote, branch=branch))
     return "merged"
-
-
-def _err(res: gitfacts.GitResult) -> str:
-    return (res.stderr + res.stdout).decode("utf-8", "replace").strip()
-
-
-def _nul(paths: list[str]) -> bytes:
-    """Literal pathspecs (`git --literal-pathspecs` would be exported to hooks)."""
-    return b"".join(f":(top,literal){p}".encode("utf-8", "surrogateescape") + b"\0"
-                    for p in paths)
-
-
-def _distilled_path(ctx: Context, path: str) -> bool:
-    prefix = ctx.layout.memory_root + "/"
-    return path.startswith(prefix) and is_distilled(path[len(prefix):])
-
-
-def merge_taking_theirs(ctx: Context, tip: str, message: str) -> None:
-    """Merge `tip`, every distilled file it changes taken verbatim from `tip`; commit."""
-    root = ctx.repo.main_root
-    res = gitfacts.run(["merge", "--no-ff", "--no-commit", "--quiet", tip], root, clean=True,
-                       check=False)
-    if not os.path.exists(os.path.join(ctx.repo.git_dir, "MERGE_HEAD")):
-        raise GitError(f"git merge of the remote tip failed in {root}:\n{_err(res)}",
-                       hint="commit, stash or remove the files git names, then run "
-                            "`jmem distill --push` again")
-    changes = staged.changes(root, ctx.layout.memory_root, clean=True)
-    unmerged = gitfacts.run(["diff", "--name-only", "--diff-filter=U", "-z"], root,
-                            clean=True).text().split("\0")
-    others = sorted(p for p in unmerged if p and not _distilled_path(ctx, p))
-    if others:
-        gitfacts.run(["merge", "--abort"], root, clean=True, check=False)
-        raise PolicyViolation(
-            "the remote tip conflicts with local commits outside the distilled files "
-            "(merge aborted, nothing changed):\n" + "\n".join(f"  {p}" for p in others),
-            hint="`git pull` and resolve the conflicts by hand, then run "
-                 "`jmem distill --push` again")
-    take_theirs(ctx, tip, sorted({c.path for c in changes if _distilled_path(ctx, c.path)}))
-    done = gitfacts.run(["commit", "--quiet", "--no-edit", "-m", message], root, clean=True,
-                        check=False)
-    if not done.ok:
-        gitfacts.run(["merge", "--abort"], root, clean=True, check=False)
-        raise GitError(f"committing the merge of the remote tip failed in {root} "
-                       f"(merge aborted, nothing changed):\n{_err(done)}")
-
-
-def take_theirs(ctx: Context, rev_: str, paths: list[str]) -> None:
-    """Set `paths` (index and work tree) to their version in `rev_`; delete those it lacks."""
-    if not paths:
-        return
-    root = ctx.repo.main_root
-    there = staged.tree_blobs(root, rev_, ctx.layout.memory_root)
-    keep = [p for p in paths if p in there]
-    gone = [p for p in paths if p not in there]
-    if keep:
-        gitfacts.run(["checkout", rev_, "--pathspec-from-file=-",
-                      "--pathspec-file-nul"], root, clean=True, stdin=_nul(keep))
-    if gone:
-        gitfacts.run(["rm", "-q", "-f", "--cached", "--ignore-unmatch",
-                      "--pathspec-from-file=-", "--pathspec-file-nul"], root, clean=True,
-                     stdin=_nul(gone))
-        for path in gone:
-            try:
-                os.unlink(os.path.join(root, path))
-            except FileNotFoundError:
-                pass
 
 
 def push(root: str, remote: str, commit: str, branch: str) -> bool:
@@ -285,7 +224,7 @@ def push(root: str, remote: str, commit: str, branch: str) -> bool:
     if any("(failed to update ref)" in line for line in lines) and b"cannot lock ref" in \
             res.stderr:
         return False  # the remote's compare-and-swap lost to a push accepted meanwhile
-    raise GitError(f"git push {remote} {branch} failed in {root}:\n{_err(res)}",
+    raise GitError(f"git push {remote} {branch} failed in {root}:\n{git_error_text(res)}",
                    hint="the remote refused for another reason than a race (protected "
                         "branch? a hook?); nothing was lost locally")
 
@@ -299,4 +238,4 @@ def unwind(ctx: Context, commit: str, parent: str) -> None:
     gitfacts.run(["reset", "--quiet", "--soft", parent], root, clean=True)
     gitfacts.run(["reset", "--quiet", parent, "--", staged.pathspec(mem)], root, clean=True,
                  check=False)  # exits 1 when paths stay modified in the work tree
-    take_theirs(ctx, parent, [p for p in paths if _distilled_path(ctx, p)])
+    take_theirs(ctx, parent, [p for p in paths if is_distilled_path(ctx, p)])

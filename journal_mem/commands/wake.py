@@ -8,10 +8,11 @@ and with a query the live facts the agent holds that best answer it (the
 their exact confidence). Standard library only without a query: the
 SessionStart hook builds this pack on every session start.
 
-Budget cutting drops whole lines, lowest-ranked first: MEMORY.md from its
-end (the distiller ranks it top-down, and it stays on disk), then the oldest
-pending lessons, then the weakest query facts; the header and the
-corrections go last. One final line says what was cut and where to read it.
+Budget cutting (`wakefit.py`) drops whole lines, lowest-ranked first:
+MEMORY.md from its end (the distiller ranks it top-down, and it stays on
+disk), then the oldest pending lessons, then the weakest query facts; the
+header and the corrections go last. One final line says what was cut and
+where to read it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from typing import TYPE_CHECKING
 
 from journal_mem.commands.held import KEY_RE as _KEY_RE
 from journal_mem.commands.held import Held, digest
+from journal_mem.commands.wakefit import (
+    HEAD_RANK,
+    MEMORY_RANK,
+    PENDING_RANK,
+    QUERY_RANK,
+    Line,
+    Pack,
+    fit,
+)
 from journal_mem.model.validate import Policy
 from journal_mem.store.layout import Layout
 from journal_mem.store.reader import Lesson, pending
@@ -32,53 +42,6 @@ DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240
 INVALID_SHOWN = 5
-# Rank bands: a lower rank survives longer.
-_HEAD, _QUERY, _PENDING, _MEMORY = 0, 1_000_000, 2_000_000, 3_000_000
-
-
-class Line:
-    """One line of the pack, with its rank and what cutting it means."""
-
-    __slots__ = ("keys", "kind", "rank", "text")
-
-    def __init__(self, text: str, rank: int, kind: str, keys: tuple[str, ...] = ()) -> None:
-        self.text = text
-        self.rank = rank
-        self.kind = kind
-        self.keys = keys
-
-
-class Pack:
-    """A built pack: its text, the keys it carries, and what was cut."""
-
-    __slots__ = ("agent", "corrections", "cut", "held_keys", "keys", "lessons", "news",
-                 "offered", "problems", "text")
-
-    def __init__(self, agent: str) -> None:
-        self.agent = agent
-        self.text = ""
-        self.keys: list[str] = []
-        self.cut: dict[str, int] = {}
-        self.lessons: list[Lesson] = []
-        self.corrections: dict[str, str] = {}
-        self.problems: list[str] = []
-        self.offered: list[str] = []  # digests of every candidate line, kept or cut
-        self.held_keys: list[str] = []  # keys of those lines
-        self.news = 0  # content lines in the text (0: nothing to tell)
-
-    def as_json(self) -> dict[str, object]:
-        """The pack for `wake --json`."""
-        return {
-            "agent": self.agent,
-            "text": self.text,
-            "keys": self.keys,
-            "pending": [{"key": x.key, "title": x.title, "path": x.path,
-                         "created": x.created.isoformat() if x.created else None}
-                        for x in self.lessons],
-            "do_not_rely_on": self.corrections,
-            "cut": self.cut,
-            "problems": self.problems,
-        }
 
 
 def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAULT_MAX_CHARS,
@@ -112,7 +75,7 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     if held is not None:
         sections = [_unheld(s, held) for s in sections]
         sections.append(_gone_lines(held.keys - current))
-    kept = _fit([*_head(agent, pack, delta), *(line for s in sections for line in s)],
+    kept = fit([*_head(agent, pack, delta), *(line for s in sections for line in s)],
                 max_chars, pack)
     pack.text = "\n".join(line.text for line in kept) + "\n"
     pack.keys = sorted({k for line in kept for k in line.keys})
@@ -127,9 +90,9 @@ _CONTENT = ("memory", "pending", "correction", "query")
 def _head(agent: str, pack: Pack, delta: bool) -> list[Line]:
     title = (f"# journal-mem: memory of agent {agent} changed since it was last given to you"
              if delta else f"# journal-mem: memory of agent {agent}")
-    head = [Line(title, _HEAD, "head"),
+    head = [Line(title, HEAD_RANK, "head"),
             Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
-                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", _HEAD, "head")]
+                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", HEAD_RANK, "head")]
     return head[:1] if delta else head + _invalid_lines(pack.problems)
 
 
@@ -149,9 +112,9 @@ def _unheld(section: list[Line], held: Held) -> list[Line]:
 def _gone_lines(keys: set[str]) -> list[Line]:
     if not keys:
         return []
-    lines = [Line("## No longer in MEMORY.md", _HEAD, "heading")]
+    lines = [Line("## No longer in MEMORY.md", HEAD_RANK, "heading")]
     lines += [Line(f"do not rely on: {key} (no longer a fact in the main checkout's MEMORY.md; "
-                   f"`jmem recall {key}` shows what replaced it)", _HEAD, "correction", (key,))
+                   f"`jmem recall {key}` shows what replaced it)", HEAD_RANK, "correction", (key,))
               for key in sorted(keys)]
     return lines
 
@@ -187,11 +150,11 @@ def _invalid_lines(problems: list[str]) -> list[Line]:
         return []
     lines = [Line(f"jmem warning: {len(problems)} pending entries are invalid: distill will "
                   "not fold them and this pack does not apply them (fix each file, or write "
-                  "a new lesson)", _HEAD, "head")]
-    lines += [Line(f"- invalid: {p}", _HEAD, "head") for p in problems[:INVALID_SHOWN]]
+                  "a new lesson)", HEAD_RANK, "head")]
+    lines += [Line(f"- invalid: {p}", HEAD_RANK, "head") for p in problems[:INVALID_SHOWN]]
     if len(problems) > INVALID_SHOWN:
         lines.append(Line(f"- … and {len(problems) - INVALID_SHOWN} more (`jmem check`)",
-                          _HEAD, "head"))
+                          HEAD_RANK, "head"))
     return lines
 
 
@@ -200,12 +163,12 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
     if text is None:
         return []
     where = "main checkout" if not layout.repo.is_main else "this checkout"
-    lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", _MEMORY, "heading")]
+    lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", MEMORY_RANK, "heading")]
     for i, raw in enumerate(text.rstrip("\n").split("\n"), 1):
         keys = tuple(_KEY_RE.findall(raw))
         if keys and replaced.intersection(keys):
             continue  # corrected since the last distill: never show the stale fact
-        lines.append(Line(raw, _MEMORY + i, "memory", keys))
+        lines.append(Line(raw, MEMORY_RANK + i, "memory", keys))
     return lines
 
 
@@ -214,11 +177,11 @@ def _pending_lines(layout: Layout, live: list[Lesson]) -> list[Line]:
         return []
     lines = [Line("## Lessons since the last distill, newest first (they override "
                   f"MEMORY.md lines with the same key; files under {layout.main_memory}/)",
-                  _PENDING, "heading")]
+                  PENDING_RANK, "heading")]
     for i, lesson in enumerate(live, 1):
         day = lesson.created.date().isoformat() if lesson.created else "?"
         where = f"{layout.state_dir}/{lesson.rel}" if lesson.outbox else lesson.rel
-        lines.append(Line(f"- {lesson.title} [{lesson.key}] ({day}; {where})", _PENDING + i,
+        lines.append(Line(f"- {lesson.title} [{lesson.key}] ({day}; {where})", PENDING_RANK + i,
                           "pending", (lesson.key,)))
     return lines
 
@@ -226,8 +189,8 @@ def _pending_lines(layout: Layout, live: list[Lesson]) -> list[Line]:
 def _correction_lines(corrections: dict[str, str]) -> list[Line]:
     if not corrections:
         return []
-    lines = [Line("## Corrected since the last distill", _HEAD, "heading")]
-    lines += [Line(f"do not rely on: {key} ({why})", _HEAD, "correction", (key,))
+    lines = [Line("## Corrected since the last distill", HEAD_RANK, "heading")]
+    lines += [Line(f"do not rely on: {key} ({why})", HEAD_RANK, "correction", (key,))
               for key, why in corrections.items()]
     return lines
 
@@ -235,9 +198,9 @@ def _correction_lines(corrections: dict[str, str]) -> list[Line]:
 def _query_lines(query: str, facts: list[Hit], min_confidence: float) -> list[Line]:
     if not facts:
         return [Line(f"## Facts for: {query} — none found at confidence >= {min_confidence}",
-                     _QUERY, "heading")]
-    lines = [Line(f"## Facts for: {query}", _QUERY, "heading")]
-    lines += [Line(_fact_line(fact), _QUERY + i, "query", (fact.key,))
+                     QUERY_RANK, "heading")]
+    lines = [Line(f"## Facts for: {query}", QUERY_RANK, "heading")]
+    lines += [Line(_fact_line(fact), QUERY_RANK + i, "query", (fact.key,))
               for i, fact in enumerate(facts, 1)]
     return lines
 
@@ -250,46 +213,6 @@ def _fact_line(fact: Hit) -> str:
     detail = f": {text}" if text else ""
     return f"- {fact.title} [{fact.key}]{detail} ({fact.path})"
 
-
-def _fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
-    """Drop whole lines, highest rank first, until the pack and its note fit."""
-    total = sum(_units(line.text) + 1 for line in lines)
-    if total <= max_chars:
-        return lines
-    dropped: set[int] = set()
-    counts: dict[str, int] = {}
-    order = sorted(range(len(lines)), key=lambda i: lines[i].rank, reverse=True)
-    for i in order:
-        if total + _units(_cut_note(counts, pack)) + 1 <= max_chars:
-            break
-        if lines[i].kind == "heading":
-            continue  # a heading goes with the last line of its section, below
-        dropped.add(i)
-        counts[lines[i].kind] = counts.get(lines[i].kind, 0) + 1
-        total -= _units(lines[i].text) + 1
-    kept = [line for i, line in enumerate(lines) if i not in dropped]
-    kept = [line for j, line in enumerate(kept)
-            if line.kind != "heading" or (j + 1 < len(kept) and kept[j + 1].kind
-                                          not in ("heading", "head"))]
-    pack.cut = counts
-    return [*kept, Line(_cut_note(counts, pack), _HEAD, "note")]
-
-
-_WHERE = {"memory": "lines of MEMORY.md", "pending": "pending lessons",
-          "query": "query facts", "correction": "corrected keys", "head": "header lines",
-          "heading": "headings"}
-
-
-def _cut_note(counts: dict[str, int], pack: Pack) -> str:
-    parts = [f"{n} {_WHERE[kind]}" for kind, n in sorted(counts.items())] or ["nothing"]
-    return (f"[jmem: cut {', '.join(parts)} to fit the budget; read the rest with "
-            f"`jmem wake --agent {pack.agent} --max-chars 100000`, or in the main checkout's "
-            f"MEMORY.md, topics/ and journal/]")
-
-
-def _units(text: str) -> int:
-    """UTF-16 code units: how Claude Code counts its cap (an emoji is 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _read(path: str) -> str | None:
