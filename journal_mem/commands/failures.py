@@ -62,6 +62,9 @@ def _signals(context: dict[str, Any]) -> tuple[str, str, list[str]]:
 def diagnose(ctx: Context, context: dict[str, Any]) -> Result:
     """Earlier failures with this signature, similar facts, and this failure recorded."""
     check, error, files = _signals(context)
+    threshold = context.get("repeat_after", ctx.config.loop.repeat_failures)
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 2:
+        raise InvalidEntry(["repeat_after: must be a whole number of at least 2"])
     sig = signature(check, error)
     tag = f"sig-{sig}"
     agent = context.get("agent")
@@ -78,7 +81,6 @@ def diagnose(ctx: Context, context: dict[str, Any]) -> Result:
         result.written.append(_record(ctx, context, check, error, files, tag))
     count = len(earlier) + (1 if result.written else 0)
     result.details["count"] = count
-    threshold = int(context.get("repeat_after", ctx.config.loop.repeat_failures))
     already = any(h.type == "reflective" for h in tagged)
     if count >= threshold and not already:
         result.written.append(_repeated(ctx, context, check, error, sig, count, earlier))

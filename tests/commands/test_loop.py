@@ -132,3 +132,10 @@ def test_pack_settings_from_the_caller_are_checked(memory: Path, tmp_path: Path,
                                     field: value}, cwd=str(memory))
     assert not result.ran and result.errors[0].startswith(f"{field}: must be a number")
     assert not (tmp_path / "CLAUDE.md").exists()
+
+
+def test_a_bad_repeat_threshold_is_an_error_before_anything_is_written(memory: Path) -> None:
+    result = run_hook("fail-diag", {"check": "t", "error": "boom", "repeat_after": "3"},
+                      cwd=str(memory))
+    assert result.errors == ["repeat_after: must be a whole number of at least 2"]
+    assert result.written == [] and not result.ran
