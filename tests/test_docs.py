@@ -33,7 +33,8 @@ def scanned_files() -> list[Path]:
              REPO_ROOT / ".claude" / "journal-mem.toml", REPO_ROOT / ".pre-commit-hooks.yaml"]
     for top in SCANNED:
         for path in sorted((REPO_ROOT / top).rglob("*")):
-            if path.is_file() and path.suffix in SUFFIXES and "__pycache__" not in path.parts:
+            skip = {"__pycache__", "results", ".git"}  # bench/results holds generated repos
+            if path.is_file() and path.suffix in SUFFIXES and not skip & set(path.parts):
                 files.append(path)
     return [f for f in files if f.is_file()]
 
