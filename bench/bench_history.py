@@ -21,7 +21,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from bench_wake import make_repo
 from runner import Row, jmem_argv, python_baseline, table, time_command
 
-from journal_mem.model.entry import default_key
+from journal_mem.journal.entry import default_key
 
 
 def rows(runs: int = 10) -> list[Row]:

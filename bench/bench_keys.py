@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from fixtures.corrections import CORRECTIONS, FACTS, UNRELATED  # noqa: E402
-from journal_mem.config.schema import Budget  # noqa: E402
-from journal_mem.model.fold import Fact  # noqa: E402
-from journal_mem.model.render import render_memory  # noqa: E402
+from journal_mem.journal.fold import Fact  # noqa: E402
+from journal_mem.journal.render import render_memory  # noqa: E402
 from journal_mem.names import default_key, slugify  # noqa: E402
+from journal_mem.schema import Budget  # noqa: E402
 
 SERVICES = ("api", "web", "search", "billing")
 _KEY = re.compile(r" \[([a-z0-9-]+)\]$")

@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from fixtures.corrections import CORRECTIONS, UNRELATED, build  # noqa: E402
-from journal_mem.commands.related import related  # noqa: E402
-from journal_mem.model.entry import Entry  # noqa: E402
-from journal_mem.store.context import open_context  # noqa: E402
+from journal_mem.journal.entry import Entry  # noqa: E402
+from journal_mem.lessons.related import related  # noqa: E402
+from journal_mem.repo import open_context  # noqa: E402
 
 NOW = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
 

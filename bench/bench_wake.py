@@ -35,7 +35,7 @@ from runner import (
     time_command,
 )
 
-from journal_mem.model.entry import build, render
+from journal_mem.journal.entry import build, render
 
 AGENTS = ("api", "web")
 MEM = os.path.join(".claude", "agent-memory")

@@ -73,19 +73,19 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
          result: HookResult, where: list[str]) -> None:
     """The body of `run_hook`; appends the state dir to `where` as soon as it is known,
     so that even a broken setting is logged."""
-    from journal_mem.commands.loop import POINTS as RUNNERS
-    from journal_mem.config.schema import load
-    from journal_mem.config.settings import as_bool, env_value
-    from journal_mem.gitops import gitfacts
-    from journal_mem.store.context import Context
-    from journal_mem.store.layout import Layout
+    from journal_mem.gitops import gitcore
+    from journal_mem.layout import Layout
+    from journal_mem.loop.points import POINTS as RUNNERS
+    from journal_mem.repo import Context
+    from journal_mem.schema import load
+    from journal_mem.settings import as_bool, env_value
 
     if context is None:
         context = {}
     if not isinstance(context, dict):
         result.errors.append("context: must be a JSON object")
         return
-    repo = gitfacts.locate(str(cwd or context.get("cwd") or os.getcwd()))
+    repo = gitcore.locate(str(cwd or context.get("cwd") or os.getcwd()))
     where.append(repo.state_dir)
     if name not in POINTS:
         result.errors.append(f"unknown hook point {name!r}; one of: {', '.join(POINTS)}")
@@ -143,7 +143,7 @@ def _log(result: HookResult, state_dir: str | None) -> None:
         print(f"journal-mem hook {result.point}: error: {problem}", file=sys.stderr)
     if state_dir is None:
         return
-    from journal_mem.store import hooklog
+    from journal_mem.loop import hooklog
 
     try:
         hooklog.append(state_dir, record)

@@ -19,11 +19,11 @@ def _fast(args: list[str]) -> int | None:
     """The exit code of a fast path, or None to hand over to the click CLI."""
     command = args[0] if args else ""
     if _is_claude_hook(args):
-        from journal_mem.commands.claude_hooks import dispatch  # Claude Code hooks
+        from journal_mem.wake.hooks import dispatch  # Claude Code hooks
 
         return dispatch(args)
     if command == "guard":
-        from journal_mem.commands.guard import fast_main  # git pre-commit / pre-merge-commit
+        from journal_mem.guard.fast import fast_main  # git pre-commit / pre-merge-commit
 
         return fast_main(args[1:])
     if command == "hook" and not {"-h", "--help"} & set(args):
@@ -31,10 +31,10 @@ def _fast(args: list[str]) -> int | None:
 
         return cli_main(args[1:])
     if command == "recall":
-        from journal_mem.commands.recall import fast_main as recall_fast  # warm index
+        from journal_mem.recall.query import fast_main as recall_fast  # warm index
 
         return recall_fast(args[1:])
-    from journal_mem.commands.background import detach, wants_background  # post-commit hook
+    from journal_mem.distill.background import detach, wants_background  # post-commit hook
 
     return detach(args) if wants_background(args) else None
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if _is_claude_hook(args):
-        from journal_mem.commands import claude_hooks
+        from journal_mem.wake import hooks as claude_hooks
 
         claude_hooks.begin(args[0])
         return boundary.run(args, lambda: _dispatch(args), claude_hooks.warn)

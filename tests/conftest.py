@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers import IDENTITY, add_worktree, git, jmem, make_repo
 
-from journal_mem.gitops.gitfacts import LOCAL_ENV_VARS
+from journal_mem.gitops.gitcore import LOCAL_ENV_VARS
 
 
 @pytest.fixture(autouse=True)

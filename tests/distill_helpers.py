@@ -8,7 +8,7 @@ from typing import Any
 
 from helpers import git
 
-from journal_mem.model.entry import Entry, render
+from journal_mem.journal.entry import Entry, render
 
 DAY = dt.datetime(2026, 5, 1, 9, 0, tzinfo=dt.UTC)
 MEM = ".claude/agent-memory"

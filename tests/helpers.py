@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from journal_mem.gitops.gitfacts import LOCAL_ENV_VARS
+from journal_mem.gitops.gitcore import LOCAL_ENV_VARS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,9 +11,9 @@ import pytest
 from helpers import base_env, jmem
 
 from journal_mem.api import POINTS, HookResult, run_hook
-from journal_mem.model.entry import parse
+from journal_mem.journal.entry import parse
+from journal_mem.loop import hooklog
 from journal_mem.names import default_key
-from journal_mem.store import hooklog
 
 ALL_ON = {f"JMEM_HOOKS_{p.replace('-', '_').upper()}": "1" for p in POINTS}
 
@@ -177,7 +177,7 @@ def test_an_unexpected_error_is_a_result_not_a_raise(repo: Path,
     def explode(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("journal_mem.commands.loop.recall", explode)
+    monkeypatch.setattr("journal_mem.loop.points.recall", explode)
     result = run_hook("pre-work", {"goal": "x"}, cwd=str(repo))
     assert not result.ran and "unexpected RuntimeError: disk on fire" in result.errors[0]
     assert os.path.exists(result.errors[0].rsplit("details: ", 1)[1].rstrip(")"))

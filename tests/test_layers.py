@@ -1,39 +1,39 @@
-"""The package layout is the architecture: layers import only downward, no cycles,
-click only in the cli package, and the hot paths stay on the standard library.
+"""The package layout is the architecture: a small core that imports no feature,
+a package per feature, one-way imports and no cycles, click only in the cli
+package, imports at the top except where a hot path runs, and hot paths on the
+standard library.
 
-Layers (docs/DESIGN.md, "Layers"), lowest first:
+Layers (docs/DESIGN.md, "Layout"), lowest first:
 
-    0  errors, names, fsutil,       leaves every layer may use
-       resources/                   (templates read with importlib.resources)
-    1  model/                       pure: bytes in, values out
-    2  config/, gitops/             settings; every git call
-    3  store/, claude/              files on disk; Claude Code's formats
-    4  commands/                    one module per command
-    5  cli, main, api, __main__     entry points
+    0  errors, names, fsutil, boundary, progress, resources/   leaves
+    1  settings, schema, gitops/                               configuration; every git call
+    2  layout                                                  where memory lives on disk
+    3  journal/                                                entries and the store
+    4  repo                                                    the composition root
+    5  distill/ wake/ guard/ recall/ lessons/ importers/       features: each uses another
+       loop/ team/ demo/ setup/                                only through public names
+    6  cli/, main, api, __main__                               entry points
 """
 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO_ROOT
+from hotpaths import loaded
 
 PACKAGE = REPO_ROOT / "journal_mem"
-RANK = {"model": 1, "config": 2, "gitops": 2, "store": 3, "claude": 3, "commands": 4}
-TOP_RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "resources": 0,
-            "cli": 5, "main": 5, "api": 5, "__main__": 5, "__init__": 0}
-# Modules the git hooks and agent wake-up import: only the standard library at top level.
-HOT = {"gitops.gitfacts", "gitops.gitrun", "config.settings", "errors", "fsutil", "boundary",
-       "main", "store.layout", "gitops.ticket", "claude.protocol", "commands.claude_hooks",
-       "commands.hook_packs", "store.reader", "store.cachefile", "store.listing", "model.validate",
-       "model.frontmatter", "model.foldstate", "commands.live", "commands.held", "commands.wake",
-       "commands.wakefit", "commands.remind", "claude.native", "claude.settings", "store.sessions",
-       "store.progress"}
+RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "progress": 0, "resources": 0,
+        "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
+        "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
+FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",
+            "demo", "setup"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it",
-               "tqdm", "rich"}
+               "tqdm", "rich", "playwright"}
+# Parsing an entry that changed since the last hook reads its YAML frontmatter.
+COLD_ALLOWED = {"yaml"}
 
 
 def modules() -> dict[str, Path]:
@@ -49,7 +49,7 @@ def modules() -> dict[str, Path]:
 
 def rank(module: str) -> int:
     head = module.split(".")[0]
-    return RANK[head] if head in RANK else TOP_RANK[head]
+    return 5 if head in FEATURES else RANK[head]
 
 
 def imported(path: Path, *, top_level_only: bool = False) -> set[str]:
@@ -121,20 +121,79 @@ def test_no_import_cycles() -> None:
     assert not cycles, "\n".join(cycles)
 
 
-def test_hot_modules_import_only_the_standard_library() -> None:
+def test_features_use_each_other_only_through_public_names() -> None:
     known = modules()
-    for module in HOT:
-        roots = {m.split(".")[0] for m in imported(known[module], top_level_only=True)}
-        assert not roots & THIRD_PARTY, module
+    wrong = []
+    for name, path in known.items():
+        head = name.split(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("journal_mem.")):
+                continue
+            target = node.module.removeprefix("journal_mem.").split(".")[0]
+            if target == head or target not in FEATURES:
+                continue
+            wrong += [f"{name} imports {node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_")]
+    assert not wrong, "\n".join(wrong)
 
 
-def test_importing_main_pulls_in_no_heavy_module() -> None:
-    code = (
-        "import sys, journal_mem.main, journal_mem.gitops.gitfacts, journal_mem.config.settings,"
-        " journal_mem.commands.claude_hooks;"
-        "heavy = {'click', 'pydantic', 'yaml', 'subprocess'} & set(sys.modules);"
-        "print(sorted(heavy))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=REPO_ROOT).stdout.strip()
-    assert out == "[]"
+def test_features_form_no_cycle() -> None:
+    known = modules()
+    graph: dict[str, set[str]] = {f: set() for f in FEATURES}
+    for name, path in known.items():
+        head = name.split(".")[0]
+        if head in FEATURES:
+            graph[head] |= {t.split(".")[0] for t in internal(path, known)} & FEATURES - {head}
+    order: list[str] = []
+    pending = dict(graph)
+    while pending:
+        free = [f for f, deps in pending.items() if not deps & set(pending)]
+        assert free, f"features import each other in a cycle: {pending}"
+        order += sorted(free)
+        for f in free:
+            del pending[f]
+
+
+@pytest.fixture(scope="module")
+def hot(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    return loaded(tmp_path_factory.mktemp("hot"))
+
+
+def test_hot_paths_stay_on_the_standard_library(hot: dict[str, set[str]]) -> None:
+    for path, mods in hot.items():
+        roots = {m.split(".")[0] for m in mods}
+        allowed = COLD_ALLOWED if path.endswith("(cold)") else set()
+        assert not (roots & THIRD_PARTY) - allowed, f"{path}: {sorted(roots & THIRD_PARTY)}"
+        assert "pydantic" not in roots and "click" not in roots, path
+
+
+def test_imports_are_at_the_top_outside_the_hot_paths(hot: dict[str, set[str]]) -> None:
+    """A function-level import is allowed only in a module some hot path loads (it keeps
+    that path's closure small) and in the entry points (`jmem write` must not import
+    watchdog or markdown-it because `jmem watch` and `jmem import` exist)."""
+    known = modules()
+    hot_modules = {m.removeprefix("journal_mem.") for mods in hot.values() for m in mods
+                   if m.startswith("journal_mem.")}
+    wrong = []
+    for name, path in known.items():
+        if name in hot_modules or rank(name) == 6:
+            continue
+        tree = ast.parse(path.read_text())
+        top = {id(n) for stmt in tree.body if isinstance(stmt, ast.If) for n in ast.walk(stmt)}
+        top |= {id(n) for n in tree.body}
+        wrong += [f"{name}:{n.lineno}" for n in ast.walk(tree)
+                  if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in top]
+    assert not wrong, "imports inside functions of modules no hot path loads:\n" + "\n".join(
+        wrong)
+
+
+def test_hot_modules_import_only_the_standard_library_at_top_level(
+        hot: dict[str, set[str]]) -> None:
+    known = modules()
+    for mods in hot.values():
+        for module in mods:
+            short = module.removeprefix("journal_mem.")
+            if module.startswith("journal_mem.") and short in known:
+                roots = {m.split(".")[0] for m in imported(known[short], top_level_only=True)}
+                assert not roots & THIRD_PARTY, short

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from journal_mem import main as entry
-from journal_mem.commands import claude_hooks, hook_packs, recall
+from journal_mem.recall import query
+from journal_mem.wake import hooks as claude_hooks
+from journal_mem.wake import hooks as hook_packs
 
 
 def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
@@ -66,7 +68,7 @@ def test_an_unexpected_error_on_the_recall_fast_path_is_reported_not_rerun(
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.chdir(repo)
-    monkeypatch.setattr(recall, "lookup", broken)
+    monkeypatch.setattr(query, "lookup", broken)
     assert entry.main(["recall", "retry", "policy"]) == 3
     err = capsys.readouterr().err
     [log] = _logs(tmp_path)

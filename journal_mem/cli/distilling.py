@@ -44,11 +44,11 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
     """
     import datetime as dt
 
-    from journal_mem.commands import distill as core
-    from journal_mem.store.context import open_context
+    from journal_mem.distill import distiller
+    from journal_mem.repo import open_context
 
     if background:  # normally answered by main.py before click loads
-        from journal_mem.commands.background import detach
+        from journal_mem.distill.background import detach
 
         return detach(list(click_ctx.find_root().obj), cwd(click_ctx))  # the argv given
     date = None
@@ -57,9 +57,9 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
             date = dt.date.fromisoformat(on_date)
         except ValueError:
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
-    opts = core.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
+    opts = distiller.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
-    from journal_mem.store import progress
+    from journal_mem import progress
 
     # a bar on a terminal for long work; never in --json or for the post-commit hook
     progress.allow(not (as_json or if_due))
@@ -67,8 +67,8 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
         return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
     # --no-commit is the setting distill.commit = false for this run (flags > env > file)
     flags = {"distill.commit": False} if no_commit else None
-    outcome = core.distill(open_context(cwd(click_ctx), flags), opts)
-    from journal_mem.commands.report import distill_json, distill_lines
+    outcome = distiller.distill(open_context(cwd(click_ctx), flags), opts)
+    from journal_mem.distill.outcome import distill_json, distill_lines
 
     if as_json:
         emit_json(distill_json(outcome))
@@ -92,8 +92,8 @@ def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
           as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory."""
-    from journal_mem.commands.check import run_check
-    from journal_mem.store.context import open_context
+    from journal_mem.distill.check import run_check
+    from journal_mem.repo import open_context
 
     problems = run_check(open_context(cwd(click_ctx)), base, allow_root_move=allow_root_move)
     if as_json:
@@ -115,9 +115,9 @@ def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
 def _distill_push(click_ctx: click.Context, opts: Any, remote: str | None, attempts: int,
                   as_json: bool) -> int:
     """`distill --push [REMOTE]`: see journal_mem/push.py."""
-    from journal_mem.commands.push import push_distill
-    from journal_mem.commands.report import distill_json, distill_lines
-    from journal_mem.store.context import open_context
+    from journal_mem.distill.outcome import distill_json, distill_lines
+    from journal_mem.distill.push import push_distill
+    from journal_mem.repo import open_context
 
     if opts.dry_run or opts.check or not opts.commit or opts.if_due:
         raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
@@ -162,8 +162,8 @@ def watch(click_ctx: click.Context, once: bool, debounce: float, interval: float
     one more. A failing distill is logged and watching goes on. Ctrl-C or
     SIGTERM stop it cleanly (a distill in progress finishes first).
     """
-    from journal_mem.commands.watch import WatchOptions
-    from journal_mem.commands.watch import watch as core
+    from journal_mem.distill.watch import WatchOptions
+    from journal_mem.distill.watch import watch as core
 
     opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
                         interval=interval)
@@ -181,8 +181,8 @@ def outbox() -> None:
 @click.pass_context
 def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
     """Every waiting entry, and whether the next drain will file it."""
-    from journal_mem.store.context import open_context
-    from journal_mem.store.outbox import waiting
+    from journal_mem.distill.outbox import waiting
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     items = waiting(context.layout, context.policy)
@@ -207,8 +207,8 @@ def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
     Nothing leaves the outbox before its copy is in the journal; an invalid
     entry stays there and is reported (exit 1).
     """
-    from journal_mem.store.context import open_context
-    from journal_mem.store.outbox import drain_now
+    from journal_mem.distill.outbox import drain_now
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     done = drain_now(context.layout, context.policy)

@@ -51,7 +51,7 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     Existing MEMORY.md and topic files that jmem did not write are counted and
     imported as lessons in one commit (unless --no-import).
     """
-    from journal_mem.commands import initialize
+    from journal_mem.setup import init as initialize
 
     if uninstall:
         report = initialize.uninstall(cwd(click_ctx))
@@ -83,7 +83,7 @@ def _refuse_with_from_file(given: dict[str, Any]) -> None:
 
 def _read_body(body: str | None, body_file: str | None) -> str:
     """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin."""
-    from journal_mem.commands import write as core
+    from journal_mem.lessons import write as core
 
     if body is not None and body_file is not None:
         raise click.UsageError("give the body once: --body or --body-file")
@@ -143,8 +143,8 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
       jmem write --agent api --topic testing --title "Run the API tests with -p no:randomly" \\
           --body "They share a database fixture; random order makes them flaky."
     """
-    from journal_mem.commands import write as core
-    from journal_mem.store.context import open_context
+    from journal_mem.lessons import write as core
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     fields: dict[str, Any] = {
@@ -187,10 +187,10 @@ def status(click_ctx: click.Context, session_count: int | None, hook_log: bool,
            as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
-    from journal_mem.commands import status as core
+    from journal_mem.setup import status as core
 
     if hook_log:
-        from journal_mem.store.hooklog import render
+        from journal_mem.loop.hooklog import render
 
         table = core.hook_summary(cwd(click_ctx))
         emit(table, render(table), as_json)
@@ -234,7 +234,7 @@ def guard(hook: str | None) -> int:
     path, the rule and the command that does it right; exit 1 blocks the
     commit. JMEM_DISABLE=1 or hooks.guard = false turn it off.
     """
-    from journal_mem.commands.guard import decide
+    from journal_mem.guard.fast import decide
 
     click_ctx = click.get_current_context()
     verdict = decide(cwd(click_ctx), hook)
@@ -253,7 +253,7 @@ def rescue(click_ctx: click.Context) -> int:
     (topic inbox). The worktree's copies go back to HEAD, unstaged. A file
     stays where it is when filing it fails.
     """
-    from journal_mem.commands.rescue import rescue as do_rescue
+    from journal_mem.guard.rescue import rescue as do_rescue
 
     report = do_rescue(cwd(click_ctx))
     for line in report.lines:

@@ -16,7 +16,7 @@ from journal_mem.cli.base import CONTEXT, cli, cwd, emit
 @click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
 def demo(keep: bool) -> int:
     """Tell the whole story in a temporary repository, narrating each step."""
-    from journal_mem.commands.demo import run_demo
+    from journal_mem.demo.scenes import run_demo
 
     return run_demo(keep=keep, echo=click.echo)
 
@@ -45,8 +45,8 @@ def log_(click_ctx: click.Context, key: str | None, path: str | None, line: int 
       jmem log filter-by-value-and-missing-fields
       jmem log --path .claude/agent-memory/web/MEMORY.md --line 12
     """
-    from journal_mem.commands import factlog
-    from journal_mem.store.context import open_context
+    from journal_mem.repo import open_context
+    from journal_mem.team import log as factlog
 
     if (key is None) == (path is None) or (path is None) != (line is None):
         raise click.UsageError("give a KEY, or --path FILE with --line N")
@@ -66,8 +66,8 @@ def log_(click_ctx: click.Context, key: str | None, path: str | None, line: int 
 def blame(click_ctx: click.Context, file: str, as_json: bool) -> int:
     """Each fact line of a distilled FILE with the entry that last stated it:
     date, agent, the commit that brought the entry in, and its source."""
-    from journal_mem.commands import factlog
-    from journal_mem.store.context import open_context
+    from journal_mem.repo import open_context
+    from journal_mem.team import log as factlog
 
     rows = factlog.blame(open_context(cwd(click_ctx)), file)
     emit(rows, factlog.render_blame(rows), as_json)
@@ -84,8 +84,8 @@ def stats(click_ctx: click.Context, since: Any, as_json: bool) -> int:
     distilled topic files, lines of maintained memory, agents with memory, the
     cap and each agent's use of it, evictions, facts dropped by each rule,
     pending lessons, and entries per maintained line."""
-    from journal_mem.commands import stats as core
-    from journal_mem.store.context import open_context
+    from journal_mem.repo import open_context
+    from journal_mem.team import stats as core
 
     table = core.collect(open_context(cwd(click_ctx)), since.date() if since else None)
     emit(table, core.render_lines(table), as_json)
@@ -104,8 +104,8 @@ def report(click_ctx: click.Context, out_dir: str | None, open_: bool) -> int:
     holder, coloured by the version it loaded), budgets, pending lessons and
     their age, evictions, stale-ref drops, open conflicts and the stats table.
     """
-    from journal_mem.commands.teamreport import write_report
-    from journal_mem.store.context import open_context
+    from journal_mem.repo import open_context
+    from journal_mem.team.report import write_report
 
     context = open_context(cwd(click_ctx))
     path = write_report(context, out_dir or os.path.join(context.layout.state_dir, "report"))

@@ -47,8 +47,8 @@ def import_memory(click_ctx: click.Context, agents: tuple[str, ...], no_commit: 
     sections); its topic is the topic file's name or its MEMORY.md section.
     Files the distiller wrote are left alone.
     """
-    from journal_mem.commands import importing
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import run as importing
+    from journal_mem.repo import open_context
 
     report = importing.import_memory(open_context(cwd(click_ctx)), list(agents), not no_commit)
     return _import_done(report, as_json)
@@ -65,9 +65,9 @@ def import_claude_md(click_ctx: click.Context, path: str, agent: str | None,
                      applies_to: tuple[str, ...], no_commit: bool, as_json: bool) -> int:
     """A CLAUDE.md or AGENTS.md: rules become principles, other sections semantic
     lessons, held by the agents named with --applies-to (default: all)."""
-    from journal_mem.commands import importing
-    from journal_mem.commands.write import resolve_agent
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import run as importing
+    from journal_mem.lessons.write import resolve_agent
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     report = importing.import_claude_md(context, path, resolve_agent(context, agent),
@@ -90,9 +90,9 @@ def import_retro(click_ctx: click.Context, paths: tuple[str, ...], agent: str | 
                  as_json: bool) -> int:
     """Retrospectives: one reflective lesson per finding or lesson (a sub-section of a
     lessons/findings section, else each of its items), dated from the file name."""
-    from journal_mem.commands import importing
-    from journal_mem.commands.write import resolve_agent
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import run as importing
+    from journal_mem.lessons.write import resolve_agent
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     report = importing.import_retro(context, list(paths), resolve_agent(context, agent),
@@ -111,9 +111,9 @@ def import_mem0(click_ctx: click.Context, path: str, agent: str | None, no_commi
     """A mem0 JSON export: each memory a lesson with its metadata's type, confidence,
     tags and expires_at (as valid_until); written by its agent_id when that is a
     valid agent name, else by --agent."""
-    from journal_mem.commands import importing
-    from journal_mem.commands.write import resolve_agent
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import run as importing
+    from journal_mem.lessons.write import resolve_agent
+    from journal_mem.repo import open_context
 
     context = open_context(cwd(click_ctx))
     report = importing.import_mem0(context, path, resolve_agent(context, agent), not no_commit)
@@ -127,8 +127,8 @@ def import_mem0(click_ctx: click.Context, path: str, agent: str | None, no_commi
 @click.pass_context
 def import_snapshot(click_ctx: click.Context, path: str, no_commit: bool, as_json: bool) -> int:
     """A snapshot written by `jmem export`: every live fact, same key and fields."""
-    from journal_mem.commands import importing
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import run as importing
+    from journal_mem.repo import open_context
 
     report = importing.import_snapshot(open_context(cwd(click_ctx)), path, not no_commit)
     return _import_done(report, as_json)
@@ -142,9 +142,9 @@ def export(click_ctx: click.Context, out: str | None) -> int:
     """One JSON snapshot: every live fact (key, title, body, type, confidence,
     importance, holders, topic, dates, valid_until, refs, source, entry path),
     the journal's entry list and the distill state."""
-    from journal_mem.commands import export as core
-    from journal_mem.model.snapshot import dumps
-    from journal_mem.store.context import open_context
+    from journal_mem.importers import export as core
+    from journal_mem.importers.snapshot import dumps
+    from journal_mem.repo import open_context
 
     doc = core.snapshot(open_context(cwd(click_ctx)))
     if out is None:

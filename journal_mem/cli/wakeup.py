@@ -37,11 +37,11 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     and never fails: a problem is one line on stderr, exit 0.
     """
     if hook:
-        from journal_mem.commands.claude_hooks import wake_hook
+        from journal_mem.wake.hooks import wake_hook
 
         return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 9_500),
                          plugin=plugin)
-    from journal_mem.commands.wake import for_command
+    from journal_mem.wake.pack import for_command
 
     click_ctx = click.get_current_context()
     pack = for_command(cwd(click_ctx), agent, max_chars=max_chars, query=query,
@@ -64,7 +64,7 @@ def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
     files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
     context) to record one. Never fails: exit 0."""
-    from journal_mem.commands.claude_hooks import remind_hook
+    from journal_mem.wake.hooks import remind_hook
 
     del hook
     return remind_hook(sys.stdin.buffer.read(), agent, plugin=plugin)
@@ -78,7 +78,7 @@ def claude_plugin() -> int:
     the machine, without needing `jmem` on Claude Code's PATH or the hooks in
     the branch's .claude/settings.json (a worktree of an older commit).
     """
-    from journal_mem.commands.plugin import folder, install_lines
+    from journal_mem.setup.plugin import folder, install_lines
 
     click.echo(folder())
     for line in install_lines(folder()):
@@ -114,9 +114,9 @@ def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | Non
       jmem recall how do I run the API tests --agent api
       jmem recall --type episodic --tag fail-diag --since 2026-11-01
     """
-    from journal_mem.commands import recall as core
-    from journal_mem.store import progress
-    from journal_mem.store.context import open_context
+    from journal_mem import progress
+    from journal_mem.recall import query as core
+    from journal_mem.repo import open_context
 
     progress.allow(not as_json)  # a bar on a terminal for a long rebuild; never in --json
     day = since.date().isoformat() if since else None

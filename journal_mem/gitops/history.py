@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from journal_mem.gitops import gitfacts
+from journal_mem.gitops import gitcore
 
 
 def last_commits(root: str, paths: list[str]) -> dict[str, tuple[str, dt.datetime]]:
@@ -16,7 +16,7 @@ def last_commits(root: str, paths: list[str]) -> dict[str, tuple[str, dt.datetim
     if not paths:
         return {}
     wanted = set(paths)
-    res = gitfacts.run(["log", "-z", "--no-renames", "--format=%x01%H %cI", "--name-only",
+    res = gitcore.run(["log", "-z", "--no-renames", "--format=%x01%H %cI", "--name-only",
                         "--", *sorted(wanted)], root, clean=True, check=False)
     found: dict[str, tuple[str, dt.datetime]] = {}
     if not res.ok:
@@ -39,11 +39,11 @@ def last_commits(root: str, paths: list[str]) -> dict[str, tuple[str, dt.datetim
 
 def file_at(root: str, rev: str, path: str) -> bytes | None:
     """The bytes of `path` in `rev`, or None when it is not there."""
-    res = gitfacts.run(["cat-file", "blob", f"{rev}:{path}"], root, clean=True, check=False)
+    res = gitcore.run(["cat-file", "blob", f"{rev}:{path}"], root, clean=True, check=False)
     return res.stdout if res.ok else None
 
 
 def blob(root: str, blob_id: str) -> bytes | None:
     """The bytes of the blob `blob_id`, or None when this repository does not have it."""
-    res = gitfacts.run(["cat-file", "blob", blob_id], root, clean=True, check=False)
+    res = gitcore.run(["cat-file", "blob", blob_id], root, clean=True, check=False)
     return res.stdout if res.ok else None

@@ -7,7 +7,8 @@ distilled facts it cannot rebuild. So the writers ask first.
 
 from __future__ import annotations
 
-from journal_mem.gitops import gitfacts
+from journal_mem.errors import GitError
+from journal_mem.gitops import gitcore
 
 
 def ignored(root: str, paths: list[str]) -> dict[str, str]:
@@ -19,10 +20,9 @@ def ignored(root: str, paths: list[str]) -> dict[str, str]:
     if not paths:
         return {}
     stdin = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    res = gitfacts.run(["check-ignore", "-v", "-z", "--stdin"], root, clean=True, check=False,
+    res = gitcore.run(["check-ignore", "-v", "-z", "--stdin"], root, clean=True, check=False,
                        stdin=stdin)
     if res.returncode not in (0, 1):
-        from journal_mem.errors import GitError
 
         err = res.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git check-ignore failed in {root}: {err}")

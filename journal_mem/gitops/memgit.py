@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 
 from journal_mem.errors import GitError
-from journal_mem.gitops import gitfacts
+from journal_mem.gitops import gitcore, indexlock
 
 ZERO = "0" * 40
 Blobs = dict[str, tuple[str, str] | None]  # {path: (mode, blob id), or None: remove it}
@@ -39,7 +40,7 @@ def in_progress(git_dir: str) -> str | None:
 
 def status(root: str, prefix: str) -> list[tuple[str, str]]:
     """(XY, repo-relative path) of every change under `prefix` (untracked files included)."""
-    res = gitfacts.run(
+    res = gitcore.run(
         ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
          "--ignored=no", "--", prefix],
         root, clean=True,
@@ -56,7 +57,7 @@ def ls_blobs(root: str, args: list[str], only: set[str] | None = None,
     """{repo-relative path: blob id} from `git ls-tree -r` or `git ls-files -s` output
     (with `only`, just those paths: 100k journal paths would cost ~25 MB a listing;
     `env` names another index)."""
-    res = gitfacts.run([*args], root, clean=env is None, check=False, env=env)
+    res = gitcore.run([*args], root, clean=env is None, check=False, env=env)
     out: dict[str, str] = {}
     if not res.ok:
         return out
@@ -82,7 +83,7 @@ def index_blobs(root: str, prefix: str, only: set[str] | None = None) -> dict[st
 
 def tree_paths(root: str, rev: str) -> frozenset[str]:
     """Every file path in `rev`'s tree and every folder above one ({} when `rev` is unborn)."""
-    res = gitfacts.run(["ls-tree", "-r", "-z", "--name-only", rev], root, clean=True, check=False)
+    res = gitcore.run(["ls-tree", "-r", "-z", "--name-only", rev], root, clean=True, check=False)
     paths: set[str] = set()
     if not res.ok:
         return frozenset()
@@ -101,7 +102,7 @@ def tree_paths(root: str, rev: str) -> frozenset[str]:
 
 def last_commit_of(root: str, path: str) -> str | None:
     """The newest commit that changed `path`, or None."""
-    res = gitfacts.run(["log", "-1", "--format=%H", "--", path], root, clean=True, check=False)
+    res = gitcore.run(["log", "-1", "--format=%H", "--", path], root, clean=True, check=False)
     sha = res.text().strip()
     return sha or None
 
@@ -132,7 +133,7 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
         if base and tree == _tree_of(root, base):
             return ""  # the files already equal HEAD
         args = ["commit-tree", tree, *(["-p", base] if base else []), "-F", msg]
-        new = gitfacts.run(args, root, clean=True).text().strip()
+        new = gitcore.run(args, root, clean=True).text().strip()
         if _publish(root, prefix, git_dir, state_dir, base, new, blobs, message):
             return new
         base = _head(root)
@@ -147,9 +148,8 @@ ATTEMPTS = 20
 def recover(root: str, state_dir: str) -> str:
     """Finish or undo what a distill killed while holding `index.lock` left (call it
     holding the distill lock, before judging the checkout); returns the git dir."""
-    from journal_mem.gitops import indexlock
 
-    git_dir = gitfacts.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
+    git_dir = gitcore.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
     indexlock.recover(git_dir, state_dir, _head(root) or "")
     return git_dir
 
@@ -159,13 +159,13 @@ class MemoryMoved(GitError):
 
 
 def _head(root: str) -> str | None:
-    res = gitfacts.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, clean=True,
+    res = gitcore.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, clean=True,
                        check=False)
     return (res.text().strip() or None) if res.ok else None
 
 
 def _tree_of(root: str, rev: str) -> str:
-    return gitfacts.run(["rev-parse", f"{rev}^{{tree}}"], root, clean=True).text().strip()
+    return gitcore.run(["rev-parse", f"{rev}^{{tree}}"], root, clean=True).text().strip()
 
 
 def _hash(root: str, paths: list[str]) -> Blobs:
@@ -177,7 +177,7 @@ def _hash(root: str, paths: list[str]) -> Blobs:
     there = [p for p in paths if os.path.isfile(os.path.join(root, p))]
     out: Blobs = dict.fromkeys(paths)
     if there:
-        res = gitfacts.run(["hash-object", "-w", "--stdin-paths"], root, clean=True,
+        res = gitcore.run(["hash-object", "-w", "--stdin-paths"], root, clean=True,
                            stdin="".join(f"{p}\n" for p in there).encode())
         for path, blob in zip(there, res.text().split(), strict=True):
             mode = os.stat(os.path.join(root, path)).st_mode
@@ -201,12 +201,12 @@ def _index_info(blobs: Blobs, current: dict[str, str]) -> bytes:
 def _tree(root: str, prefix: str, state_dir: str, base: str | None,
           blobs: Blobs) -> str:
     """The tree of `base` with `blobs` applied, built in a private index."""
-    env = gitfacts.clean_env({"GIT_INDEX_FILE": os.path.join(state_dir, "distill-index")})
-    gitfacts.run(["read-tree", base or "--empty"], root, env=env)
+    env = gitcore.clean_env({"GIT_INDEX_FILE": os.path.join(state_dir, "distill-index")})
+    gitcore.run(["read-tree", base or "--empty"], root, env=env)
     current = _listed(root, prefix, blobs, env)
-    gitfacts.run(["update-index", "-z", "--index-info"], root, env=env,
+    gitcore.run(["update-index", "-z", "--index-info"], root, env=env,
                  stdin=_index_info(blobs, current))
-    return gitfacts.run(["write-tree"], root, env=env).text().strip()
+    return gitcore.run(["write-tree"], root, env=env).text().strip()
 
 
 def _listed(root: str, prefix: str, paths: Blobs, env: dict[str, str]) -> dict[str, str]:
@@ -220,10 +220,10 @@ def _new_index(root: str, prefix: str, state_dir: str, source: bytes,
     path = os.path.join(state_dir, "distill-main-index")
     with open(path, "wb") as fh:
         fh.write(source)
-    env = gitfacts.clean_env({"GIT_INDEX_FILE": path})
+    env = gitcore.clean_env({"GIT_INDEX_FILE": path})
     info = _index_info(blobs, _listed(root, prefix, blobs, env))
     if info:
-        gitfacts.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
+        gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
     with open(path, "rb") as fh:
         return fh.read()
 
@@ -240,7 +240,6 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | N
              blobs: Blobs, message: str) -> bool:
     """Move the branch from `base` to `new` and update the index, together, under
     `index.lock`; False when the branch had moved (nothing changed then)."""
-    from journal_mem.gitops import indexlock
 
     seen = indexlock.wait_quiet(git_dir, state_dir)
     if _head(root) != base:
@@ -253,7 +252,7 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | N
             return False  # a git command ran meanwhile: wait for quiet again
         lock.mark(base or "", new)
         lock.write(index)
-        res = gitfacts.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
+        res = gitcore.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
                            root, clean=True, check=False)
         if not res.ok:
             return False
@@ -266,8 +265,8 @@ def _memory_changed(root: str, prefix: str, old: str | None, new: str | None,
     """True when `old..new` changed a path under `prefix` other than to what we commit."""
     if not new:
         return False
-    res = gitfacts.run(["diff", "--raw", "-z", "--no-renames", "--no-abbrev",
-                        old or gitfacts.EMPTY_TREE, new, "--", prefix], root, clean=True)
+    res = gitcore.run(["diff", "--raw", "-z", "--no-renames", "--no-abbrev",
+                        old or gitcore.EMPTY_TREE, new, "--", prefix], root, clean=True)
     fields = res.stdout.split(b"\0")
     for meta, raw in zip(fields[0::2], fields[1::2], strict=False):
         if not meta:
@@ -289,3 +288,15 @@ def message_file(state_dir: str, message: str) -> str:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(message)
     return path
+
+
+def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
+    """`ref_exists(path)` against `rev`'s tree, read from git only when first asked."""
+    cache: list[frozenset[str]] = []
+
+    def exists(path: str) -> bool:
+        if not cache:
+            cache.append(tree_paths(root, rev))
+        return path.strip("/") in cache[0]
+
+    return exists

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from journal_mem.gitops import gitfacts
+from journal_mem.errors import JournalMemError
+from journal_mem.gitops import gitcore
 
 NAME = "jmem-distilled"
 REDISTILL = "redistill"  # in the state dir: a merge took one side of distilled files
@@ -40,16 +41,16 @@ def register(root: str, python: str) -> str | None:
             f"merge.{NAME}.driver": driver_command(python)}
     changed = False
     for key, value in want.items():
-        res = gitfacts.run(["config", "--local", "--get", key], root, clean=True, check=False)
+        res = gitcore.run(["config", "--local", "--get", key], root, clean=True, check=False)
         if res.text().rstrip("\n") != value:
-            gitfacts.run(["config", "--local", key, value], root, clean=True)
+            gitcore.run(["config", "--local", key, value], root, clean=True)
             changed = True
     return f"registered the {NAME} merge driver in .git/config" if changed else None
 
 
 def unregister(root: str) -> str | None:
     """Remove our driver from the repository config; what was done."""
-    res = gitfacts.run(["config", "--local", "--remove-section", f"merge.{NAME}"], root,
+    res = gitcore.run(["config", "--local", "--remove-section", f"merge.{NAME}"], root,
                        clean=True, check=False)
     return f"removed the {NAME} merge driver from .git/config" if res.ok else None
 
@@ -57,10 +58,9 @@ def unregister(root: str) -> str | None:
 def merge(current: str, path: str, cwd: str) -> int:
     """The driver: keep `current` (git's %A, the checked-out side) as the result and ask
     for a distill after the merge. Returns 0: the file is resolved."""
-    from journal_mem.errors import JournalMemError
 
     try:
-        state_dir = gitfacts.locate(cwd).state_dir
+        state_dir = gitcore.locate(cwd).state_dir
         os.makedirs(state_dir, exist_ok=True)
         with open(os.path.join(state_dir, REDISTILL), "a", encoding="utf-8") as fh:
             fh.write(path + "\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from journal_mem.gitops import gitfacts
+from journal_mem.gitops import gitcore
 
 ZERO = "0" * 40
 SYMLINK_MODE = "120000"
@@ -71,19 +71,19 @@ def changes(cwd: str, root: str, *, against: str | None = None, cached: bool = T
     if against:
         args.append(against)
     args += ["--", pathspec(root)]
-    return parse_raw(gitfacts.run(args, cwd, clean=clean).stdout)
+    return parse_raw(gitcore.run(args, cwd, clean=clean).stdout)
 
 
 def untracked(cwd: str, root: str, *, clean: bool = False) -> list[str]:
     """Untracked, not ignored files under `root`."""
-    out = gitfacts.run(["ls-files", "-z", "--others", "--exclude-standard", "--",
+    out = gitcore.run(["ls-files", "-z", "--others", "--exclude-standard", "--",
                         pathspec(root)], cwd, clean=clean).stdout
     return [decode(p) for p in out.split(b"\0") if p]
 
 
 def tree_blobs(cwd: str, rev: str, root: str, *, clean: bool = True) -> dict[str, tuple[str, str]]:
     """{path: (mode, blob id)} of every file under `root` in commit `rev`."""
-    out = gitfacts.run(["ls-tree", "-r", "-z", "--full-tree", rev, "--", root], cwd,
+    out = gitcore.run(["ls-tree", "-r", "-z", "--full-tree", rev, "--", root], cwd,
                        clean=clean).stdout
     blobs = {}
     for record in out.split(b"\0"):
@@ -100,7 +100,7 @@ def read_blobs(cwd: str, ids: list[str], *, clean: bool = False) -> dict[str, by
     wanted = sorted({i for i in ids if i and i != ZERO})
     if not wanted:
         return {}
-    out = gitfacts.run(["cat-file", "--batch"], cwd, clean=clean,
+    out = gitcore.run(["cat-file", "--batch"], cwd, clean=clean,
                        stdin=("\n".join(wanted) + "\n").encode()).stdout
     blobs: dict[str, bytes] = {}
     pos = 0

@@ -291,7 +291,7 @@ def plugin_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dic
     (main / MEM / "main" / "MEMORY.md").write_text("# main\n- Plugin fact 🧩 [pl-one]\n")
     git(main, "add", "-A")
     git(main, "commit", "-qm", "journal-mem")
-    from journal_mem.commands.plugin import folder
+    from journal_mem.setup.plugin import folder
 
     for args in (["marketplace", "add", folder()], ["install", "journal-mem@journal-mem"]):
         proc = subprocess.run([str(exe), "plugin", *args], env=env, capture_output=True,

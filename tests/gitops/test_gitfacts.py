@@ -9,7 +9,7 @@ import pytest
 from helpers import add_worktree, git, make_repo
 
 from journal_mem.errors import UnsupportedRepo
-from journal_mem.gitops.gitfacts import locate
+from journal_mem.gitops.gitcore import locate
 
 
 def real(path: Path) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 from distill_helpers import MEM, lesson
 from helpers import git, jmem, make_repo
 
+from journal_mem.distill import schedule
 from journal_mem.gitops import mergedriver
-from journal_mem.store.context import open_context
-from journal_mem.store.distill import schedule
+from journal_mem.repo import open_context
 
 
 def _init(main: Path, *args: str) -> str:

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from journal_mem.model.entry import build
-from journal_mem.store.context import open_context
-from journal_mem.store.journal import record
+from journal_mem.journal.entry import build
+from journal_mem.journal.files import record
+from journal_mem.repo import open_context
 
 
 def git(cwd: str, args: list[str], failures: list[dict[str, object]]) -> None:

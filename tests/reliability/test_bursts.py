@@ -20,9 +20,9 @@ import pytest
 from distill_helpers import MEM
 from helpers import add_worktree, base_env, git, jmem, make_repo
 
-from journal_mem.store.context import open_context
-from journal_mem.store.listing import pending_paths
-from journal_mem.store.lock import held_by
+from journal_mem.journal.listing import pending_paths
+from journal_mem.journal.lock import held_by
+from journal_mem.repo import open_context
 
 pytestmark = pytest.mark.reliability
 CHECKOUTS = 5  # the main checkout and 4 linked worktrees

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journal_mem.config.schema import Config
 from journal_mem.errors import InvalidEntry
-from journal_mem.model.entry import FIELDS, Entry, parse, render
-from journal_mem.model.fold import fold
-from journal_mem.model.render import over_budget
-from journal_mem.model.render import render as render_files
+from journal_mem.journal.entry import FIELDS, Entry, parse, render
+from journal_mem.journal.fold import fold
+from journal_mem.journal.render import over_budget
+from journal_mem.journal.render import render as render_files
+from journal_mem.schema import Config
 
 pytestmark = pytest.mark.reliability
 VALID = render(Entry(agent="api", topic="testing", title="Run the tests with -p no:randomly",

@@ -13,7 +13,7 @@ from helpers import base_env, git, jmem, make_repo
 from scale_helpers import MEM, clone, titles, write
 
 from journal_mem.gitops import mergedriver
-from journal_mem.store.lock import held_by
+from journal_mem.journal.lock import held_by
 
 pytestmark = pytest.mark.reliability
 

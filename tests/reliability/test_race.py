@@ -12,8 +12,8 @@ import pytest
 from distill_helpers import lesson
 from helpers import base_env, git, jmem
 
-from journal_mem.store.context import open_context
-from journal_mem.store.lock import DistillLock
+from journal_mem.journal.lock import DistillLock
+from journal_mem.repo import open_context
 
 pytestmark = pytest.mark.reliability
 

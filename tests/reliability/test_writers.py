@@ -13,7 +13,7 @@ import pytest
 from distill_helpers import MEM
 from helpers import base_env, git, jmem
 
-from journal_mem.model.entry import parse
+from journal_mem.journal.entry import parse
 
 pytestmark = pytest.mark.reliability
 WRITER = Path(__file__).with_name("writer.py")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
-from journal_mem.model.entry import build
-from journal_mem.store.context import open_context
-from journal_mem.store.journal import record
+from journal_mem.journal.entry import build
+from journal_mem.journal.files import record
+from journal_mem.repo import open_context
 
 
 def main(cwd: str, writer: str, count: int, agent: str, outbox: bool) -> None:

@@ -1,1 +1,0 @@
-"""Claude Code's formats: the hook protocol (`protocol`) and project files (`settings`)."""

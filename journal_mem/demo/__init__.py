@@ -1,0 +1,1 @@
+"""`jmem demo`: the whole story in a temporary repository, narrated."""

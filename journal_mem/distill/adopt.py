@@ -1,0 +1,140 @@
+"""Before a distill renders: memory it did not write becomes lessons, never overwritten.
+
+Two kinds, both found in the main checkout under the lock, before anything
+is written (docs/DESIGN.md, "Invariants": memory jmem did not generate is
+imported or adopted, never overwritten):
+
+* a foreign file — a `MEMORY.md` or topic file without the generated header
+  (hand-written, or from before jmem): every fact in it is imported, as
+  `jmem import memory` does (idempotent: facts already imported are skipped);
+* a hand edit of a distilled file — the generated header, but neither the
+  blob this machine last wrote nor HEAD's: the diff against what the
+  distiller wrote becomes lessons (`model/handedit.py`).
+
+A hand edit that deletes too much, one whose distilled original cannot be
+read, or a fact that cannot become a valid lesson refuses the distill with
+nothing changed. The new entries are committed with the distill.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from journal_mem.distill.files import is_distilled, recorded
+from journal_mem.distill.folding import previous_fold
+from journal_mem.distill.handedit import Edit, FactLike, edit_lessons
+from journal_mem.errors import InvalidEntry, PolicyViolation
+from journal_mem.gitops import history, memgit
+from journal_mem.importers.intake import Known, write_drafts
+from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
+from journal_mem.journal.drafts import Draft, to_entry
+from journal_mem.journal.foldstate import read_state
+from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.journal.validate import Policy
+from journal_mem.repo import Context
+
+HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
+        "KEY); put a file back with `git restore --staged --worktree -- PATH`")
+
+
+@dataclass
+class Adopted:
+    """What adoption wrote: new journal entries and one line per file adopted."""
+
+    paths: list[str] = field(default_factory=list)  # absolute paths of new entries
+    lines: list[str] = field(default_factory=list)
+
+
+def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -> list[MemFile]:
+    """Generated files changed since the distiller wrote them (not its own unfinished write)."""
+    prefix = ctx.layout.memory_root + "/"
+    changed = {path[len(prefix):] for xy, path in status
+               if path.startswith(prefix) and "D" not in xy and is_distilled(path[len(prefix):])}
+    mine = recorded(ctx.layout)
+    out = []
+    for f in files:
+        if f.generated and f.rel in changed:
+            with open(f.path, "rb") as fh:
+                blob = memgit.blob_id(fh.read())
+            if blob not in mine.get(prefix + f.rel, []):
+                out.append(f)
+    return out
+
+
+def _base(ctx: Context, f: MemFile) -> str | None:
+    """What the distiller last wrote at `f`: its recorded blob if git has it, else HEAD's."""
+    root = ctx.repo.main_root
+    path = ctx.layout.rel(f.path)
+    mine = recorded(ctx.layout).get(path, [])
+    for blob_id in mine:
+        data = history.blob(root, blob_id)
+        if data is not None:
+            return data.decode("utf-8", "replace")
+    head = history.file_at(root, "HEAD", path)
+    if head is None or (mine and memgit.blob_id(head) not in mine):
+        return None  # written by a --no-commit distill and never staged: unknown
+    return head.decode("utf-8", "replace")
+
+
+def _facts(ctx: Context, journal: Journal) -> dict[str, FactLike]:
+    """The live facts the distilled files showed (the last distill's fold)."""
+
+    agents = ctx.agents
+    state = read_state(ctx.layout.distill_state)
+    return dict(previous_fold(journal, state, agents, ctx).facts)
+
+
+def _edits(ctx: Context, edited: list[MemFile], journal: Journal,
+           now: dt.datetime) -> tuple[list[Edit], list[str]]:
+    facts = _facts(ctx, journal)
+    edits: list[Edit] = []
+    problems: list[str] = []
+    for f in edited:
+        base = _base(ctx, f)
+        if base is None:
+            problems.append(f"{ctx.layout.rel(f.path)}: hand edit of a distilled file whose "
+                            "distilled version git does not have: cannot tell what changed")
+            continue
+        edit = edit_lessons(f.agent, f.rel, base, f.text, facts, now)
+        if edit.refused:
+            problems.append(f"{ctx.layout.memory_root}/{edit.refused}")
+        edits.append(edit)
+    return edits, problems
+
+
+def _validate(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
+    problems = []
+    for d in drafts:
+        try:
+            to_entry(d, now, policy)
+        except InvalidEntry as exc:
+            problems += [f"{d.source}: cannot become a lesson: {p}" for p in exc.problems]
+    return problems
+
+
+def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
+    """Import foreign memory files and adopt hand edits; raise `PolicyViolation` (nothing
+    written) when one cannot be adopted."""
+
+    layout, policy = ctx.layout, ctx.policy
+    files = memory_files(layout)
+    foreign = [f for f in files if not f.generated and f.text.strip()]
+    edited = _edited(ctx, status, files)
+    if not foreign and not edited:
+        return Adopted()
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    journal = read_journal(layout, ctx.policy)
+    drafts = drafts_of(layout, foreign)
+    edits, problems = _edits(ctx, edited, journal, now)
+    drafts += [d for e in edits for d in e.drafts]
+    problems += _validate(drafts, now, policy)
+    if problems:
+        raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(problems),
+                              hint=HINT)
+    done = write_drafts(layout, drafts, Known(journal.entries), policy, now=now)
+    out = Adopted(paths=done.paths)
+    out.lines = [f"{layout.memory_root}/{f.rel}: not written by jmem: its facts imported "
+                 "as lessons" for f in foreign]
+    out.lines += [f"{layout.memory_root}/{e.summary()}" for e in edits]
+    return out

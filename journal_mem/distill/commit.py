@@ -1,0 +1,40 @@
+"""The distill commit: which memory paths go in, and committing them.
+
+Only memory paths are ever committed (the user's staged work stays staged);
+once HEAD holds the distilled files, this machine forgets their blob ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from journal_mem.distill.files import is_distilled, remember
+from journal_mem.gitops import memgit
+from journal_mem.repo import Context
+
+
+def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
+              touched: list[str], drained: list[str]) -> list[str]:
+    """Repo-relative memory paths to commit: distilled files changed (now, or by an earlier
+    `--no-commit`) and new valid entries (untracked, staged, or just drained)."""
+    layout = ctx.layout
+    prefix = layout.memory_root + "/"
+    out = {prefix + rel for rel in touched}
+    out.update(layout.rel(path) for path in drained if path[len(layout.main_memory) + 1:] in valid)
+    for xy, path in status:
+        rel = path[len(prefix):] if path.startswith(prefix) else path
+        if is_distilled(rel) or (rel in valid and xy in ("??", "A ", "AM")):
+            out.add(path)
+    return sorted(out)
+
+
+def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str]) -> str | None:
+    """Commit `paths` (nothing when empty) with `message()`; the new commit or None."""
+    if not paths:
+        return None
+    layout = ctx.layout
+    sha = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, message(),
+                        layout.state_dir) or None
+    if sha:  # HEAD vouches for these files now
+        remember(layout, {}, paths, keep_old=True)
+    return sha

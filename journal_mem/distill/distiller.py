@@ -1,0 +1,200 @@
+"""`jmem distill`: one writer folds the journal into every agent's distilled files.
+
+Order: lock; refuse an unsafe checkout (mid-merge/rebase/cherry-pick, wrong
+branch, edited journal entries) before changing anything; adopt memory the
+distiller did not write (hand-written files, hand edits) as lessons; drain
+the outbox; read the journal (cached); fold; render; write what changed
+atomically; one commit limited to memory paths. A second distill exits 75
+(`LockHeld`). Invalid entries are reported and skipped, and the command then
+exits 1.
+
+Each step lives in `store/distill/`: `schedule`, `safety`, `folding`,
+`files`, `commit`; this module only runs them in order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+
+from journal_mem.distill import adopt, commit, files, folding, safety, schedule
+from journal_mem.distill.changes import AgentChanges, diff, message
+from journal_mem.distill.outbox import Drained, drain
+from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
+from journal_mem.gitops import memgit, mergedriver
+from journal_mem.journal.fold import today
+from journal_mem.journal.foldstate import FoldState, render_state
+from journal_mem.journal.lock import DistillLock
+from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.layout import DISTILL_STATE, Layout
+from journal_mem.repo import Context
+
+AGAIN = 20  # hook distills run again while lessons came in meanwhile
+REDISTILLS = 3  # the branch moved on with memory changes: distill again on the new tip
+
+
+@dataclass(frozen=True)
+class Options:
+    """The command-line options of `jmem distill`."""
+
+    dry_run: bool = False
+    check: bool = False
+    rebuild: bool = False
+    commit: bool = True
+    if_due: bool = False
+    date: dt.date | None = None
+
+
+@dataclass
+class Outcome:
+    """What a distill did (or would do), for the CLI to print."""
+
+    status: str  # distilled | unchanged | would-change | dry-run | not-due | disabled | busy
+    date: str = ""
+    new_lessons: list[str] = field(default_factory=list)
+    changes: dict[str, AgentChanges] = field(default_factory=dict)
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    commit: str | None = None
+    drained: Drained = field(default_factory=Drained)
+    invalid: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    evicted: dict[str, list[str]] = field(default_factory=dict)
+    stale_refs: dict[str, str] = field(default_factory=dict)  # key -> "refs gone: …"
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
+    near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
+    flagged: dict[str, str] = field(default_factory=dict)
+    adopted: list[str] = field(default_factory=list)  # memory files turned into lessons
+    note: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """1 when an entry was invalid or `--check` found work to do; else 0."""
+        if self.invalid or self.drained.invalid or self.status == "would-change":
+            return REFUSED
+        return OK
+
+
+def distill(ctx: Context, opts: Options) -> Outcome:
+    """Run one distill (see the module docstring)."""
+    if opts.if_due:
+        reason = schedule.off_reason(ctx)
+        if reason:
+            return Outcome("disabled", note=reason)
+        if not schedule.is_due(ctx):
+            return Outcome("not-due", note="not due: fewer pending lessons than the threshold")
+    try:
+        with DistillLock(ctx.layout.state_dir):
+            out = _retrying(ctx, opts)
+            # Hook distills that found the lock held returned at once ("busy"): the
+            # holder folds what they would have, so every lesson gets distilled.
+            for _ in range(AGAIN):
+                if not (opts.if_due and out.status == "distilled" and schedule.is_due(ctx)):
+                    break
+                out = _retrying(ctx, opts)
+            return out
+    except LockHeld as exc:
+        if opts.if_due:  # the running distill folds these lessons too
+            return Outcome("busy", note=exc.message)
+        raise
+
+
+def _retrying(ctx: Context, opts: Options) -> Outcome:
+    for _ in range(REDISTILLS):
+        try:
+            return _locked(ctx, opts)
+        except memgit.MemoryMoved:
+            continue  # someone committed memory meanwhile: fold their tip too
+    return _locked(ctx, opts)
+
+
+def distill_locked(ctx: Context, opts: Options) -> Outcome:
+    """One distill by a caller that already holds the distill lock (`distill --push`)."""
+    return _locked(ctx, opts)
+
+
+def _locked(ctx: Context, opts: Options) -> Outcome:
+    layout, config = ctx.layout, ctx.config
+    if not os.path.isdir(layout.main_memory):
+        raise ConfigError(f"no memory root at {layout.main_memory}: nothing to distill",
+                          hint="run `jmem init --agent NAME` first")
+    writing = not (opts.dry_run or opts.check)
+    committing = writing and opts.commit and config.distill.commit
+    if writing:  # a distill killed mid-commit: its index first, then judge the checkout
+        memgit.recover(ctx.repo.main_root, layout.state_dir)
+    status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
+    adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
+    if writing:
+        files.sweep_leftovers(layout)
+    drained = drain(layout, ctx.policy) if writing else Drained()
+    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild)
+    schedule.remember_invalid(layout, journal.invalid)
+    step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
+                             save=writing)
+    safety.refuse_lost_facts(ctx, journal, step.state, step.base)
+    out = _outcome(step, journal, drained)
+    out.adopted = adopted.lines
+    _write(layout, opts, step, out)
+    if committing:
+        _commit(ctx, out, step, journal, status, adopted.paths)
+    if writing:  # every entry on disk is folded: a merge's request is met
+        mergedriver.done(layout.state_dir)
+    return out
+
+
+def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
+    """The outcome of a fold, before anything is written."""
+    new = sorted(set(step.folded) - set(step.base.folded if step.base else ()))
+    return Outcome(
+        "unchanged", date=step.date.isoformat(), drained=drained, invalid=journal.invalid,
+        changes=diff(step.before, step.after), near_duplicates=step.after.near_duplicates,
+        flagged=step.after.flagged,
+        evicted={a: r.evicted for a, r in step.rendered.agents.items() if r.evicted},
+        new_lessons=new, stale_refs=_stale(step, journal, set(new)),
+        conflicts=step.after.conflicts,
+    )  # fmt: skip
+
+
+def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str]:
+    """Facts this distill drops for stale refs: live before, or stated by a new lesson."""
+    new_keys = {entry.key for rel, entry in journal.entries if rel in new}
+    return {k: why for k, why in sorted(step.after.removed.items())
+            if why.startswith("refs gone") and (k in step.before.facts or k in new_keys)}
+
+
+def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list[str]]:
+    """(memory-root-relative path: bytes to write, paths to delete) for a fold."""
+    rendered = dict(step.rendered.files)
+    changed = {p: d for p, d in rendered.items() if files.read_distilled(layout, p) != d}
+    deleted = sorted(files.distilled_on_disk(layout) - set(rendered))
+    if changed or deleted or step.state is None or step.state.folded != step.folded:
+        changed[DISTILL_STATE] = render_state(FoldState(step.date, step.folded))
+    return changed, deleted
+
+
+def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> None:
+    """Write what changed (unless `--check` or `--dry-run`), and say so in `out`."""
+    changed, out.deleted = _changed(layout, step)
+    out.written = sorted(changed)
+    if not changed and not out.deleted:
+        out.changes = {}
+    elif opts.check:
+        out.status = "would-change"
+    elif opts.dry_run:
+        out.status = "dry-run"
+    else:
+        files.write_files(layout, changed, out.deleted)
+        out.status = "distilled"
+
+
+def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
+            status: list[tuple[str, str]], adopted: list[str]) -> None:
+    """Commit the distilled files and new entries; a commit makes the status `distilled`."""
+    valid = {rel for rel, _ in journal.entries}
+    paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted],
+                             [*out.drained.moved, *adopted])
+    out.commit = commit.commit_paths(
+        ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
+                                    out.evicted, journal.invalid))
+    if out.commit:
+        out.status = "distilled"

@@ -1,0 +1,136 @@
+"""The distilled files on disk: which paths they are, writing them, and the blob
+ids this machine's distiller wrote but did not commit yet.
+
+The blob record lets the next distill tell its own uncommitted files (a
+`--no-commit` run, or a distill killed half-way) from hand edits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from journal_mem import fsutil
+from journal_mem.gitops import memgit
+from journal_mem.layout import DISTILL_STATE, MEMORY_MD, TOPICS, Layout
+from journal_mem.names import is_name
+
+WRITTEN = "distill-written.json"  # in the state dir: blob ids this machine's distiller wrote
+OLD_TMP_PREFIX = ".tmp-distill-"  # what distills before `fsutil` named their temp files
+
+
+def is_distilled(rel: str) -> bool:
+    """True for a memory-root-relative path the distiller owns."""
+    parts = rel.split("/")
+    if parts == [DISTILL_STATE]:
+        return True
+    if len(parts) == 2:
+        return is_name(parts[0]) and parts[1] == MEMORY_MD
+    return len(parts) == 3 and is_name(parts[0]) and parts[1] == TOPICS and parts[2].endswith(
+        ".md") and not parts[2].startswith(".")
+
+
+def distilled_on_disk(layout: Layout) -> set[str]:
+    """Memory-root-relative paths of every distilled file now on disk (state file aside)."""
+    found: set[str] = set()
+    for agent in layout.agents_on_disk():
+        if os.path.isfile(layout.memory_md(agent)):
+            found.add(f"{agent}/{MEMORY_MD}")
+        try:
+            names = os.listdir(os.path.join(layout.agent_dir(agent), TOPICS))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        rels = (f"{agent}/{TOPICS}/{n}" for n in names)
+        found.update(rel for rel in rels if is_distilled(rel))
+    return found
+
+
+def read_distilled(layout: Layout, rel: str) -> bytes | None:
+    """The bytes of a memory-root-relative file, or None when it cannot be read.
+
+    LF whatever the checkout's line endings: with `core.autocrlf` a distilled
+    file is checked out with CRLF and is still what the distiller wrote.
+    """
+    try:
+        with open(os.path.join(layout.main_memory, rel), "rb") as fh:
+            return fh.read().replace(b"\r\n", b"\n")
+    except OSError:
+        return None
+
+
+def sweep_leftovers(layout: Layout) -> None:
+    """Delete the temp files of a distill killed mid-write.
+
+    Only the lock holder writes temp files in these folders and we hold the lock,
+    so every one found belongs to a dead distill; nothing else is touched.
+    """
+    folders = [layout.main_memory]
+    for agent in layout.agents_on_disk():
+        folders += [layout.agent_dir(agent), os.path.join(layout.agent_dir(agent), TOPICS)]
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder)
+                     if fsutil.is_temp(n) or n.startswith(OLD_TMP_PREFIX)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
+
+
+def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -> None:
+    """Write the changed distilled files and delete stale ones; the state file goes last.
+
+    The blob ids are recorded in the state dir first, so that a distill killed
+    half-way does not mistake its own files for hand edits on the next run.
+    """
+    blobs = {repo_rel(layout, p): memgit.blob_id(d) for p, d in changed.items()}
+    gone = [repo_rel(layout, p) for p in deleted]
+    remember(layout, blobs, [], keep_old=True)
+    for rel in sorted(changed, key=lambda p: p == DISTILL_STATE):
+        # Not `durable`: an fsync per file would cost a one-lesson distill ~15 %, and
+        # these files are rebuilt from the journal, whose entries are fsynced.
+        fsutil.replace_atomic(os.path.join(layout.main_memory, rel), changed[rel])
+    for rel in deleted:
+        try:
+            os.unlink(os.path.join(layout.main_memory, rel))
+        except FileNotFoundError:
+            pass
+    # Old blobs stay recorded until a commit holds them: an earlier distill killed
+    # after `git add` left them staged, and a later one killed before its own
+    # `git add` must not take them for hand edits (found by the kill -9 suite).
+    remember(layout, blobs, gone, keep_old=True)
+
+
+def repo_rel(layout: Layout, rel: str) -> str:
+    """A memory-root-relative path made repository-relative."""
+    return f"{layout.memory_root}/{rel}"
+
+
+def _written_path(layout: Layout) -> str:
+    return os.path.join(layout.state_dir, WRITTEN)
+
+
+def recorded(layout: Layout) -> dict[str, list[str]]:
+    """{repo-relative path: blob ids} of distilled files this machine wrote and did not commit."""
+    try:
+        with open(_written_path(layout), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(b) for b in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool) -> None:
+    """Record the blob ids about to be written (`keep_old`: besides the old ones, else
+    only them); `gone` paths are forgotten (deleted, or committed)."""
+    data = recorded(layout)
+    for path, blob in blobs.items():
+        data[path] = sorted({*data.get(path, []), blob}) if keep_old else [blob]
+    for path in gone:
+        data.pop(path, None)
+    fsutil.replace_atomic(_written_path(layout), json.dumps(data, sort_keys=True))

@@ -1,0 +1,371 @@
+"""Where things are: the current worktree, its git dirs and the main checkout.
+
+The runners live in `gitrun.py` and are re-exported here, so `gitfacts.run`
+and friends keep working. Only `os` is imported at module level: `locate`
+runs git through `spawn_git` on the hooks' fast path (docs/DESIGN.md,
+"Git facts this design relies on").
+
+How journal-mem runs git: the environment every call gets, and the two runners.
+
+Only `os` is imported at module level: the guard's fast path runs git through
+`spawn_git` (posix_spawn and a pipe) because `import subprocess` alone costs
+about a bare interpreter start (docs/DESIGN.md, "Git facts this design relies on").
+`run` imports `subprocess` when first called.
+"""
+
+from __future__ import annotations
+
+import os
+
+# `git rev-parse --local-env-vars` (git 2.39): a hook inherits these, and any
+# git call aimed at another checkout must drop them or it silently reads the
+# hook's worktree and index.
+LOCAL_ENV_VARS = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)
+
+# These change what every pathspec means (Magit runs git with
+# `--literal-pathspecs`, which exports the first one to every hook): under
+# them the `:(top,literal)` magic matches nothing and the guard would see no
+# memory change at all. Every git call of ours runs without them, and so do
+# the hooks of the commits we make.
+PATHSPEC_ENV_VARS = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def git_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: ours) without the pathspec variables: what every git call gets."""
+    source = os.environ if env is None else env
+    return {k: v for k, v in source.items() if k not in PATHSPEC_ENV_VARS}
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment without the variables a hook's git inherits (pathspec ones too)."""
+    env = {k: v for k, v in git_env().items() if k not in LOCAL_ENV_VARS}
+    if extra:
+        env.update(extra)
+    return env
+
+
+class GitResult:
+    """What one git call returned."""
+
+    __slots__ = ("returncode", "stderr", "stdout")
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "surrogateescape")
+
+
+def run(
+    args: list[str],
+    cwd: str,
+    *,
+    clean: bool = False,
+    check: bool = True,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> GitResult:
+    """Run `git ARGS` in `cwd`. With `clean`, drop a hook's inherited GIT_* variables.
+
+    With `check`, a non-zero exit raises GitError naming the command. No file
+    descriptor of ours is inherited (git runs hooks, and a hook may leave a
+    background child behind: an inherited distill lock would outlive us).
+    """
+    import subprocess
+
+    from journal_mem.errors import GitError
+
+    env = git_env(env if env is not None else clean_env() if clean else None)
+    env.setdefault("LC_ALL", "C")
+    # `git status` and friends would otherwise rewrite the index opportunistically,
+    # taking index.lock: a user's `git add` at that moment would fail.
+    env.setdefault("GIT_OPTIONAL_LOCKS", "0")
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
+        close_fds=True,
+    )
+    result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+    if check and not result.ok:
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {' '.join(args)} failed in {cwd}: {err}")
+    return result
+
+
+def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, bytes]:
+    """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout).
+
+    With `quiet`, git's stderr goes to /dev/null (the caller reports failures itself).
+    """
+    read_fd, write_fd = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            ["git", "-C", cwd, *args],
+            git_env(),
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_CLOSE, read_fd),
+                *([(os.POSIX_SPAWN_DUP2, devnull, 2)] if quiet else []),
+            ],
+        )
+    finally:
+        os.close(write_fd)
+        os.close(devnull)
+    chunks = []
+    with os.fdopen(read_fd, "rb") as pipe:
+        while chunk := pipe.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+
+class Repo:
+    """Where things are: the current worktree, its git dirs, and the main checkout."""
+
+    __slots__ = ("common_dir", "git_dir", "main_root", "worktree_root")
+
+    def __init__(self, git_dir: str, common_dir: str, worktree_root: str, main_root: str) -> None:
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.worktree_root = worktree_root
+        self.main_root = main_root
+
+    @property
+    def is_main(self) -> bool:
+        """True in the main checkout, False in a linked worktree."""
+        return self.git_dir == self.common_dir
+
+    @property
+    def state_dir(self) -> str:
+        """Machine-local state: `<git-common-dir>/journal-mem` (never committed)."""
+        return os.path.join(self.common_dir, "journal-mem")
+
+
+def _not_a_repo(cwd: str, detail: str) -> Exception:
+    from journal_mem.errors import UnsupportedRepo
+
+    return UnsupportedRepo(
+        f"{cwd} is not inside a git work tree ({detail})",
+        hint="run journal-mem inside a git repository's checkout, or pass -C PATH",
+    )
+
+
+def locate(cwd: str) -> Repo:
+    """Find the current worktree and the main checkout (docs/DESIGN.md,
+    "Git facts this design relies on").
+
+    One git call (through `spawn_git`, so `subprocess` is not imported); a
+    linked worktree costs one more, for the common dir's `core.*` settings.
+    """
+    from journal_mem.errors import UnsupportedRepo
+
+    if not os.path.isdir(cwd):
+        raise _not_a_repo(cwd, "no such directory")
+    code, lines = _rev_parse(cwd)
+    if len(lines) >= 3 and lines[2] == "true":
+        raise UnsupportedRepo(
+            f"{cwd} is a bare repository: there is no main checkout to hold the journal",
+            hint="clone it (git clone) and run journal-mem in the clone",
+        )
+    if code != 0 or len(lines) != 4:
+        raise _not_a_repo(cwd, "git rev-parse found no work tree here")
+    git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
+    if "GIT_DIR" in os.environ and "GIT_WORK_TREE" not in os.environ:
+        top = _top_of(git_dir, common_dir, top)
+    if git_dir == common_dir:
+        return Repo(git_dir, common_dir, top, top)
+    return Repo(git_dir, common_dir, top, find_main_checkout(common_dir))
+
+
+def _top_of(git_dir: str, common_dir: str, guess: str) -> str:
+    """The work tree of `git_dir` when GIT_DIR is set without GIT_WORK_TREE.
+
+    git then takes the current directory for the top of the work tree, so a
+    shell in `<top>/sub` would put memory under `sub/.claude/`. The checkout
+    the git dir belongs to is found as for a hook instead; `guess` (git's
+    answer) stays when there is none.
+    """
+    from journal_mem.errors import UnsupportedRepo
+
+    if git_dir == common_dir:
+        try:
+            return find_main_checkout(common_dir)
+        except UnsupportedRepo:
+            return guess
+    try:  # a linked worktree's git dir names its `.git` file
+        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8") as fh:
+            dot_git = fh.read().removesuffix("\n")
+    except (OSError, UnicodeDecodeError):
+        return guess
+    return os.path.realpath(os.path.dirname(dot_git))
+
+
+_WHERE = ("--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel")
+
+
+def _rev_parse(cwd: str) -> tuple[int, list[str]]:
+    """(exit code, answers) of `git rev-parse` for `_WHERE`, one answer per flag given.
+
+    rev-parse has no `-z`: its answers are separated by "\n" only (never
+    `splitlines`, which also splits at a form feed or U+0085, both legal in a
+    path). When a path holds a "\n" itself, each flag is asked on its own.
+    """
+    code, out = spawn_git(["rev-parse", "--path-format=absolute", *_WHERE], cwd, quiet=True)
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if len(lines) <= len(_WHERE) and (code != 0 or len(lines) == len(_WHERE)):
+        return code, lines
+    answers: list[str] = []
+    for flag in _WHERE:
+        code, out = spawn_git(["rev-parse", "--path-format=absolute", flag], cwd, quiet=True)
+        if code != 0:
+            return code, answers
+        answers.append(out.decode("utf-8", "surrogateescape").removesuffix("\n"))
+    return 0, answers
+
+
+def _core_settings(common_dir: str) -> dict[str, str]:
+    """`core.bare` and `core.worktree` of a repository, read with the hook's GIT_* dropped."""
+    saved = {k: os.environ.pop(k) for k in LOCAL_ENV_VARS if k in os.environ}
+    try:
+        _, out = spawn_git(
+            ["--git-dir", common_dir, "config", "--null", "--get-regexp",
+             r"^core\.(bare|worktree)$"],
+            common_dir,
+            quiet=True,
+        )
+    finally:
+        os.environ.update(saved)
+    found = {}
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        name, _, value = item.partition("\n")
+        if name:
+            found[name.lower()] = value
+    return found
+
+
+def _is_checkout_of(candidate: str, common_dir: str) -> bool:
+    """True when `candidate` is a work tree whose git dir is `common_dir`."""
+    dot_git = os.path.join(candidate, ".git")
+    if os.path.isdir(dot_git):
+        return os.path.realpath(dot_git) == common_dir
+    try:
+        with open(dot_git, encoding="utf-8") as fh:
+            pointer = fh.read().strip()
+    except OSError:
+        return False
+    if not pointer.startswith("gitdir:"):
+        return False
+    target = os.path.join(candidate, pointer.removeprefix("gitdir:").strip())
+    return os.path.realpath(target) == common_dir
+
+
+def find_main_checkout(common_dir: str) -> str:
+    """The main checkout of the repository whose common git dir is `common_dir`."""
+    from journal_mem.errors import UnsupportedRepo
+
+    core = _core_settings(common_dir)
+    if core.get("core.bare", "").lower() in ("true", "yes", "on", "1"):
+        raise UnsupportedRepo(
+            f"the repository at {common_dir} is bare: its worktrees have no main checkout "
+            "to hold the journal",
+            hint="keep one non-bare clone as the main checkout and run journal-mem there",
+        )
+    worktree = core.get("core.worktree", "")
+    if worktree:
+        candidate = os.path.realpath(os.path.join(common_dir, worktree))
+    elif os.path.basename(common_dir) == ".git":
+        candidate = os.path.dirname(common_dir)
+    else:
+        raise UnsupportedRepo(
+            f"cannot find the main checkout of {common_dir} (separate git dir without "
+            "core.worktree)",
+            hint="set core.worktree in that git dir, or run journal-mem in the main checkout",
+        )
+    if not _is_checkout_of(candidate, common_dir):
+        raise UnsupportedRepo(f"the main checkout of {common_dir} is missing ({candidate})")
+    return candidate
+
+
+def current_branch(root: str) -> str:
+    """The branch checked out at `root`, or "" when HEAD is detached."""
+    res = run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, clean=True, check=False)
+    return res.text().strip() if res.ok else ""
+
+
+def has_head(root: str) -> bool:
+    """False before the first commit."""
+    return run(["rev-parse", "--verify", "--quiet", "HEAD"], root, clean=True, check=False).ok
+
+
+def quick_common_dir(cwd: str) -> str | None:
+    """The git common dir of the checkout holding `cwd`, found without running git.
+
+    For the live check at every prompt: walks up to the first `.git` (a folder
+    in a main checkout; a `gitdir:` file in a linked worktree, whose git dir
+    names the common dir in `commondir`). None when it cannot tell: the
+    caller then does nothing, or asks git.
+    """
+    folder = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            return os.path.realpath(dot)
+        if os.path.isfile(dot):
+            return _common_from_gitfile(folder, dot)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _common_from_gitfile(folder: str, dot: str) -> str | None:
+    try:
+        with open(dot, encoding="utf-8") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(folder, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            common = fh.readline().strip()
+    except FileNotFoundError:
+        return os.path.realpath(git_dir)  # a submodule or separate git dir: its own
+    except OSError:
+        return None
+    return os.path.realpath(os.path.join(git_dir, common))

@@ -1,0 +1,1 @@
+"""Memory from elsewhere into the journal (one module per source), and export."""

@@ -1,0 +1,314 @@
+"""Markdown memory to lesson drafts: hand-written memory files, CLAUDE.md, retrospectives.
+
+Pure: markdown text in, drafts out (the blocks come from `mdblocks`, which
+reads markdown-it-py's token stream). Nothing in a file is dropped: every
+list item and paragraph becomes a lesson, or the body of one (a code block,
+table or quote joins the lesson before it; nested items join their parent).
+
+* Memory files (`MEMORY.md`, `topics/<topic>.md`): one lesson per item or
+  paragraph; a `MEMORY.md` fact's topic is its `##` section, a topic file's
+  is the file's name. A topic-file section with no list (a heading and its
+  text) is one lesson titled by its heading.
+* CLAUDE.md / AGENTS.md: rules (items or paragraphs in a section about rules,
+  or worded as one: always, never, must, do not) are `principle`s; the rest
+  is `semantic`.
+* Retrospectives: only sections about lessons or findings are read; each
+  sub-section under one is one `reflective` lesson, else each item or
+  paragraph is.
+
+Markdown to blocks: the structure importers read, from markdown-it-py's token stream.
+
+A document becomes a list of top-level blocks, each under the headings that
+contain it: a list item (bullet or numbered; its first paragraph is its
+text, nested lists and further paragraphs its detail, as written), a
+paragraph, or a code, table, quote or HTML block (its source lines). Inline
+markdown (links, emphasis) is kept as written: a fact's link stays a link.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import textwrap
+from dataclasses import dataclass, replace
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from journal_mem.journal.drafts import Draft, join_body, title_and_body
+from journal_mem.names import is_name, slugify
+
+ITEM = "item"
+PARAGRAPH = "paragraph"
+_RAW = {"fence": "code", "code_block": "code", "table_open": "table",
+        "blockquote_open": "quote", "html_block": "html"}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One top-level piece of a markdown document."""
+
+    kind: str  # item | paragraph | code | table | quote | html
+    text: str  # an item's or paragraph's text; the source lines of the others
+    detail: str  # an item's nested content (source lines, dedented)
+    headings: tuple[tuple[int, str], ...]  # (level, text) of every enclosing heading
+    line: int  # 1-based line where the block starts
+
+    @property
+    def section(self) -> tuple[int, str] | None:
+        """The innermost enclosing heading, or None."""
+        return self.headings[-1] if self.headings else None
+
+
+_PARSER: list[Any] = []
+
+
+def _parser() -> Any:
+    """One parser per process: building one costs ~3 ms, a third of an import's time."""
+    if not _PARSER:
+
+        _PARSER.append(MarkdownIt("commonmark").enable("table"))
+    return _PARSER[0]
+
+
+def _source(lines: list[str], start: int, end: int) -> str:
+    return textwrap.dedent("\n".join(lines[start:end])).strip("\n")
+
+
+def blocks(text: str) -> list[Block]:
+    """Every top-level block of `text`, in document order, with its headings."""
+    tokens = _parser().parse(text)
+    lines = text.split("\n")
+    out: list[Block] = []
+    stack: list[tuple[int, str]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.nesting == -1:
+            i += 1
+            continue
+        if tok.type == "heading_open":
+            level = int(tok.tag[1:])
+            stack = [h for h in stack if h[0] < level]
+            stack.append((level, tokens[i + 1].content.strip()))
+        elif tok.type == "paragraph_open":
+            out.append(Block(PARAGRAPH, tokens[i + 1].content, "", tuple(stack),
+                             tok.map[0] + 1 if tok.map else 0))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            i = _items(tokens, i, lines, tuple(stack), out)
+            continue
+        elif tok.type in _RAW and tok.map:
+            out.append(Block(_RAW[tok.type], _source(lines, *tok.map), "", tuple(stack),
+                             tok.map[0] + 1))
+        i += 1
+    return out
+
+
+def _items(tokens: list[Any], i: int, lines: list[str], headings: tuple[tuple[int, str], ...],
+           out: list[Block]) -> int:
+    """Append a block per item of the list opening at `tokens[i]`; return the index after it."""
+    depth = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif tok.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif tok.type == "list_item_open" and depth == 1 and tok.map:
+            out.append(_item(tokens, i, lines, headings))
+        i += 1
+    return i
+
+
+def _item(tokens: list[Any], i: int, lines: list[str],
+          headings: tuple[tuple[int, str], ...]) -> Block:
+    """One list item: its first paragraph is the text, everything after it the detail."""
+    start, end = tokens[i].map
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if nxt is not None and nxt.type == "paragraph_open" and nxt.map:
+        text = tokens[i + 2].content
+        detail = _source(lines, nxt.map[1], end)
+    else:  # an item starting with a code block or a nested list: keep it all as text
+        text = _source(lines, start, end).lstrip("-*+0123456789.) \t")
+        detail = ""
+    return Block(ITEM, text, detail, headings, start + 1)
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    """(level, text) of every heading of `text`, in order."""
+    tokens = _parser().parse(text)
+    return [(int(t.tag[1:]), tokens[i + 1].content.strip()) for i, t in enumerate(tokens)
+            if t.type == "heading_open"]
+
+
+def plain_heading(text: str) -> str:
+    """A heading's text without a trailing `(YYYY-MM-DD)` date."""
+
+    return re.sub(r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$", "", text).strip()
+
+
+GENERATED_MARK = "Generated by `jmem distill`"
+DEFAULT_TOPIC = "general"
+_RULE_SECTION = re.compile(
+    r"\b(rules?|conventions?|guidelines?|musts?|never|always|don'?t|do not|requirements?|"
+    r"polic(y|ies)|constraints?|principles?)\b", re.IGNORECASE)
+_RULE_TEXT = re.compile(
+    r"^\W*(always|never|must|do not|don'?t|avoid|only|prefer)\b|\b(MUST|NEVER|ALWAYS)\b",
+    re.IGNORECASE)
+_LESSON_SECTION = re.compile(
+    r"\b(lessons?|learn(ed|ings?)?|findings?|takeaways?|insights?|what went|went (well|wrong)|"
+    r"improve(ments?)?|action items?|recommendations?|root causes?)\b", re.IGNORECASE)
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the drafts come from: writer, who else holds them, provenance, date."""
+
+    agent: str
+    source: str  # e.g. "import memory: .claude/agent-memory/api/MEMORY.md@1a2b3c4"
+    created: dt.datetime | None = None
+    applies_to: tuple[str, ...] = ()
+
+
+def is_generated(text: str) -> bool:
+    """True for a file the distiller wrote (its generated header is in the first lines)."""
+    return any(GENERATED_MARK in line for line in text.split("\n", 6)[:6])
+
+
+def topic_of(heading: str, default: str = DEFAULT_TOPIC) -> str:
+    """A topic name from a heading's text (its slug), or `default`."""
+    slug = slugify(plain_heading(heading.split("·")[0]), 64)
+    return slug if is_name(slug) else default
+
+
+def _draft(origin: Origin, topic: str, text: str, detail: str, block: Block,
+           kind: str = "semantic") -> Draft:
+    title, body = title_and_body(text)
+    return Draft(agent=origin.agent, topic=topic, title=title, body=join_body(body, detail),
+                 type=kind, created=origin.created, source=f"{origin.source}, line {block.line}",
+                 applies_to=origin.applies_to, where=f"line {block.line}")
+
+
+def _attach(drafts: list[Draft], block: Block) -> bool:
+    """Add a code/table/quote block to the body of the lesson just before it."""
+    if not drafts or block.kind in (ITEM, PARAGRAPH):
+        return False
+    last = drafts[-1]
+    drafts[-1] = replace(last, body=join_body(last.body, block.text))
+    return True
+
+
+def _per_block(origin: Origin, group: list[Block], topic: str, kind_of: KindOf) -> list[Draft]:
+    """One lesson per item or paragraph; other blocks join the lesson before them."""
+    out: list[Draft] = []
+    for block in group:
+        if _attach(out, block):
+            continue
+        out.append(_draft(origin, topic, block.text, block.detail, block, kind_of(block)))
+    return out
+
+
+def _whole(origin: Origin, group: list[Block], topic: str, kind: str) -> Draft:
+    """A section with no list: one lesson titled by its heading, its text the body."""
+    assert group[0].section is not None
+    title, extra = title_and_body(plain_heading(group[0].section[1]))
+    body = join_body(extra, *(_as_text(b) for b in group))
+    return Draft(agent=origin.agent, topic=topic, title=title, body=body, type=kind,
+                 created=origin.created, source=f"{origin.source}, line {group[0].line}",
+                 applies_to=origin.applies_to, where=f"line {group[0].line}")
+
+
+def _as_text(block: Block) -> str:
+    """A block as markdown again: an item keeps its bullet and its nested detail."""
+    if block.kind != ITEM:
+        return block.text
+    nested = "\n".join("  " + line if line else "" for line in block.detail.split("\n"))
+    return f"- {block.text}" + (f"\n{nested}" if block.detail else "")
+
+
+class KindOf:
+    """The lesson type of a block (a callable, so every importer can decide its own)."""
+
+    def __init__(self, rules: bool = False) -> None:
+        self.rules = rules
+
+    def __call__(self, block: Block) -> str:
+        if not self.rules:
+            return "semantic"
+        ruled = any(_RULE_SECTION.search(h) for _, h in block.headings)
+        return "principle" if ruled or _RULE_TEXT.search(block.text) else "semantic"
+
+
+def _sections(items: list[Block]) -> list[list[Block]]:
+    """Consecutive blocks under the same headings."""
+    groups: list[list[Block]] = []
+    for block in items:
+        if groups and groups[-1][0].headings == block.headings:
+            groups[-1].append(block)
+        else:
+            groups.append([block])
+    return groups
+
+
+def _section_topic(block: Block, default: str) -> str:
+    outer = [h for level, h in block.headings if level >= 2]
+    return topic_of(outer[0], default) if outer else default
+
+
+def memory_drafts(text: str, origin: Origin, topic: str | None = None) -> list[Draft]:
+    """Lessons from a hand-written `MEMORY.md` (`topic` None) or topic file (`topic`)."""
+    out: list[Draft] = []
+    plain = KindOf()
+    for group in _sections(blocks(text)):
+        section = group[0].section
+        if topic is not None and section and section[0] >= 2 and not any(
+                b.kind == ITEM for b in group):
+            out.append(_whole(origin, group, topic, "semantic"))
+            continue
+        where = topic or _section_topic(group[0], DEFAULT_TOPIC)
+        out += _per_block(origin, group, where, plain)
+    return out
+
+
+def claude_md_drafts(text: str, origin: Origin) -> list[Draft]:
+    """Lessons from a CLAUDE.md or AGENTS.md: rules become principles."""
+    out: list[Draft] = []
+    kinds = KindOf(rules=True)
+    for group in _sections(blocks(text)):
+        out += _per_block(origin, group, _section_topic(group[0], DEFAULT_TOPIC), kinds)
+    return out
+
+
+def retro_date(name: str, text: str) -> dt.datetime | None:
+    """A retrospective's date: from its file name, else from its first heading."""
+    match = _DATE.search(name)
+    if match is None:
+        found = headings(text)
+        match = _DATE.search(found[0][1]) if found else None
+    if match is None:
+        return None
+    try:
+        day = dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
+def retro_drafts(text: str, origin: Origin, topic: str) -> list[Draft]:
+    """Reflective lessons from a retrospective's lesson and finding sections."""
+    out: list[Draft] = []
+    plain = KindOf()
+    for group in _sections(blocks(text)):
+        heads = group[0].headings
+        marked = [i for i, (_, h) in enumerate(heads) if _LESSON_SECTION.search(h)]
+        if not marked:
+            continue
+        if marked[0] < len(heads) - 1:  # a sub-section under a findings section: one lesson
+            out.append(_whole(origin, group, topic, "reflective"))
+        else:
+            out += [replace(d, type="reflective")
+                    for d in _per_block(origin, group, topic, plain)]
+    return out

@@ -1,0 +1,147 @@
+"""Memory files on disk that the distiller did not write: found, and read into drafts.
+
+An agent's `MEMORY.md` and `topics/<topic>.md` are the distiller's files
+once it has run; before that (or beside it) a team may have written them by
+hand, or Claude Code's native memory may have. A file without the
+distiller's generated header is *foreign*: its facts are imported as
+lessons (`jmem import memory`, `init`, and every distill before it renders),
+never overwritten unread.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+
+from journal_mem.errors import InvalidEntry
+from journal_mem.gitops import history, memgit
+from journal_mem.importers.intake import Known, settle
+from journal_mem.importers.markdown import Origin, is_generated, memory_drafts
+from journal_mem.journal.drafts import Draft, unique_keys
+from journal_mem.journal.entry import Entry
+from journal_mem.journal.validate import Policy
+from journal_mem.layout import Layout
+from journal_mem.names import MEMORY_MD, TOPICS, is_name, slugify
+
+KIND = "import memory"
+
+
+@dataclass(frozen=True)
+class MemFile:
+    """One memory file of an agent."""
+
+    agent: str
+    rel: str  # memory-root-relative
+    path: str  # absolute
+    topic: str | None  # None for MEMORY.md
+    generated: bool
+
+    @property
+    def text(self) -> str:
+        """The whole file (read when asked: a distill looks at every file's head only)."""
+        return _read(self.path) or ""
+
+
+HEAD_BYTES = 1024  # the generated header is in the first lines
+
+
+def _read(path: str, size: int = -1) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", "replace").replace("\r\n", "\n")
+    except OSError:
+        return None
+
+
+def memory_files(layout: Layout, agents: list[str] | None = None) -> list[MemFile]:
+    """Every agent's MEMORY.md and topic files, sorted (`agents`: only theirs)."""
+    out: list[MemFile] = []
+    for agent in layout.agents_on_disk():
+        if agents and agent not in agents:
+            continue
+        found: list[tuple[str, str | None]] = [(MEMORY_MD, None)]
+        try:
+            names = sorted(os.listdir(os.path.join(layout.agent_dir(agent), TOPICS)))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        found += [(f"{TOPICS}/{n}", n[:-3]) for n in names
+                  if n.endswith(".md") and not n.startswith(".")]
+        for name, topic in found:
+            path = os.path.join(layout.agent_dir(agent), name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            head = _read(path, HEAD_BYTES)
+            if head is None:
+                continue
+            out.append(MemFile(agent, f"{agent}/{name}", path,
+                               topic if topic is None or is_name(topic) else _topic(topic),
+                               is_generated(head)))
+    return out
+
+
+def _topic(stem: str) -> str:
+
+    slug = slugify(stem, 64)
+    return slug if is_name(slug) else "general"
+
+
+def foreign(layout: Layout, agents: list[str] | None = None) -> list[MemFile]:
+    """The memory files the distiller did not write."""
+    return [f for f in memory_files(layout, agents) if not f.generated and f.text.strip()]
+
+
+def provenance(layout: Layout, files: list[MemFile], kind: str = KIND,
+               ) -> dict[str, tuple[str, dt.datetime | None]]:
+    """{rel: (source text, original date)}: the commit that last wrote each file, and when.
+
+    A file changed since that commit is dated now and says so; a file never
+    committed says "uncommitted".
+    """
+
+    repo_rel = {f.rel: layout.rel(f.path) for f in files}
+    commits = history.last_commits(layout.repo.main_root, sorted(repo_rel.values()))
+    dirty = {p for _, p in memgit.status(layout.repo.main_root, layout.memory_root)}
+    out: dict[str, tuple[str, dt.datetime | None]] = {}
+    for rel, path in repo_rel.items():
+        sha_date = commits.get(path)
+        if sha_date is None:
+            out[rel] = (f"{kind}: {path} (uncommitted)", None)
+        elif path in dirty:
+            out[rel] = (f"{kind}: {path}@{sha_date[0][:12]} with uncommitted edits", None)
+        else:
+            out[rel] = (f"{kind}: {path}@{sha_date[0][:12]}", sha_date[1])
+    return out
+
+
+def drafts_of(layout: Layout, files: list[MemFile], kind: str = KIND) -> list[Draft]:
+    """Every fact of `files` as lesson drafts, with provenance."""
+    where = provenance(layout, files, kind)
+    out: list[Draft] = []
+    for f in files:
+        source, created = where[f.rel]
+        out += memory_drafts(f.text, Origin(f.agent, source, created), f.topic)
+    return out
+
+
+def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, Entry]],
+                 policy: Policy) -> list[str]:
+    """The memory-root-relative paths of `files` holding a fact the journal lacks."""
+
+    known = Known(entries)
+    now = dt.datetime.now(dt.UTC)
+    where = provenance(layout, files)
+    lacking: set[str] = set()
+    drafts = []
+    for f in files:
+        source, created = where[f.rel]
+        drafts += [(f.rel, d) for d in memory_drafts(f.text, Origin(f.agent, source, created),
+                                                     f.topic)]
+    keyed = unique_keys([d for _, d in drafts])
+    for (rel, _), draft in zip(drafts, keyed, strict=True):
+        try:
+            if settle(draft, known, now, policy) is not None:
+                lacking.add(rel)
+        except InvalidEntry:
+            lacking.add(rel)
+    return sorted(lacking)

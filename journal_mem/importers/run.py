@@ -1,0 +1,188 @@
+"""`jmem import`: existing memory into the journal, as ordinary lessons with provenance.
+
+Sources: hand-written memory files (`memory`), CLAUDE.md or AGENTS.md
+(`claude-md`), retrospectives (`retro`), a mem0 export (`mem0`) and a jmem
+snapshot (`snapshot`). Each run writes its new entries in one commit (the
+distill lock held, so no distill commits half of them), and a second run
+writes nothing: a lesson already in the journal is skipped. Records that
+cannot become a lesson are listed, and the command then exits 1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+
+from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
+from journal_mem.gitops import gitcore, history, memgit
+from journal_mem.importers.intake import Known, Progress, write_drafts
+from journal_mem.importers.markdown import Origin, claude_md_drafts, retro_date, retro_drafts
+from journal_mem.importers.mem0 import mem0_drafts
+from journal_mem.importers.memfiles import drafts_of, foreign
+from journal_mem.importers.snapshot import drafts
+from journal_mem.journal.drafts import Draft
+from journal_mem.journal.lock import DistillLock
+from journal_mem.journal.reader import read_journal
+from journal_mem.repo import Context
+
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    source: str
+    found: int = 0  # lessons read
+    written: list[str] = field(default_factory=list)  # repository-relative paths
+    skipped: int = 0  # already in the journal
+    invalid: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # files read
+    commit: str | None = None
+    note: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return REFUSED if self.invalid else OK
+
+    def as_dict(self) -> dict[str, object]:
+        return {"source": self.source, "found": self.found, "written": self.written,
+                "skipped": self.skipped, "invalid": self.invalid, "files": self.files,
+                "commit": self.commit, "note": self.note}
+
+    def lines(self) -> list[str]:
+        """The report as text."""
+        out = [f"import {self.source}: {self.found} lessons read from {len(self.files)} "
+               f"file(s), {len(self.written)} new, {self.skipped} already in the journal"]
+        if self.commit:
+            out.append(f"committed {self.commit[:12]}")
+        out += [f"invalid: {line}" for line in self.invalid]
+        if self.note:
+            out.append(f"note: {self.note}")
+        return out
+
+
+def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
+                 commit: bool, progress: Progress | None = None) -> ImportReport:
+    """Write the drafts not yet in the journal and commit them (the lock held)."""
+
+    layout = ctx.layout
+    report.found = len(drafts)
+    links = layout.symlinked_folders()
+    if links:  # a write through one would land outside the repository
+        raise PolicyViolation(f"import refused, nothing written: {', '.join(links)} "
+                              "is a symlink; memory folders must be real folders",
+                              hint="replace each link with a real folder")
+    with DistillLock(layout.state_dir):
+        journal = read_journal(layout, ctx.policy)
+        done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
+        report.written = [layout.rel(p) for p in done.paths]
+        report.skipped = done.skipped
+        report.invalid += done.invalid
+        if report.written and commit:
+            report.commit, report.note = _commit(ctx, report)
+        elif report.written:
+            report.note = "not committed (--no-commit): commit the new journal entries"
+    return report
+
+
+def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:
+
+    root = ctx.repo.main_root
+    if not gitcore.current_branch(root):
+        return None, "the main checkout has a detached HEAD: the new entries are not committed"
+    busy = memgit.in_progress(ctx.repo.common_dir)
+    if busy:
+        return None, f"the main checkout is in the middle of {busy}: entries not committed"
+    message = (f"jmem import {report.source}: {len(report.written)} lessons\n\n"
+               + "\n".join(f"from {f}" for f in report.files[:50]) + "\n")
+    sha = memgit.commit(root, ctx.layout.memory_root, sorted(report.written), message,
+                        ctx.layout.state_dir)
+    return sha or None, ""
+
+
+# --- the sources ---------------------------------------------------------------
+
+
+def import_memory(ctx: Context, agents: list[str], commit: bool = True,
+                  progress: Progress | None = None) -> ImportReport:
+    """Hand-written MEMORY.md and topic files of `agents` (all when empty)."""
+
+    unknown = [a for a in agents if a not in ctx.layout.agents_on_disk()]
+    if unknown:
+        raise ConfigError(f"no memory folder for agent(s) {', '.join(unknown)} under "
+                          f"{ctx.layout.memory_root}")
+    files = foreign(ctx.layout, agents or None)
+    report = ImportReport("memory", files=[ctx.layout.rel(f.path) for f in files])
+    if not files:
+        report.note = "no hand-written memory files (every MEMORY.md and topic file is jmem's)"
+        return report
+    return file_entries(ctx, report, drafts_of(ctx.layout, files), commit, progress)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _origin_of(ctx: Context, path: str, kind: str) -> tuple[str, dt.datetime | None]:
+    """(source text, commit date or None) of a file inside or outside the repository."""
+
+    root = ctx.repo.main_root
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, root).replace(os.sep, "/")
+    if rel.startswith("../"):
+        return f"{kind}: {os.path.basename(absolute)}", None
+    found = history.last_commits(root, [rel]).get(rel)
+    if found is None:
+        return f"{kind}: {rel} (uncommitted)", None
+    return f"{kind}: {rel}@{found[0][:12]}", found[1]
+
+
+def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
+                     commit: bool = True) -> ImportReport:
+    """A CLAUDE.md or AGENTS.md: rules become principles, the rest semantic lessons."""
+
+    text = _read(path).decode("utf-8", "replace")
+    source, created = _origin_of(ctx, path, "import claude-md")
+    origin = Origin(agent, source, created, tuple(applies_to or ["all"]))
+    report = ImportReport("claude-md", files=[path])
+    return file_entries(ctx, report, claude_md_drafts(text, origin), commit)
+
+
+def import_retro(ctx: Context, paths: list[str], agent: str, applies_to: list[str],
+                 topic: str, commit: bool = True) -> ImportReport:
+    """Retrospectives: one reflective lesson per finding or lesson, dated from the file."""
+    report = ImportReport("retro", files=list(paths))
+    drafts: list[Draft] = []
+    for path in paths:
+        text = _read(path).decode("utf-8", "replace")
+        source, committed = _origin_of(ctx, path, "import retro")
+        created = retro_date(os.path.basename(path), text) or committed
+        found = retro_drafts(text, Origin(agent, source, created, tuple(applies_to)),
+                             topic)
+        if not found:
+            report.invalid.append(f"{path}: no lesson or finding section found (a heading "
+                                  "naming lessons, findings, takeaways, what went wrong…)")
+        drafts += found
+    return file_entries(ctx, report, drafts, commit)
+
+
+def import_mem0(ctx: Context, path: str, agent: str, commit: bool = True) -> ImportReport:
+    """A mem0 JSON export: one lesson per memory; invalid records listed."""
+
+    source, _ = _origin_of(ctx, path, "import mem0")
+    drafts, invalid = mem0_drafts(_read(path), source, agent)
+    report = ImportReport("mem0", files=[path], invalid=invalid)
+    return file_entries(ctx, report, drafts, commit)
+
+
+def import_snapshot(ctx: Context, path: str, commit: bool = True) -> ImportReport:
+    """A `jmem export` snapshot: one lesson per live fact, same key and fields."""
+
+    source, _ = _origin_of(ctx, path, "import snapshot")
+    found, invalid = drafts(_read(path), source)
+    report = ImportReport("snapshot", files=[path], invalid=invalid)
+    return file_entries(ctx, report, found, commit)

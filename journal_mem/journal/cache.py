@@ -1,0 +1,164 @@
+"""The disposable cache files in the common git dir (`<git-common-dir>/journal-mem/cache/`).
+
+A missing, corrupt or foreign-version file is ignored and rebuilt: nothing
+here is ever the only copy of anything. Standard library only at import: the
+Claude Code hooks read their small caches through it; the entry model is
+imported only when a cache holding entries is written or read back.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import os
+import pickle
+
+from journal_mem.fsutil import replace_atomic_with
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from journal_mem.journal.entry import Entry
+
+# 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
+# plain entries (no frontmatter) marked
+CACHE_VERSION = 6
+_Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
+
+
+def cache_dir(state_dir: str) -> str:
+    return os.path.join(state_dir, "cache")
+
+
+def _entry_fields() -> tuple[str, ...]:
+    if not _FIELDS:
+        import dataclasses
+
+        from journal_mem.journal.entry import Entry
+
+        _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
+        _SHARED_AT.extend(_FIELDS.index(name) for name in (
+            "agent", "topic", "type", "importance", "key", "supersedes", "retracts",
+            "applies_to", "tags"))
+    return tuple(_FIELDS)
+
+
+_FIELDS: list[str] = []
+# Fields with few distinct values (agents, topics, types, keys a correction reuses):
+# 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
+_SHARED_AT: list[int] = []
+_SHARED: dict[object, object] = {}
+
+
+def shared_entry(*values: Any) -> Entry:
+    """An entry from its field values, with the repetitive ones shared between entries."""
+    from journal_mem.journal.entry import Entry
+
+    _entry_fields()
+    fields = list(values)
+    for i in _SHARED_AT:
+        fields[i] = _SHARED.setdefault(fields[i], fields[i])
+    return Entry(*fields)
+
+
+def share(entry: Entry) -> Entry:
+    """`entry` rebuilt by `shared_entry` (as the cache would give it back)."""
+    return shared_entry(*(getattr(entry, name) for name in _entry_fields()))
+
+
+def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
+    # Pickle an entry as its field values: the dataclass default (a state dict
+    # through __setstate__) is about three times slower for 100k entries.
+    return shared_entry, tuple(getattr(entry, name) for name in _entry_fields())
+
+
+def _fact_reduce(fact: Any) -> tuple[type, tuple[object, ...]]:
+    import dataclasses
+
+    return type(fact), tuple(getattr(fact, f.name) for f in dataclasses.fields(fact))
+
+
+def _pickler(fh: Any, entries: bool) -> pickle.Pickler:
+    pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+    if entries:
+        from journal_mem.journal.entry import Entry
+        from journal_mem.journal.fold import Fact
+
+        pickler.dispatch_table = {**copyreg.dispatch_table, Entry: _entry_reduce,
+                                  Fact: _fact_reduce}
+    # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
+    # Nothing pickled here refers to itself; shared values are re-shared on load.
+    pickler.fast = True
+    return pickler
+
+
+def load(path: str, key: object) -> tuple[str, dict[str, Any]]:
+    """(generation, items) of one cache file made under `key`; ("", {}) when unusable."""
+    try:
+        with open(path, "rb") as fh:
+            data = pickle.load(fh)
+        if data.get("version") == CACHE_VERSION and data.get("key") == key:
+            items = data["items"]
+            assert isinstance(items, dict)
+            return str(data["gen"]), items
+    except Exception:  # disposable: any damage means "no cache"
+        pass
+    return "", {}
+
+
+def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool) -> None:
+    """Write one cache file atomically (temp file, then rename); `entries`: it holds entries."""
+    data = {"version": CACHE_VERSION, "gen": gen, "key": key, "items": items}
+    replace_atomic_with(path, lambda fh: _pickler(fh, entries).dump(data))
+
+
+class Cache:
+    """A base file and a delta of what changed since it: writing 20 new entries must not
+    rewrite 100k cached ones (the delta is folded into the base once it grows)."""
+
+    def __init__(self, path: str, key: object, use: bool, entries: bool) -> None:
+        self.path, self.key, self.entries = path, key, entries
+        self.gen, self.base = load(path, key) if use else ("", {})
+        gen, delta = load(path + ".delta", key) if self.base else ("", {})
+        self.items: dict[str, _Item] = (
+            {**self.base, **delta} if gen == self.gen else dict(self.base))
+
+    def save(self, new: dict[str, _Item]) -> None:
+        """Keep `new` as the cache's content (as a delta when that is much smaller)."""
+        try:
+            self._save(new)
+        except OSError:
+            pass  # a cache we cannot write is only slower
+
+    def _save(self, new: dict[str, _Item]) -> None:
+        diff = {rel: item for rel, item in new.items() if self.base.get(rel) is not item}
+        small = len(diff) <= max(1000, len(self.base) // 5)
+        if self.base and small and not set(self.base) - set(new):
+            dump(self.path + ".delta", self.gen, self.key, diff, self.entries)
+            return
+        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries)
+        try:
+            os.unlink(self.path + ".delta")
+        except FileNotFoundError:
+            pass
+
+
+# --- the last fold, kept to compare the next one with ------------------------------
+
+
+def fold_path(state_dir: str) -> str:
+    return os.path.join(cache_dir(state_dir), "fold.pickle")
+
+
+def load_fold(state_dir: str, signature: str) -> Any | None:
+    """The facts of the fold saved under `signature`, or None."""
+    gen, facts = load(fold_path(state_dir), None)
+    return facts if gen == signature else None
+
+
+def save_fold(state_dir: str, signature: str, facts: dict[str, Any]) -> None:
+    """Keep `facts` (a fold's live facts) for the next distill's change report."""
+    try:
+        dump(fold_path(state_dir), signature, None, facts, entries=True)
+    except OSError:
+        pass  # only slower next time

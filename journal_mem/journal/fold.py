@@ -1,0 +1,283 @@
+"""Live facts from the journal (docs/DESIGN.md, "Distilling"): pure, no disk, no git.
+
+The journal is replayed in time order (`created`, then path). A key is
+team-wide: its newest entry gives the fact's text and fields, and the agents
+that hold it are the union of every entry's writer and `applies_to` (`all`
+is every agent). A `supersedes` hands the replaced fact's holders to the new
+fact and removes the old key everywhere; a `retracts` removes it with no
+replacement; a newer entry that asserts a removed key again brings it back.
+Then the rules of the distill date drop expired, stale-ref'd and old
+episodic facts, and facts whose titles are equal once normalised are merged
+into the newest. Near-duplicate titles are only reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from journal_mem.journal.entry import IMPORTANCE, Entry
+from journal_mem.journal.similar import conflicts
+
+ALL = "all"
+_PUNCT = re.compile(r"[^\w\s]+")
+_SPACE = re.compile(r"\s+")
+_TOKEN = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One live fact, as every agent that holds it sees it."""
+
+    key: str
+    title: str
+    body: str
+    topic: str
+    type: str
+    confidence: float
+    importance: str
+    created: dt.datetime
+    holders: tuple[str, ...]
+    path: str  # memory-root-relative path of the newest entry with this key
+    tags: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    source: str | None = None
+
+
+@dataclass
+class Fold:
+    """The result: live facts by key, and why every other key is gone."""
+
+    facts: dict[str, Fact] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)
+    near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
+    flagged: dict[str, str] = field(default_factory=dict)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
+
+    def held_by(self, agent: str) -> list[Fact]:
+        """The live facts `agent` holds, in rank order."""
+        return sorted((f for f in self.facts.values() if agent in f.holders), key=rank)
+
+
+def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
+    """Principle first, then importance, confidence, date (newest first), key.
+
+    docs/DESIGN.md, "Distilled files".
+    """
+    return (
+        fact.type != "principle",
+        IMPORTANCE.index(fact.importance),
+        -fact.confidence,
+        -fact.created.timestamp(),
+        fact.key,
+    )
+
+
+def normalise_title(title: str) -> str:
+    """Case, spaces and punctuation folded away: the identity of "the same title"."""
+    return _SPACE.sub(" ", _PUNCT.sub(" ", title.casefold())).strip()
+
+
+class _Acc:
+    """What the replay knows about one key so far."""
+
+    __slots__ = ("entry", "holders", "live", "path")
+
+    def __init__(self, path: str, entry: Entry, holders: set[str]) -> None:
+        self.path = path
+        self.entry = entry
+        self.holders = holders
+        self.live = True
+
+
+def _holders(entry: Entry, agents: list[str]) -> set[str]:
+    named = set(entry.holders_hint)
+    if ALL in named:
+        named.discard(ALL)
+        named.update(agents)
+    return named
+
+
+def _replay(
+    entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str]
+) -> dict[str, _Acc]:
+    """Apply every entry in time order; returns every key seen (live or not)."""
+    accs: dict[str, _Acc] = {}
+    for path, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
+        if entry.retracts and not entry.supersedes:  # a pure retraction states no fact
+            _retract(entry, path, accs, removed)
+            own = accs.get(entry.key)
+            if own is None or not own.live:
+                removed.setdefault(entry.key, f"a retraction only ({path})")
+            continue
+        acc = accs.get(entry.key)
+        if acc is None:
+            acc = accs[entry.key] = _Acc(path, entry, set())
+        acc.path, acc.entry, acc.live = path, entry, True
+        acc.holders |= _holders(entry, agents)
+        removed.pop(entry.key, None)
+        for old in entry.supersedes:
+            gone = accs.get(old)
+            if old != entry.key and gone is not None and gone.live:
+                acc.holders |= gone.holders  # the correction reaches every holder
+                gone.live = False
+                removed[old] = f"superseded by {entry.key} ({path})"
+        _retract(entry, path, accs, removed)
+    return accs
+
+
+def _retract(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
+    for old in entry.retracts:
+        gone = accs.get(old)
+        if old != entry.key and gone is not None and gone.live:
+            gone.live = False
+            removed[old] = f"retracted by {path}"
+
+
+def _utc_date(value: dt.date | dt.datetime) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).date()
+    return value
+
+
+def _dated_rule(entry: Entry, date: dt.date, ttl_days: int) -> str | None:
+    """Why the distill date drops this fact, or None."""
+    if entry.valid_until is not None and _utc_date(entry.valid_until) < date:
+        return f"expired {entry.valid_until.isoformat()}"
+    if entry.type == "episodic" and (date - _utc_date(entry.created)).days > ttl_days:
+        return f"episodic older than {ttl_days} days"
+    return None
+
+
+def _to_fact(acc: _Acc) -> Fact:
+    e = acc.entry
+    return Fact(
+        key=e.key, title=e.title, body=e.body, topic=e.topic, type=e.type,
+        confidence=e.confidence, importance=e.importance, created=e.created,
+        holders=tuple(sorted(acc.holders)), path=acc.path, tags=e.tags, refs=e.refs,
+        source=e.source,
+    )  # fmt: skip
+
+
+def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
+    """Different keys, same normalised title: the newest wins and takes the holders.
+
+    Episodic records are events, not facts: one per run, never merged.
+    """
+    groups: dict[str, list[_Acc]] = {}
+    for acc in live.values():
+        if acc.entry.type == "episodic":
+            continue  # one record per run, whatever its title
+        norm = normalise_title(acc.entry.title)
+        if norm and acc.entry.type != "episodic":
+            groups.setdefault(norm, []).append(acc)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda a: (a.entry.created, a.path))
+        winner = group[-1]
+        for loser in group[:-1]:
+            winner.holders |= loser.holders
+            removed[loser.entry.key] = f"merged into {winner.entry.key} (same title)"
+            del live[loser.entry.key]
+
+
+def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
+    """Groups of keys whose titles differ by one word ("use X" / "never use X").
+
+    A title's word set, and that set minus any one word, are its signatures;
+    facts sharing a signature of two or more words are near-duplicates. A set
+    is hashed as the XOR of its words' hashes, so "minus one word" is one XOR:
+    linear in the number of facts, no pairwise comparison.
+    """
+    # A signature maps to its first key, and to a list only once a second key shares
+    # it: most signatures are unique, and a list each cost ~40 MB at 100k facts.
+    by_sig: dict[int, str | list[str]] = {}
+
+    def add(sig: int, key: str) -> None:
+        seen = by_sig.setdefault(sig, key)
+        if seen is key:
+            return
+        if isinstance(seen, str):
+            by_sig[sig] = [seen, key]
+        else:
+            seen.append(key)
+
+    for fact in facts:
+        if fact.type == "episodic":
+            continue  # runs of the same job share their titles by design
+        words = set(_TOKEN.findall(fact.title.casefold()))
+        if len(words) < 2 or len(words) > 24:
+            continue  # one word is no signature; long titles rarely collide anyway
+        hashes = [hash(w) for w in words]
+        whole = 0
+        for h in hashes:
+            whole ^= h
+        add(whole, fact.key)
+        if len(words) >= 3:
+            for h in hashes:
+                add(whole ^ h, fact.key)
+    groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if isinstance(keys, list)}
+    return sorted(g for g in groups if len(g) > 1)
+
+
+class _DistillSettings(Protocol):
+    @property
+    def episodic_ttl_days(self) -> int: ...
+    @property
+    def stale_refs(self) -> str: ...
+
+
+class FoldPolicy(Protocol):
+    """What fold needs of the settings (`Config` has it); fold never imports config."""
+
+    @property
+    def distill(self) -> _DistillSettings: ...
+
+
+def fold(
+    entries: list[tuple[str, Entry]],
+    *,
+    agents: list[str],
+    date: dt.date,
+    ref_exists: Callable[[str], bool],
+    config: FoldPolicy,
+    report_near: bool = True,
+) -> Fold:
+    """The live facts of `entries` (memory-root-relative path, entry) on `date`.
+
+    `agents` is who `applies_to: all` reaches; `ref_exists(path)` says whether
+    a repository path exists in the committed tree. `report_near=False` skips
+    the near-duplicate and conflict reports (a fold made only to compare with).
+    """
+    result = Fold()
+    accs = _replay(entries, sorted(set(agents)), result.removed)
+    live = {key: acc for key, acc in accs.items() if acc.live}
+    ttl = config.distill.episodic_ttl_days
+    drop_stale = config.distill.stale_refs == "drop"
+    for key, acc in list(live.items()):
+        reason = _dated_rule(acc.entry, date, ttl)
+        refs = acc.entry.refs
+        if reason is None and refs and not any(ref_exists(r) for r in refs):
+            if drop_stale:
+                reason = "refs gone: " + ", ".join(refs)
+            else:
+                result.flagged[key] = "refs gone: " + ", ".join(refs)
+        if reason is not None:
+            result.removed[key] = reason
+            del live[key]
+    _merge_same_titles(live, result.removed)
+    result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
+    if report_near:
+
+        result.near_duplicates = near_duplicates(result.facts.values())
+        result.conflicts = conflicts(result.facts.values(), date)
+    return result
+
+
+def today() -> dt.date:
+    """The distill date: today, in UTC."""
+    return dt.datetime.now(dt.UTC).date()

@@ -1,0 +1,91 @@
+"""Listing the journal and the outbox: which files are entries, which are pending.
+
+File names only (and the distill state file): the wake-up hook lists every
+journal folder on each session start, so nothing here opens an entry.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from journal_mem.journal.foldstate import read_state
+from journal_mem.layout import JOURNAL, Layout
+
+# The pattern of model.entry.ENTRY_NAME_RE (a test keeps them equal): importing the
+# entry model costs ~14 ms, a third of the whole wake-up hook.
+ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
+Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+MISNAMED = ("not read as a journal entry: its name must be YYYY-MM-DD-<words>.md "
+            "(a lowercase .md, a '-' after the date); rename it")
+
+
+def entry_files(layout: Layout,
+                misnamed: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(agent, memory-root-relative path, file name) of every journal entry file, sorted.
+
+    Other visible files of a journal folder (`2026-11-30_x.md`, `….MD`, notes)
+    are added to `misnamed` (memory-root-relative): they are never read, and
+    saying so beats ignoring a lesson silently. Names only (no `os.DirEntry`):
+    at 100k entries the dir entries and their cached stats would be tens of MB.
+    """
+    out = []
+    for agent in layout.agents_on_disk():
+        names = _listdir(layout.journal_dir(agent))
+        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names if ENTRY_NAME_RE.fullmatch(n)]
+        if misnamed is not None:
+            misnamed += [f"{agent}/{JOURNAL}/{n}" for n in names
+                         if not n.startswith(".") and not ENTRY_NAME_RE.fullmatch(n)]
+    out.sort(key=lambda t: t[1])
+    if misnamed is not None:
+        misnamed.sort()
+    return out
+
+
+def misnamed_files(layout: Layout) -> list[str]:
+    """Memory-root-relative paths of the journal files whose names make them no entry."""
+    found: list[str] = []
+    entry_files(layout, found)
+    return found
+
+
+def folded(layout: Layout) -> set[str]:
+    """Memory-root-relative paths the last distill folded (empty when it never ran)."""
+    state = read_state(layout.distill_state)
+    return set(state.folded) if state else set()
+
+
+def pending_paths(layout: Layout, agents: list[str] | None = None) -> list[Found]:
+    """(agent folder, path, display path, in outbox) of every pending entry file.
+
+    Journal entries not listed in distill-state.json, then every outbox entry.
+    File names only: nothing is opened but the state file.
+    """
+    done = folded(layout)
+    out: list[Found] = []
+    for agent in layout.agents_on_disk() if agents is None else agents:
+        folder = os.path.join(layout.agent_dir(agent), JOURNAL)
+        prefix = f"{agent}/{JOURNAL}/"
+        # membership first: with 10k lessons, matching and sorting only the
+        # few unfolded names is what keeps the wake-up hook fast
+        fresh = [n for n in _listdir(folder) if prefix + n not in done]
+        for name in sorted(n for n in fresh if ENTRY_NAME_RE.fullmatch(n)):
+            out.append((agent, os.path.join(folder, name), prefix + name, False))
+    outbox = os.path.join(layout.state_dir, "outbox")
+    for agent in sorted(_listdir(outbox)):
+        if agents is not None and agent not in agents:
+            continue
+        folder = os.path.join(outbox, agent)
+        for name in sorted(n for n in _listdir(folder) if ENTRY_NAME_RE.fullmatch(n)):
+            out.append((agent, os.path.join(folder, name), f"outbox/{agent}/{name}", True))
+    return out

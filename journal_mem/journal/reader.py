@@ -1,0 +1,245 @@
+"""The one entry reader: every command, the Claude Code hooks included, reads entries here.
+
+Each file is judged by `model.validate.parse_valid` under one `Policy`, and
+the verdict (the entry, or its problems) is cached in the common git dir by
+file: a file is parsed again only when its (size, mtime, inode) and, failing
+that, its content digest differ from what was cached, so a fresh clone (new
+mtimes, same bytes) parses nothing twice and an edited file is always parsed
+again. Two readers share that machinery:
+
+* `read_journal`: every entry of the main journal, as `Entry` objects, for
+  distill, `check` and `recall` (cache `entries.pickle`, with a delta).
+* `read_lessons` / `pending`: the few entries the hooks show (pending ones at
+  wake-up, recent ones for the reminder), as small `Lesson` views (caches
+  `pending.pickle`, `recent.pickle`). Standard library only while nothing
+  changed: the parser (and YAML) is imported only to judge a changed file,
+  so the wake-up pack costs no more than listing the journal and reading
+  two small files, and it shows exactly what the next distill would fold.
+
+Which files are entries, and which are pending, is `listing.py`'s job.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from journal_mem.journal.cache import Cache, cache_dir, share
+from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
+from journal_mem.journal.validate import Policy
+from journal_mem.layout import Layout
+from journal_mem.progress import track
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable, Iterable
+
+    from journal_mem.journal.entry import Entry
+
+# (size, mtime_ns, inode, digest, verdict, plain): the verdict is the cached value of a
+# valid entry or its problems; plain: a valid entry written without frontmatter
+_Item = tuple[int, int, int, bytes, object, bool]
+
+
+class Journal:
+    """Every entry file of the main journal: valid ones, and invalid ones with problems."""
+
+    __slots__ = ("entries", "invalid", "parsed")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
+        self.invalid: dict[str, tuple[str, ...]] = {}
+        self.parsed = 0  # files parsed in this run (the rest came from the cache)
+
+
+class Lesson:
+    """What the wake-up pack and the reminder show of one entry (a valid one, or not)."""
+
+    __slots__ = ("agent", "applies_to", "confidence", "created", "key", "outbox", "path",
+                 "problems", "rel", "retracts", "supersedes", "title")
+
+    def __init__(self, agent: str, path: str, rel: str, outbox: bool) -> None:
+        self.agent, self.path, self.rel, self.outbox = agent, path, rel, outbox
+        self.title = os.path.basename(path)
+        self.key = ""
+        self.created: dt.datetime | None = None
+        self.supersedes: tuple[str, ...] = ()
+        self.retracts: tuple[str, ...] = ()
+        self.applies_to: tuple[str, ...] = ()
+        self.confidence: float | None = None
+        self.problems: tuple[str, ...] = ()
+
+    def is_for(self, agent: str) -> bool:
+        """True when `agent` must hold this lesson (its writer, or named by applies_to)."""
+        return agent == self.agent or agent in self.applies_to or "all" in self.applies_to
+
+
+_SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence")
+
+
+def _shown(entry: Entry) -> dict[str, object]:
+    return {name: getattr(entry, name) for name in _SHOWN}
+
+
+# --- judging files, through a cache -------------------------------------------------
+
+
+def _judge(data: bytes, name: str, agent: str, policy: Policy) -> Entry | tuple[str, ...]:
+    from journal_mem.errors import InvalidEntry
+    from journal_mem.journal.validate import parse_valid
+
+    try:
+        return parse_valid(data, policy, filename=name, folder_agent=agent)
+    except InvalidEntry as exc:
+        return tuple(exc.problems)
+
+
+class _Files:
+    """Read files through one cache; `keep` turns a valid entry into what is cached."""
+
+    def __init__(self, cache: Cache, policy: Policy, keep: Callable[[Entry], object]) -> None:
+        self.cache, self.policy, self.keep = cache, policy, keep
+        self.new: dict[str, _Item] = {}
+        self.changed = False
+        self.parsed = 0
+        self._digests: dict[bytes, _Item] | None = None
+
+    def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
+        """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone."""
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:  # removed since the listing (never by journal-mem)
+            return None
+        item = self.cache.items.get(rel)
+        if stat.S_ISLNK(st.st_mode):
+            item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",),
+                    False)
+        elif item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
+            item = self._fresh(agent, path, rel, st)
+            self.changed = True
+        self.new[rel] = item
+        return item
+
+    def _fresh(self, agent: str, path: str, rel: str, st: os.stat_result) -> _Item:
+        import hashlib
+
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:  # never matches a later stat: judged again next time
+            return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",), False)
+        # The digest covers the path too: a hand-written entry's date and agent
+        # come from its name and folder, so equal bytes elsewhere may parse differently.
+        digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+        if self._digests is None:  # built once, and only if a file changed
+            self._digests = {item[3]: item for item in self.cache.items.values()}
+        known = self._digests.get(digest)
+        if known is not None:
+            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, known[4], known[5])
+        judged = _judge(data, os.path.basename(path), agent, self.policy)
+        self.parsed += 1
+        if isinstance(judged, tuple):
+            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, judged, False)
+        plain = not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, self.keep(judged), plain)
+
+    def save(self) -> None:
+        if self.changed or len(self.new) != len(self.cache.items):
+            self.cache.save(self.new)
+
+
+def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Journal:
+    """Judge (or recall from the cache) every entry of the main journal."""
+    import gc
+
+    # Entries hold no reference cycles: the collector would only re-scan every entry
+    # made so far, again and again, as 100k of them are parsed or unpickled.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_journal(layout, policy, use_cache)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
+    path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
+    files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share)
+    journal = Journal()
+    plain: list[int] = []
+    misnamed: list[str] = []
+    for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
+                                  "entries"):
+        item = files.verdict(agent, os.path.join(layout.journal_dir(agent), name), rel)
+        if item is None:
+            continue
+        if isinstance(item[4], tuple):
+            journal.invalid[rel] = item[4]
+            continue
+        if item[5]:
+            plain.append(len(journal.entries))
+        journal.entries.append((rel, item[4]))  # type: ignore[arg-type]
+    files.save()
+    journal.parsed = files.parsed
+    journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
+    if plain:
+        _plain_topics(journal, plain)
+    return journal
+
+
+def _plain_topics(journal: Journal, plain: list[int]) -> None:
+    """A plain entry whose file name (after its date) starts with a topic that its
+    agent's other entries use takes that topic (the longest one); else it keeps the
+    default topic. Decided from the journal alone, so every reader agrees."""
+    import dataclasses
+
+    skip = set(plain)
+    topics: dict[str, set[str]] = {}
+    for i, (_, entry) in enumerate(journal.entries):
+        if i not in skip:
+            topics.setdefault(entry.agent, set()).add(entry.topic)
+    for i in plain:
+        rel, entry = journal.entries[i]
+        slug = rel.rsplit("/", 1)[-1][11:].removesuffix(".md")
+        found = [t for t in topics.get(entry.agent, ()) if slug == t or slug.startswith(t + "-")]
+        if found:
+            topic = max(found, key=len)
+            journal.entries[i] = (rel, dataclasses.replace(entry, topic=topic))
+
+
+def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
+                 cache: str = "pending") -> list[Lesson]:
+    """The `Lesson` views of the entry files `found`, judged exactly as distill judges them.
+
+    `cache` names the small cache these views are kept in (one per caller, so
+    that the wake-up and reminder hooks do not evict each other's).
+    """
+    path = os.path.join(cache_dir(layout.state_dir), f"{cache}.pickle")
+    files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
+    out = []
+    for agent, full, rel, outbox in found:
+        item = files.verdict(agent, full, rel)
+        if item is None:
+            continue
+        verdict = item[4]
+        lesson = Lesson(agent, full, rel, outbox)
+        if isinstance(verdict, tuple):
+            lesson.problems = verdict
+        else:
+            for name, value in verdict.items():  # type: ignore[attr-defined]
+                setattr(lesson, name, value)
+        out.append(lesson)
+    files.save()
+    return out
+
+
+def pending(layout: Layout, policy: Policy) -> list[Lesson]:
+    """Every pending lesson (journal and outbox), valid or not, newest first."""
+    import datetime as dt
+
+    lessons = read_lessons(layout, pending_paths(layout), policy)
+    oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
+    lessons.sort(key=lambda x: (x.created or oldest, x.rel), reverse=True)
+    return lessons

@@ -1,0 +1,181 @@
+"""`jmem write`: validate one lesson and file it in the main checkout (or the outbox)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import os
+from typing import TYPE_CHECKING, Any
+
+from journal_mem.errors import InvalidEntry, JournalMemError
+from journal_mem.journal.entry import ENTRY_NAME_RE, Entry, build
+from journal_mem.journal.files import Written, record
+from journal_mem.journal.validate import check_built, parse_valid
+from journal_mem.layout import TOPICS
+from journal_mem.repo import Context
+from journal_mem.settings import agent_name, env_flag
+
+if TYPE_CHECKING:
+    from journal_mem.lessons.related import Related
+
+# The disk is full, the quota is used up, or the file size limit (RLIMIT_FSIZE) is hit.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def resolve_agent(ctx: Context, agent: str | None) -> str:
+    """--agent, else JMEM_AGENT, else the configured default agent."""
+    return agent_name(agent, ctx.config.default_agent)
+
+
+def decode_text(data: bytes, what: str) -> str:
+    """Strict UTF-8, with a precise error naming `what`."""
+    if b"\x00" in data:
+        raise InvalidEntry([f"{what}: holds a NUL byte at offset {data.index(0)}"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEntry([f"{what}: not valid UTF-8 (byte offset {exc.start})"]) from exc
+
+
+def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
+    """A complete entry read from a file, validated as it stands.
+
+    A plain file (no frontmatter, a `# ` title first) is for --agent (or the
+    default agent), dated by its file name (else today), and its topic is the
+    agent's topic its file name starts with, else `distill.default_topic`.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InvalidEntry([f"--from-file: cannot read {path}: {exc.strerror}"]) from exc
+    name, folder_agent = os.path.basename(path), None
+    if not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+        folder_agent = resolve_agent(ctx, agent)
+        if not ENTRY_NAME_RE.fullmatch(name):
+            name = f"{dt.datetime.now(dt.UTC).date().isoformat()}-{name}"
+    try:
+        entry = parse_valid(data, ctx.policy, filename=name, folder_agent=folder_agent)
+        if folder_agent is not None:
+            entry = _plain_topic(ctx, entry, name)
+    except InvalidEntry as exc:
+        raise InvalidEntry(exc.problems, source=path) from exc
+    if agent and agent != entry.agent:
+        raise InvalidEntry([f"agent: the file says {entry.agent!r} but --agent is {agent!r}"],
+                           source=path)
+    return entry
+
+
+def _plain_topic(ctx: Context, entry: Entry, name: str) -> Entry:
+    """The topic of a plain file: an existing topic of its agent its name starts with."""
+    import dataclasses
+
+    slug = name[11:].removesuffix(".md").lower()
+    folder = os.path.join(ctx.layout.agent_dir(entry.agent), TOPICS)
+    try:
+        topics = [n.removesuffix(".md") for n in os.listdir(folder) if n.endswith(".md")]
+    except (FileNotFoundError, NotADirectoryError):
+        topics = []
+    found = [t for t in topics if slug == t or slug.startswith(t + "-")]
+    return dataclasses.replace(entry, topic=max(found, key=len)) if found else entry
+
+
+def compose(
+    ctx: Context, *, agent: str | None, topic: str | None, title: str | None, body: str,
+    fields: dict[str, Any],
+) -> Entry:
+    """An entry from command-line values, judged like a file would be (`model.validate`)."""
+    problems = []
+    if not topic:
+        problems.append("topic: required (--topic)")
+    if title is None:
+        problems.append("title: required (--title)")
+    if problems:
+        raise InvalidEntry(problems)
+    assert topic is not None and title is not None
+    entry = build(
+        agent=resolve_agent(ctx, agent),
+        topic=topic,
+        title=title,
+        body=body,
+        entry_bytes=ctx.config.budget.entry_bytes,
+        **fields,
+    )
+    return check_built(entry, ctx.policy)
+
+
+def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
+    """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
+    outbox = outbox or env_flag("JMEM_OUTBOX")
+    refuse_symlink(ctx, entry, outbox)
+    try:
+        return record(ctx.layout, entry, outbox=outbox)
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        # `record` names the file only once its content is on disk (fsynced), so a
+        # write that ran out of room left no entry behind, whole or partial.
+        raise JournalMemError(
+            f"no room to write the lesson ({exc.strerror}: {exc.filename or 'journal'}); "
+            "nothing written",
+            hint="free some disk space (or raise the quota or file size limit) and run the "
+                 "same command again",
+        ) from exc
+
+
+def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
+    """Refuse a journal folder reached through a symlink (the file would land outside the
+    repository), and a journal git ignores (the lesson would never be committed). Secrets
+    were refused when the entry was judged (`compose`, `from_file`).
+    """
+    link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
+    if link:
+        from journal_mem.errors import PolicyViolation
+
+        raise PolicyViolation(
+            f"{link} is a symlink: memory folders must be real folders inside the repository; "
+            "nothing written",
+            hint="replace the link with a real folder, or file the lesson with --outbox",
+        )
+    if not outbox:
+        from journal_mem.journal.files import entry_name
+        from journal_mem.journal.ignored import refuse_ignored
+
+        refuse_ignored(ctx.layout, [entry.agent], "write",
+                       entry_name=entry_name(entry, "0" * 10))
+
+
+def refuse_key_clash(ctx: Context, entry: Entry) -> None:
+    """Refuse a default key that a live fact of another agent holds under another title."""
+    import sqlite3
+
+    from journal_mem.lessons.related import key_clash
+
+    try:
+        reason = key_clash(ctx, entry)
+    except (sqlite3.Error, OSError):  # the index is advice: a full disk must not turn
+        return  # into a crash before the write itself can say what is wrong
+    if reason:
+        raise InvalidEntry([f"{reason}; nothing written. To correct that fact, say so with "
+                            f"--key {entry.key}; else give this lesson its own --key"])
+
+
+def related_facts(ctx: Context, entry: Entry) -> list[Related]:
+    """Live facts the lesson probably corrects (none when it already supersedes or retracts)."""
+    if entry.supersedes or entry.retracts:
+        return []
+    import sqlite3
+
+    from journal_mem.lessons.related import related
+
+    try:
+        return related(ctx, entry)
+    except (sqlite3.Error, OSError):  # advice only: never what stops a lesson being filed
+        return []
+
+
+def describe_related(found: list[Related]) -> list[str]:
+    """What `write` prints on stderr about them."""
+    from journal_mem.lessons.related import describe
+
+    return describe(found)

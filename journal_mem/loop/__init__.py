@@ -1,0 +1,1 @@
+"""Memory for any agent loop: the five points, their packs and lessons."""

@@ -1,0 +1,79 @@
+"""What the agent-loop points share: their result, and how they record a lesson.
+
+A loop lesson goes through the same path as `jmem write` (`compose`, then
+`file_entry`), so the guard, distill and check judge it like any other.
+An episodic record gets a key of its own per run, so that three runs with one
+title stay three records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from journal_mem.errors import InvalidEntry
+from journal_mem.lessons.write import compose, file_entry
+from journal_mem.repo import Context
+
+LESSON_FIELDS = ("type", "confidence", "importance", "key", "supersedes", "retracts",
+                 "applies_to", "valid_until", "tags", "refs", "source")
+
+
+@dataclass
+class Result:
+    """What a loop point did; `journal_mem.api.HookResult` is built from it."""
+
+    found: list[dict[str, Any]] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)  # keys of the lessons recorded
+    errors: list[str] = field(default_factory=list)
+    skipped: str | None = None  # the reason, when the point chose not to run
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _text(context: dict[str, Any], name: str) -> str:
+    value = context.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidEntry([f"{name}: must be a string"])
+    return value.strip()
+
+
+def text_field(context: dict[str, Any], name: str) -> str:
+    """A string from the caller's context, stripped ('' when absent)."""
+    value = context.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidEntry([f"{name}: must be a string"])
+    return value.strip()
+
+
+def record_lesson(ctx: Context, context: dict[str, Any], lesson: dict[str, Any],
+                  run_id: str, point: str) -> str:
+    """File one lesson given as JSON; its key. Episodic records get one key per run."""
+    unknown = sorted(set(lesson) - {"title", "body", "topic", "agent", *LESSON_FIELDS})
+    if unknown:
+        raise InvalidEntry([f"{name}: unknown field" for name in unknown])
+    fields = {k: lesson[k] for k in LESSON_FIELDS if lesson.get(k) not in (None, "", [])}
+    fields.setdefault("source", f"{point} run {run_id}" if run_id else point)
+    tags = list(fields.get("tags") or [])
+    fields["tags"] = tags if point in tags else [*tags, point]
+    title = str(lesson.get("title") or "")
+    if fields.get("type") == "episodic" and "key" not in fields:
+        fields["key"] = run_key(title, run_id or os.urandom(8).hex())
+    entry = compose(ctx, agent=lesson.get("agent") or context.get("agent"),
+                    topic=lesson.get("topic") or context.get("topic") or "loop",
+                    title=title, body=str(lesson.get("body") or ""), fields=fields)
+    file_entry(ctx, entry, outbox=False)
+    return entry.key
+
+
+def run_key(title: str, run_id: str) -> str:
+    """A key for one run's record: a readable start and a hash of title and run."""
+    digest = hashlib.sha256(f"{title}\0{run_id}".encode()).hexdigest()[:10]
+    start = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:30].strip("-") or "run"
+    return f"{start}-{digest}"

@@ -1,0 +1,235 @@
+"""`jmem init --ci github`: the CI job that is the single distiller of a fleet.
+
+See docs/DESIGN.md, "Many machines".
+
+On every push to the memory branch that touches a journal, and on a daily
+schedule, one job runs `jmem check` (the backstop for `--no-verify`) and
+`jmem distill --push`. All runs share one concurrency group that never
+cancels a running job, so two CI distillers never race; a push that loses
+to a person's push is retried on the new tip by `distill --push` itself.
+The push uses the workflow's GITHUB_TOKEN, whose pushes start no workflow,
+so the distill commit does not trigger the job again. What the job installs
+is chosen by `cisource.py`.
+
+Where the CI job installs journal-mem from: a source pinned to the code running now.
+
+The CI workflow runs with `contents: write`, so whatever it installs can push
+to the repository. A bare package name is not a source: journal-mem is not on
+the public package index, and whoever registers the name later would run
+their code in that job. So the default pins exactly the code that ran
+`jmem init`, and only when that can be verified:
+
+* running from a git checkout (editable install, or PYTHONPATH): every file
+  of the running package equals HEAD's, HEAD is contained in a
+  remote-tracking branch (so the remote has it), and that remote has an
+  https URL CI can fetch (an scp-style or ssh:// URL is read as https on the
+  same host) → `pip install "journal-mem @ git+URL@COMMIT"`;
+* installed by pip from a git URL (PEP 610 `direct_url.json`, `vcs_info`) →
+  the URL at the commit pip recorded; from an archive URL with a hash → that
+  URL with its hash; from a local folder → the checkout rules above, with
+  the installed files compared against that folder's HEAD.
+
+Anything else (a package index, a dirty checkout, a commit no remote has)
+is refused with the reason, and `--ci-install COMMAND` says how instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from urllib.parse import unquote, urlsplit
+
+import journal_mem
+from journal_mem.errors import ConfigError
+from journal_mem.fsutil import create_new
+from journal_mem.gitops import gitcore
+from journal_mem.resources import fill
+
+WORKFLOW = os.path.join(".github", "workflows", "journal-mem.yml")
+PROVIDERS = ("github",)
+ZERO = "0" * 40
+
+
+def render_workflow(branch: str, memory_root: str, install: str) -> str:
+    """The workflow file's text; `install` (one or more shell lines) runs as a block."""
+
+    return fill("github-workflow.yml", branch=branch, memory_root=memory_root.strip("/"),
+                install=install.strip().replace("\n", "\n" + " " * 10), zero=ZERO)
+
+
+def write_workflow(root: str, branch: str, memory_root: str, install: str) -> tuple[str, bool]:
+    """Create the workflow in the checkout at `root` unless one exists.
+
+    Returns (repository-relative path, created). An existing file is never
+    overwritten: it may hold the team's own changes.
+    """
+    path = os.path.join(root, WORKFLOW)
+    return WORKFLOW, create_new(path, render_workflow(branch, memory_root, install))
+
+
+DIST = "journal-mem"
+PACKAGE = "journal_mem"
+HINT = ('pass --ci-install with a pinned source, e.g. --ci-install '
+        '\'pip install "journal-mem @ git+https://HOST/OWNER/REPO@COMMIT"\'')
+_SCP = re.compile(r"^(?:[\w.-]+@)?([\w.-]+):(?!/)(.+)$")  # git@github.com:o/r.git
+
+
+@dataclass(frozen=True)
+class Source:
+    """The install command CI runs, and why it is the right one."""
+
+    command: str
+    why: str
+
+
+def choose(explicit: str | None) -> Source:
+    """`explicit` when given; else the verified pin of the running code, else ConfigError."""
+    if explicit is not None and explicit.strip():
+        return Source(explicit.strip(), "given with --ci-install")
+    package = os.path.dirname(os.path.abspath(_package_file()))
+    reasons: list[str] = []
+    found = from_checkout(package, package, reasons) if _tracked(package) else \
+        from_metadata(package, reasons)
+    if found is None:
+        raise ConfigError("--ci github: no verifiable source to install journal-mem from in "
+                          "CI (" + "; ".join(reasons) + "); a bare package name could install "
+                          "someone else's code in a job that can push", hint=HINT)
+    return found
+
+
+def _package_file() -> str:
+
+    return journal_mem.__file__ or ""
+
+
+def _tracked(folder: str) -> bool:
+    """True when `folder` is a tracked folder of a git checkout (not a site-packages copy)."""
+    res = gitcore.run(["ls-files", "-z", "--", "__init__.py"], folder, clean=True, check=False)
+    return res.ok and bool(res.stdout)
+
+
+def from_checkout(checkout_dir: str, package: str, reasons: list[str]) -> Source | None:
+    """Pin HEAD of the checkout holding `checkout_dir` when the running `package` equals it."""
+    res = gitcore.run(["rev-parse", "--show-toplevel", "HEAD"], checkout_dir, clean=True,
+                       check=False)
+    if not res.ok:
+        reasons.append(f"{checkout_dir} is not a git checkout with a commit")
+        return None
+    top, head = res.text().split("\n")[:2]
+    differs = changed_files(top, head, package)
+    if differs:
+        reasons.append(f"the running code differs from commit {head[:12]} of {top} "
+                       f"({', '.join(differs[:3])}{', …' if len(differs) > 3 else ''})")
+        return None
+    url, ref = published_in(top, head)
+    if not url:
+        reasons.append(f"commit {head[:12]} of {top} is in no remote-tracking branch of a "
+                       "remote with an https URL (push it, or fetch)")
+        return None
+    return Source(f'pip install "{DIST} @ git+{url}@{head}"',
+                  f"commit {head[:12]}, the code this jmem runs from, as in {ref}")
+
+
+def changed_files(top: str, head: str, package: str) -> list[str]:
+    """Files of the running `package` that differ from (or are missing in) `head`."""
+    committed = {}
+    listing = gitcore.run(["ls-tree", "-r", "-z", head, "--", PACKAGE], top, clean=True)
+    for record in listing.stdout.split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            committed[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    running = sorted(
+        os.path.relpath(os.path.join(folder, name), os.path.dirname(package))
+        for folder, dirs, names in os.walk(package)
+        for name in names
+        if "__pycache__" not in folder and not name.endswith((".pyc", ".pyo")))
+    paths = "".join(os.path.join(os.path.dirname(package), r) + "\n" for r in running)
+    ids = gitcore.run(["hash-object", "--no-filters", "--stdin-paths"], top, clean=True,
+                       stdin=paths.encode("utf-8", "surrogateescape")).text().split()
+    found = dict(zip([r.replace(os.sep, "/") for r in running], ids, strict=True))
+    wanted = {p for p in committed if p.endswith(".py")} | set(found)
+    return sorted(p for p in wanted if found.get(p) != committed.get(p))
+
+
+def published_in(top: str, head: str) -> tuple[str, str]:
+    """(https URL, remote-tracking ref) of a remote that has `head`; ("", "") if none."""
+    remotes = gitcore.run(["remote"], top, clean=True, check=False).text().split()
+    upstream = gitcore.run(["rev-parse", "--abbrev-ref", "@{upstream}"], top, clean=True,
+                            check=False).text().strip().split("/")[0]
+    ordered = sorted(remotes, key=lambda r: (r != upstream, r != "origin", r))
+    for remote in ordered:
+        url = https_url(gitcore.run(["config", "--get", f"remote.{remote}.url"], top,
+                                     clean=True, check=False).text().strip())
+        refs = gitcore.run(["for-each-ref", "--contains", head, "--format=%(refname:short)",
+                             f"refs/remotes/{remote}/"], top, clean=True, check=False)
+        names = refs.text().split()
+        if url and names:
+            return url, names[0]
+    return "", ""
+
+
+def https_url(url: str) -> str:
+    """`url` as an https URL CI can fetch anonymously-or-with-token; "" for a local path."""
+    if url.startswith("https://"):
+        return url
+    if url.startswith(("ssh://", "git+ssh://")):
+        rest = url.split("://", 1)[1]
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1].split(":")[0]
+        return f"https://{host}/{path}" if host and path else ""
+    match = _SCP.match(url)
+    if match and "/" not in match.group(1) and not os.path.exists(url):
+        return f"https://{match.group(1)}/{match.group(2)}"
+    return ""
+
+
+def from_metadata(package: str, reasons: list[str]) -> Source | None:
+    """Pin what pip recorded for the installed distribution (PEP 610 `direct_url.json`)."""
+
+    try:
+        dist = metadata.distribution(DIST)
+    except metadata.PackageNotFoundError:
+        reasons.append(f"{package} is neither a git checkout nor an installed distribution")
+        return None
+    if os.path.dirname(os.path.abspath(str(dist.locate_file(PACKAGE)))) != \
+            os.path.dirname(package):
+        reasons.append(f"the installed {DIST} metadata describes another copy than {package}")
+        return None
+    raw = dist.read_text("direct_url.json")
+    if not raw:
+        reasons.append(f"{DIST} {dist.version} was installed from a package index, and a "
+                       "version number alone does not say whose code CI would get")
+        return None
+    return from_direct_url(json.loads(raw), package, reasons)
+
+
+def from_direct_url(data: dict[str, object], package: str, reasons: list[str]) -> Source | None:
+    """The pin for one PEP 610 record (`vcs_info`, `archive_info` or `dir_info`)."""
+    url = str(data.get("url", ""))
+    vcs, archive = data.get("vcs_info"), data.get("archive_info")
+    sub = data.get("subdirectory")
+    suffix = f"#subdirectory={sub}" if isinstance(sub, str) and sub else ""
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
+        if https_url(url):
+            commit = str(vcs["commit_id"])
+            return Source(f'pip install "{DIST} @ git+{https_url(url)}@{commit}{suffix}"',
+                          f"commit {commit[:12]}, the one pip installed this jmem from")
+        reasons.append(f"installed from {url}, which CI cannot fetch over https")
+        return None
+    if isinstance(archive, dict):
+        hashes = archive.get("hashes")
+        algo, digest = next(iter(hashes.items())) if isinstance(hashes, dict) and hashes \
+            else str(archive.get("hash", "=")).split("=", 1)
+        if url.startswith("https://") and digest:
+            return Source(f'pip install "{DIST} @ {url}#{algo}={digest}"',
+                          "the archive pip installed this jmem from, checked by its hash")
+        reasons.append(f"installed from {url} without an https URL and a hash")
+        return None
+    if url.startswith("file://"):
+
+        return from_checkout(unquote(urlsplit(url).path), package, reasons)
+    reasons.append(f"installed from {url or 'an unknown place'}")
+    return None

@@ -1,0 +1,233 @@
+"""`jmem init`: config, memory root, agent folders and git hooks, idempotently."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from journal_mem.errors import ConfigError
+from journal_mem.fsutil import create_new
+from journal_mem.gitops import gitcore, mergedriver
+from journal_mem.gitops.mergedriver import patterns
+from journal_mem.importers.memfiles import drafts_of, foreign
+from journal_mem.importers.run import import_memory
+from journal_mem.journal.ignored import refuse_ignored
+from journal_mem.layout import KEEP, Layout
+from journal_mem.names import is_name
+from journal_mem.repo import open_context
+from journal_mem.schema import load, render_file
+from journal_mem.settings import CONFIG_FILE
+from journal_mem.setup import ci as ciflow
+from journal_mem.setup import ci as cisource
+from journal_mem.setup import githooks
+from journal_mem.setup.gitattributes import FILE, eol_rule, merge_lines
+from journal_mem.wake import claude_files as claude_settings
+
+if TYPE_CHECKING:
+    from journal_mem.setup.ci import Source
+
+
+@dataclass
+class InitReport:
+    """What `init` did; an empty `done` means the repository was already set up."""
+
+    done: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # git hooks: lines explaining why init refused to install (exit 1)
+    refused: list[str] = field(default_factory=list)
+
+
+def _create(path: str, text: str, report: InitReport, root: str) -> None:
+    """Create `path` with `text` unless it exists (never overwrites)."""
+    if create_new(path, text):
+        report.done.append(f"created {os.path.relpath(path, root)}")
+
+
+def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
+         claude: bool = True, claude_agents: list[str] | None = None,
+         ci: str | None = None, ci_install: str | None = None,
+         import_existing: bool = True) -> InitReport:
+    """Set up journal-mem in the main checkout of the repository at `cwd`.
+
+    Config, memory root and agent folders; memory files that jmem did not
+    write are imported as lessons (`import_existing`, else the command that
+    does it is named); then the git hooks (`git_hooks`),
+    the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
+    with `ci` ("github"), the CI workflow that distills and pushes.
+    """
+    bad = [a for a in agents if not is_name(a)]
+    if bad:
+        raise ConfigError(
+            "\n".join(f"--agent: {a!r} is not a valid name (^[a-z0-9][a-z0-9-]{{0,63}}$)"
+                      for a in bad))
+    repo = gitcore.locate(cwd)
+    root = repo.main_root
+    report = InitReport()
+    if not repo.is_main:
+        report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
+    branch = gitcore.current_branch(root)
+    source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
+    layout = Layout(repo, load(root).memory_root)
+    refuse_ignored(layout, sorted(set(agents) | set(layout.agents_on_disk())), "init",
+                   extra=[CONFIG_FILE])
+    _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
+    os.makedirs(layout.main_memory, exist_ok=True)
+    if not agents and not layout.agents_on_disk():
+        _create(os.path.join(layout.main_memory, KEEP), "", report, root)
+    for agent in agents:
+        _create(os.path.join(layout.journal_dir(agent), KEEP), "", report, root)
+    _attributes(root, config.memory_root, report, merge_driver=git_hooks)
+    if config.distill.branch == "" and branch:
+        report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
+                            f"write on whatever branch is checked out (now {branch!r})")
+    existing_memory(cwd, layout, report, import_existing)
+    if git_hooks:
+        _install_hooks(root, report, hooks_path_ok)
+    if claude or claude_agents:
+        init_claude(repo, report, hooks=claude, agents=claude_agents or [])
+    if ci:
+        init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
+    return report
+
+
+def _attributes(root: str, memory_root: str, report: InitReport, merge_driver: bool) -> None:
+    """One `.gitattributes` block for memory: its files stay LF in every clone
+    (`core.autocrlf`, `eol=crlf` rules), and with `merge_driver` the distilled files
+    merge with `jmem-distilled` (`gitops/mergedriver.py`), so a pull never conflicts."""
+
+    if any(c.isspace() for c in memory_root):
+        report.notes.append(f"memory_root {memory_root!r} holds a space: add .gitattributes "
+                            "rules keeping its files LF (text eol=lf) and its distilled files "
+                            "merge=jmem-distilled by hand")
+        return
+    wanted = [eol_rule(memory_root), *(patterns(memory_root) if merge_driver else [])]
+    for line in merge_lines(root, wanted):
+        why = ("distilled files never conflict on a pull" if "merge=" in line
+               else "memory files stay LF in every checkout")
+        report.done.append(f"added `{line}` to {FILE} ({why}; commit it)")
+
+
+def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: bool) -> None:
+    """Say what memory is already there (hand-written MEMORY.md and topic files) and
+    import it (before the git hooks exist, so no background distill starts mid-init)."""
+
+    found = foreign(layout)
+    if not found:
+        return
+    facts = len(drafts_of(layout, found))
+    agents = sorted({f.agent for f in found})
+    seen = (f"found existing memory not written by jmem: {len(found)} files, {facts} facts "
+            f"({', '.join(agents)})")
+    if not do_import:
+        report.notes.append(f"{seen}; import it with `jmem import memory` before the first "
+                            "distill (a distill imports it too, never overwriting it unread)")
+        return
+
+    done = import_memory(open_context(cwd), [])
+    where = f" (commit {done.commit[:12]})" if done.commit else ""
+    report.done.append(f"{seen}: imported {len(done.written)} new lessons{where}, "
+                       f"{done.skipped} already in the journal")
+    report.notes += [f"not imported: {line}" for line in done.invalid]
+    if done.note:
+        report.notes.append(done.note)
+
+
+# --- CI workflow: the fleet's single distiller -------------------------------------
+
+
+def ci_source(root: str, provider: str | None, install: str | None) -> Source | None:
+    """How the CI job installs jmem (`cisource.py`); None when no workflow will be written."""
+
+    if not provider:
+        return None
+    if provider not in ciflow.PROVIDERS:
+        raise ConfigError(f"--ci: {provider!r} is not supported (one of: "
+                          f"{', '.join(ciflow.PROVIDERS)})")
+    if os.path.lexists(os.path.join(root, ciflow.WORKFLOW)):
+        return None  # kept as it is: nothing to choose
+    return cisource.choose(install)
+
+
+def init_ci(root: str, provider: str, source: Source | None, branch: str, memory_root: str,
+            report: InitReport) -> None:
+    """Write the CI workflow (`ciflow.py`) unless one exists."""
+
+    if source is None:
+        report.notes.append(f"kept the existing {ciflow.WORKFLOW} (not rewritten)")
+        return
+    if not branch:
+        raise ConfigError("--ci: no branch to distill on (detached HEAD, distill.branch unset)",
+                          hint="set distill.branch in .claude/journal-mem.toml")
+    path, created = ciflow.write_workflow(root, branch, memory_root, source.command)
+    if created:
+        report.done.append(f"created {path} (check and distill --push on {branch}; "
+                           "commit and push it)")
+        report.done.append(f"CI installs jmem with: {source.command} ({source.why})")
+    else:
+        report.notes.append(f"kept the existing {path} (not rewritten)")
+
+
+# --- Claude Code: settings.json hooks and agent files (wake/remind) ---------
+
+
+def init_claude(repo: gitcore.Repo, report: InitReport, *, hooks: bool,
+                agents: list[str]) -> None:
+    """Merge the wake/remind hooks into `.claude/settings.json` (when `hooks`) and
+    write `.claude/agents/NAME.md` for each of `agents`, in the main checkout."""
+
+
+    root = repo.main_root
+    config = load(root)
+    layout = Layout(repo, config.memory_root)
+    if githooks:
+        with_memory = sorted({*layout.agents_on_disk(), *config.agents, *agents})
+        report.done += claude_settings.merge_settings(root, with_memory)
+        if shutil.which("jmem") is None:
+            report.notes.append("the Claude Code hooks run `jmem` from PATH, and there is none: "
+                                + claude_settings.PATH_HINT
+                                + ", or install the Claude Code plugin (jmem claude-plugin)")
+    for name in agents:
+        path = claude_settings.write_agent(root, name)
+        if path is None:
+            report.notes.append(
+                f"kept the existing {claude_settings.AGENTS}/{name}.md (not rewritten)")
+        else:
+            report.done.append(f"created {os.path.relpath(path, root)}")
+        _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
+
+
+# --- git hooks -----------------------------------------------------------------
+
+
+def _install_hooks(root: str, report: InitReport, hooks_path_ok: bool) -> None:
+
+    done = githooks.install(root, hooks_path_ok)
+    report.done += done.done
+    report.notes += done.notes
+    report.refused += done.refused
+    if not done.refused:
+        _merge_driver(root, report)
+
+
+def _merge_driver(root: str, report: InitReport) -> None:
+    """Register the merge driver the `.gitattributes` lines name (`gitops/mergedriver.py`)."""
+
+    step = mergedriver.register(root, githooks.python())
+    if step:
+        report.done.append(step)
+
+
+def uninstall(cwd: str) -> InitReport:
+    """`init --uninstall`: remove journal-mem's git hooks and put `.legacy` hooks back.
+
+    Memory, config and journal stay: they are the team's data.
+    """
+
+    repo = gitcore.locate(cwd)
+    done = githooks.uninstall(repo.main_root)
+    gone = mergedriver.unregister(repo.main_root)
+    return InitReport(done=[*done.done, *([gone] if gone else [])], notes=done.notes)

@@ -1,0 +1,1 @@
+"""Across the team: a fact's history, blame, stats and the HTML report."""

@@ -1,0 +1,3 @@
+"""What an agent is given: the wake-up pack (build and fit), what a session holds, live
+corrections, the session log, client formats and the reminder.
+"""

@@ -1,0 +1,348 @@
+"""The Claude Code hook commands' fast path: `jmem wake|remind --hook claude`.
+
+`main.py` dispatches here before click or pydantic is imported. Only the
+standard library and journal-mem's stdlib modules are used: git runs through
+`gitfacts.spawn_git`, settings come from `settings.py` and the TOML file is
+parsed only when it sets a value these hooks read.
+
+One command serves every event: SessionStart/SubagentStart wake a session
+(by `source`: startup, clear and fork get the pack; resume only what changed
+since the session's last injection; compact the pack again, with the
+session's clock kept), UserPromptSubmit/PostToolUse bring a running session
+what changed since (the live check, `live.py`), Stop/SubagentStop may remind
+it once to record a lesson. A session without memory gets nothing. A hook
+never fails a session: a problem is one line on stderr and in the session
+log (and, when memory could not be loaded, a `systemMessage` to the user,
+never text in the model's context); the exit code is always 0: `main.main`
+runs these hooks in the error boundary's hook mode, with `warn` below. What
+is injected and recorded per session is built in `hook_packs.py`.
+
+What a Claude Code hook injects into a session, and what it records about it.
+
+A session start gets the pack by its `source`; a running session whose
+memory changed gets only what it lacks (the live check, `live.py`). Each
+injection is remembered in the session's state (what it holds, the files to
+watch) and appended to the session log (`status --sessions`). Standard
+library only at module level: `claude_hooks.py` imports this on the hook fast
+path, and the pack builder only when a pack is built.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from journal_mem import settings
+from journal_mem.wake import claude as protocol
+from journal_mem.wake import sessions
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
+if TYPE_CHECKING:
+    from journal_mem.layout import Layout
+
+LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
+PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
+
+
+class HookSettings:
+    """The few settings the hooks need, from the one settings view."""
+
+    __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
+
+    def __init__(self, root: str) -> None:
+        from journal_mem.journal.validate import Policy
+
+        view = settings.Settings(root)
+        self.memory_root = view.memory_root
+        self.default_agent = str(view.get("default_agent"))
+        self.agents = view.names("agents")
+        self.wake = view.switch("hooks.wake")
+        self.remind = view.switch("hooks.remind")
+        # the policy distill judges entries by: the pack shows what it will fold
+        self.policy = Policy(entry_bytes=view.whole("budget.entry_bytes"),
+                             scan_secrets=view.switch("guard.scan_secrets"),
+                             default_topic=str(view.get("distill.default_topic")))
+
+
+class _Running:
+    """The hook being run, for `warn` (one hook per process)."""
+
+    command = "wake"
+
+
+_RUNNING = _Running()
+
+
+def begin(command: str) -> None:
+    """Note which hook this process runs (`wake` or `remind`), before anything can fail."""
+    _RUNNING.command = command
+
+
+def warn(message: str) -> None:
+    """The error boundary's report of a failed hook (`main.main` runs the hooks in its hook
+    mode): one warning, exit 0, the session goes on."""
+    if _RUNNING.command == "wake":
+        _problem(f"memory not loaded: {message}", user=True)
+    else:
+        print(f"journal-mem warning: reminder skipped: {message}", file=sys.stderr)
+
+
+def dispatch(args: list[str]) -> int | None:
+    """Run `wake|remind --hook claude [--agent A] [--max-chars N] [--plugin]`; None for
+    anything else (the click CLI then handles it, errors included)."""
+    plugin = "--plugin" in args
+    opts = _options([a for a in args[1:] if a != "--plugin"])
+    if opts is None or opts.get("--hook") != "claude":
+        return None
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        data = b""
+    if args[0] == "wake":
+        try:
+            max_chars = int(opts.get("--max-chars") or protocol.PACK_LIMIT)
+        except ValueError:
+            return None
+        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.PACK_LIMIT),
+                         plugin=plugin)
+    return remind_hook(data, opts.get("--agent"), plugin=plugin)
+
+
+def project_runs_us(payload: dict[str, object], event: str) -> bool:
+    """True when the project's own `.claude/settings.json` runs jmem for `event` (and can:
+    `jmem` is on PATH): the plugin's hook then steps aside, so the pack comes once."""
+    from journal_mem.wake import claude_files as claude_settings
+
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or _cwd(payload)
+    if event in claude_settings.missing_hooks(project):
+        return False
+    # those hooks run `jmem` from PATH: without it they fail, and the plugin must not step aside
+    return any(os.access(os.path.join(folder, "jmem"), os.X_OK)
+               for folder in os.environ.get("PATH", "").split(os.pathsep) if folder)
+
+
+def wake_hook(data: bytes, agent: str | None = None,
+              max_chars: int = protocol.PACK_LIMIT, *, plugin: bool = False) -> int:
+    """SessionStart/SubagentStart (and the live events): print what the session lacks."""
+    begin("wake")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("wake-up is off (JMEM_DISABLE=1): memory not loaded")
+    payload = protocol.read_input(data)
+    event = protocol.text_field(payload, "hook_event_name") or "SessionStart"
+    if plugin and project_runs_us(payload, event):
+        return 0
+    if event in LIVE_EVENTS:
+        from journal_mem.wake import live
+
+        found = live.changed(payload, event)
+        return _live(payload, event, *found, max_chars) if found else 0
+    layout, conf, name = _target(payload, agent)
+    if not conf.wake:
+        return _off("wake-up is off (hooks.wake = false): memory not loaded")
+    known = has_memory(layout, name, conf)
+
+    text = session_start(layout, conf.policy, payload, name, event, max_chars, known)
+    if text:
+        print(protocol.context_output(event, text))
+    elif not known:  # a built-in or plugin agent, a main session without memory
+        print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
+    return 0
+
+
+def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) -> int:
+    """Stop/SubagentStop: remind once, as context, when the session did work and wrote
+    no lesson; exit 0 (a failure raises: the error boundary turns it into `warn`)."""
+    begin("remind")
+    if settings.env_flag("JMEM_DISABLE"):
+        return _off("reminder is off (JMEM_DISABLE=1)")
+    payload = protocol.read_input(data)
+    if payload.get("stop_hook_active") is True:
+        return 0
+    event = protocol.text_field(payload, "hook_event_name") or "Stop"
+    if plugin and project_runs_us(payload, event):
+        return 0
+    layout, conf, name = _target(payload, agent)
+    if not conf.remind:
+        return _off("reminder is off (hooks.remind = false)")
+    if not has_memory(layout, name, conf):
+        return 0
+    from journal_mem.wake.remind import decide
+
+    why = decide(layout, conf.policy, name, payload)
+    if why:
+        print(protocol.context_output(event, why))
+    return 0
+
+
+def _live(payload: dict[str, object], event: str, path: str, state: dict[str, object],
+          max_chars: int) -> int:
+    """A running session's memory changed: bring it what it lacks."""
+
+    agent = state.get("agent")
+    layout, conf, name = _target(payload, agent if isinstance(agent, str) else None)
+    return live(layout, conf.policy, payload, event, path, state, name, max_chars)
+
+
+def has_memory(layout: Layout, agent: str, conf: HookSettings) -> bool:
+    """True when `agent` has memory (a folder under the memory root, or named in `agents`)."""
+    from journal_mem.names import is_name
+
+    return is_name(agent) and (agent in conf.agents or agent in layout.agents_on_disk())
+
+
+def _options(rest: list[str]) -> dict[str, str] | None:
+    opts: dict[str, str] = {}
+    it = iter(rest)
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if name not in ("--hook", "--agent", "--max-chars"):
+            return None
+        opts[name] = value if eq else next(it, "")
+    return opts
+
+
+def _cwd(payload: dict[str, object]) -> str:
+    cwd = protocol.text_field(payload, "cwd")
+    return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
+
+
+def _target(payload: dict[str, object],
+            agent: str | None) -> tuple[Layout, HookSettings, str]:
+    """The memory layout, settings and agent a hook works for."""
+    from journal_mem.gitops import gitcore
+    from journal_mem.layout import Layout
+
+    repo = gitcore.locate(_cwd(payload))
+    conf = HookSettings(repo.main_root)
+    return Layout(repo, conf.memory_root), conf, _agent(payload, agent, conf)
+
+
+def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
+    """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent.
+
+    An agent of journal-mem's own plugin is `journal-mem:NAME`: its memory is NAME's.
+    """
+    name = agent or protocol.text_field(payload, "agent_type")
+    name = name.removeprefix(PLUGIN_PREFIX)
+    return settings.agent_name(name, conf.default_agent)
+
+
+def _off(message: str) -> int:
+    print(f"journal-mem: {message}", file=sys.stderr)
+    return 0
+
+
+def _problem(message: str, user: bool = False) -> int:
+    """A problem goes to stderr and, for the user (never the model), a `systemMessage`."""
+    import json
+
+    line = f"journal-mem warning: {message}"
+    if user:
+        print(json.dumps({"systemMessage": line}, ensure_ascii=False))
+    print(line, file=sys.stderr)
+    return 0
+
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
+if TYPE_CHECKING:
+    from journal_mem.journal.validate import Policy
+    from journal_mem.layout import Layout
+
+
+def session_start(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
+                  event: str, max_chars: int, known: bool) -> str:
+    """Build what this session start needs, record it, and return its text ("" = nothing).
+
+    startup/clear (and subagents): the pack, less what Claude Code loaded
+    natively. resume: only what changed since the session's last injection
+    (the earlier packs are still in its transcript). compact: the pack again
+    (the summary dropped it), the session's clock kept. A resume under a new
+    id (a fork) starts from what the session it copies holds (named on the
+    `claude --resume ID` command line), else the first prompt reads the packs
+    its copied transcript holds (`live`), else it gets the whole pack.
+    """
+    from journal_mem.wake import held as held_mod
+    from journal_mem.wake import pack as wake
+
+    source = protocol.text_field(payload, "source")
+    path = sessions.state_path(layout.state_dir, protocol.text_field(payload, "session_id"),
+                               protocol.text_field(payload, "agent_id"))
+    old = sessions.load_state(path) if source in ("resume", "compact", "fork") else None
+    if source in ("resume", "fork") and old is None and known:
+        parent = held_mod.resumed_session()  # a fork: what the session it copies holds
+        old = sessions.load_state(sessions.state_path(
+            layout.state_dir, parent, protocol.text_field(payload, "agent_id"))) if parent \
+            else None
+    if source in ("resume", "fork") and old is None and known:
+        sessions.save_state(path, {"agent": agent, "team_only": False, "fork": True,
+                                   "started": sessions.now().isoformat(timespec="milliseconds")})
+        return ""
+    native = held_mod.native_copy(layout, agent, event,
+                                  protocol.text_field(payload, "agent_type")) if known else None
+    held = held_mod.Held.of_text(native) if native is not None else None
+    delta = source in ("resume", "fork") and old is not None
+    if delta and old is not None:
+        held = held_mod.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
+    pack = wake.build(layout, agent, policy, max_chars=max_chars, held=held, delta=delta,
+                      team_only=not known)
+    state = dict(old or {})
+    digests = (held.digests if held else set()) | set(pack.offered)
+    state.update(agent=agent, team_only=not known, held=sorted(digests), keys=pack.held_keys,
+                 watch=sessions.mtimes(watch_paths(layout, agent)))
+    state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
+    sessions.save_state(path, state)
+    text = pack.text if pack.news or (known and not delta) else ""
+    record(layout, payload, agent, event, pack if text else None, native is not None)
+    return text
+
+
+def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str, path: str,
+         state: dict[str, object], name: str, max_chars: int) -> int:
+    """Something a running session holds changed: inject only what it lacks, record it."""
+    from journal_mem.wake import pack as wake
+    from journal_mem.wake.held import Held, in_transcript
+
+    held: Held | None = Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
+    if state.pop("fork", None):  # its first prompt: the copied transcript is there now
+        held = in_transcript(protocol.text_field(payload, "transcript_path"), name)
+    pack = wake.build(layout, name, policy, max_chars=max_chars, held=held,
+                      delta=held is not None, team_only=state.get("team_only") is True)
+    digests = held.digests if held else set()
+    state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys,
+                 watch=sessions.mtimes(watch_paths(layout, name)))
+    sessions.save_state(path, state)
+    if pack.news:
+        record(layout, payload, name, event, pack, False)
+        print(protocol.context_output(event, pack.text))
+    return 0
+
+
+def watch_paths(layout: Layout, agent: str) -> list[str]:
+    """What a distill or a new lesson changes: the agent's MEMORY.md, the distill state,
+    and every journal and outbox folder (corrections are team-wide)."""
+    agents = layout.agents_on_disk()
+    return [layout.main_memory, layout.memory_md(agent), layout.distill_state,
+            os.path.join(layout.state_dir, "outbox"),
+            *(layout.journal_dir(a) for a in agents), *(layout.outbox_dir(a) for a in agents)]
+
+
+def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
+           pack: object, native: bool) -> None:
+    """Append what was injected (None: nothing) to the session log (`status --sessions`)."""
+    sessions.append(layout.state_dir, {
+        "time": sessions.now().isoformat(timespec="milliseconds"),
+        "event": event,
+        "source": protocol.text_field(payload, "source"),
+        "session_id": protocol.text_field(payload, "session_id"),
+        "agent_id": protocol.text_field(payload, "agent_id"),
+        "agent": agent,
+        "worktree": layout.repo.worktree_root,
+        "native_memory_md": native,
+        "keys": getattr(pack, "keys", []),
+        "chars": protocol.utf16_len(getattr(pack, "text", "")),
+        "cut": getattr(pack, "cut", {}),
+    })
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

@@ -1,0 +1,336 @@
+"""The wake-up pack (docs/DESIGN.md, "Claude Code hooks"): what an agent must know when it starts.
+
+In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
+branch), the lessons for the agent written since the last distill (journal
+and outbox, newest first), the keys corrected since then ("do not rely on"),
+and with a query the live facts the agent holds that best answer it (the
+`recall` index: the same facts its topic files hold, ranked by bm25, with
+their exact confidence). Standard library only without a query: the
+SessionStart hook builds this pack on every session start.
+
+Budget cutting (`wakefit.py`) drops whole lines, lowest-ranked first:
+MEMORY.md from its end (the distiller ranks it top-down, and it stays on
+disk), then the oldest pending lessons, then the weakest query facts; the
+header and the corrections go last. One final line says what was cut and
+where to read it.
+
+The wake-up pack's lines and their fitting to the budget.
+
+Budget cutting drops whole lines, highest rank first (a lower rank survives
+longer); a heading goes with the last line of its section. One final line
+says what was cut and where to read it. Standard library only: the
+SessionStart hook builds a pack on every session start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from journal_mem.journal.reader import Lesson, pending
+from journal_mem.journal.validate import Policy
+from journal_mem.layout import Layout
+from journal_mem.wake.held import KEY_RE as _KEY_RE
+from journal_mem.wake.held import Held, digest
+
+# Rank bands: a lower rank survives longer.
+HEAD_RANK, QUERY_RANK, PENDING_RANK, MEMORY_RANK = 0, 1_000_000, 2_000_000, 3_000_000
+
+
+class Line:
+    """One line of the pack, with its rank and what cutting it means."""
+
+    __slots__ = ("keys", "kind", "rank", "text")
+
+    def __init__(self, text: str, rank: int, kind: str, keys: tuple[str, ...] = ()) -> None:
+        self.text = text
+        self.rank = rank
+        self.kind = kind
+        self.keys = keys
+
+
+class Pack:
+    """A built pack: its text, the keys it carries, and what was cut."""
+
+    __slots__ = ("agent", "corrections", "cut", "held_keys", "keys", "lessons", "news",
+                 "offered", "problems", "text")
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.text = ""
+        self.keys: list[str] = []
+        self.cut: dict[str, int] = {}
+        self.lessons: list[Lesson] = []
+        self.corrections: dict[str, str] = {}
+        self.problems: list[str] = []
+        self.offered: list[str] = []  # digests of every candidate line, kept or cut
+        self.held_keys: list[str] = []  # keys of those lines
+        self.news = 0  # content lines in the text (0: nothing to tell)
+
+    def as_json(self) -> dict[str, object]:
+        """The pack for `wake --json`."""
+        return {
+            "agent": self.agent,
+            "text": self.text,
+            "keys": self.keys,
+            "pending": [{"key": x.key, "title": x.title, "path": x.path,
+                         "created": x.created.isoformat() if x.created else None}
+                        for x in self.lessons],
+            "do_not_rely_on": self.corrections,
+            "cut": self.cut,
+            "problems": self.problems,
+        }
+
+def fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
+    """Drop whole lines, highest rank first, until the pack and its note fit."""
+    total = sum(units(line.text) + 1 for line in lines)
+    if total <= max_chars:
+        return lines
+    dropped: set[int] = set()
+    counts: dict[str, int] = {}
+    order = sorted(range(len(lines)), key=lambda i: lines[i].rank, reverse=True)
+    for i in order:
+        if total + units(cut_note(counts, pack)) + 1 <= max_chars:
+            break
+        if lines[i].kind == "heading":
+            continue  # a heading goes with the last line of its section, below
+        dropped.add(i)
+        counts[lines[i].kind] = counts.get(lines[i].kind, 0) + 1
+        total -= units(lines[i].text) + 1
+    kept = [line for i, line in enumerate(lines) if i not in dropped]
+    kept = [line for j, line in enumerate(kept)
+            if line.kind != "heading" or (j + 1 < len(kept) and kept[j + 1].kind
+                                          not in ("heading", "head"))]
+    pack.cut = counts
+    return [*kept, Line(cut_note(counts, pack), HEAD_RANK, "note")]
+
+
+_WHERE = {"memory": "lines of MEMORY.md", "pending": "pending lessons",
+          "query": "query facts", "correction": "corrected keys", "head": "header lines",
+          "heading": "headings"}
+
+
+def cut_note(counts: dict[str, int], pack: Pack) -> str:
+    """The last line of a cut pack: what was cut, and how to read all of it."""
+    parts = [f"{n} {_WHERE[kind]}" for kind, n in sorted(counts.items())] or ["nothing"]
+    return (f"[jmem: cut {', '.join(parts)} to fit the budget; read the rest with "
+            f"`jmem wake --agent {pack.agent} --max-chars 100000`, or in the main checkout's "
+            f"MEMORY.md, topics/ and journal/]")
+
+
+def units(text: str) -> int:
+    """UTF-16 code units: how Claude Code counts its cap (an emoji is 2)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
+    from journal_mem.recall.query import Hit
+
+DEFAULT_MAX_CHARS = 9_500  # UTF-16 units: a margin below Claude Code's 10,000 cap
+DEFAULT_MIN_CONFIDENCE = 0.7
+QUERY_LIMIT = 10
+QUERY_BODY_CHARS = 240
+INVALID_SHOWN = 5
+
+
+def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAULT_MAX_CHARS,
+          with_memory: bool = True, query: str | None = None,
+          facts: list[Hit] | None = None,
+          min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+          held: Held | None = None, delta: bool = False, team_only: bool = False) -> Pack:
+    """The wake-up pack of `agent`, within `max_chars` UTF-16 units.
+
+    `facts` are the recalled facts answering `query` (see `for_command`).
+    With `held`, the lines the session already has are left out and the keys
+    it holds that are no longer true are named (each fact reaches it once);
+    `delta` marks an update to a running session rather than its first pack.
+    `team_only` (an agent without memory): only lessons meant for every agent.
+    Pending entries are judged by `policy`, as the next distill will judge
+    them: an invalid one is named in the pack and never applied.
+    """
+    pack = Pack(agent)
+    live, corrections = _sort_pending(pending(layout, policy), agent, pack)
+    pack.lessons, pack.corrections = live, corrections
+    replaced = set(corrections) | {x.key for x in live}
+    sections = [
+        _memory_lines(layout, agent, replaced) if with_memory and not team_only else [],
+        _pending_lines(layout, live),
+        [] if team_only else _correction_lines(corrections),
+        _query_lines(query, facts or [], min_confidence) if query else [],
+    ]
+    content = [line for s in sections for line in s if line.kind in _CONTENT]
+    pack.offered = sorted({digest(line.text) for line in content})
+    current = {k for line in content for k in line.keys}
+    if held is not None:
+        sections = [_unheld(s, held) for s in sections]
+        sections.append(_gone_lines(held.keys - current))
+    kept = fit([*_head(agent, pack, delta), *(line for s in sections for line in s)],
+                max_chars, pack)
+    pack.text = "\n".join(line.text for line in kept) + "\n"
+    pack.keys = sorted({k for line in kept for k in line.keys})
+    pack.held_keys = sorted(current)
+    pack.news = sum(1 for line in kept if line.kind in _CONTENT)
+    return pack
+
+
+_CONTENT = ("memory", "pending", "correction", "query")
+
+
+def _head(agent: str, pack: Pack, delta: bool) -> list[Line]:
+    title = (f"# journal-mem: memory of agent {agent} changed since it was last given to you"
+             if delta else f"# journal-mem: memory of agent {agent}")
+    head = [Line(title, HEAD_RANK, "head"),
+            Line(f"Record a lesson: jmem write --agent {agent} --topic TOPIC --title "
+                 "\"…\" (body on stdin); correct one: add --supersedes KEY.", HEAD_RANK, "head")]
+    return head[:1] if delta else head + _invalid_lines(pack.problems)
+
+
+def _unheld(section: list[Line], held: Held) -> list[Line]:
+    """The section without the lines the session holds (its heading only if any is left)."""
+    fresh = [line for line in section if line.kind in _CONTENT and line.text.strip()
+             and digest(line.text) not in held.digests]
+    if not fresh:
+        return []
+    heading = [line for line in section[:1] if line.kind == "heading"]
+    if heading and heading[0].text.startswith("## MEMORY.md"):
+        heading = [Line("## MEMORY.md lines you do not have yet (each replaces the line with "
+                        "the same key you were given)", heading[0].rank, "heading")]
+    return heading + fresh
+
+
+def _gone_lines(keys: set[str]) -> list[Line]:
+    if not keys:
+        return []
+    lines = [Line("## No longer in MEMORY.md", HEAD_RANK, "heading")]
+    lines += [Line(f"do not rely on: {key} (no longer a fact in the main checkout's MEMORY.md; "
+                   f"`jmem recall {key}` shows what replaced it)", HEAD_RANK, "correction", (key,))
+              for key in sorted(keys)]
+    return lines
+
+
+def _sort_pending(lessons: list[Lesson], agent: str,
+                  pack: Pack) -> tuple[list[Lesson], dict[str, str]]:
+    """Live pending lessons for `agent` (newest first) and the corrected keys.
+
+    Keys are team-wide: a lesson superseded or retracted by a newer pending
+    one, or older than a pending lesson with the same key, is not live.
+    """
+    gone: dict[str, str] = {}
+    seen: set[str] = set()
+    live: list[Lesson] = []
+    for lesson in lessons:  # newest first
+        if lesson.problems:  # distill will not fold it: it must not hide anything either
+            pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
+            continue
+        if lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent):
+            live.append(lesson)
+        seen.add(lesson.key)
+        for key in lesson.supersedes:
+            gone.setdefault(key, f"superseded by {lesson.key}")
+        for key in lesson.retracts:
+            gone.setdefault(key, "retracted")
+    corrections = {k: why for k, why in sorted(gone.items()) if k not in {x.key for x in live}}
+    return live, corrections
+
+
+def _invalid_lines(problems: list[str]) -> list[Line]:
+    """Invalid pending entries, named (the first few) so that someone fixes them."""
+    if not problems:
+        return []
+    lines = [Line(f"jmem warning: {len(problems)} pending entries are invalid: distill will "
+                  "not fold them and this pack does not apply them (fix each file, or write "
+                  "a new lesson)", HEAD_RANK, "head")]
+    lines += [Line(f"- invalid: {p}", HEAD_RANK, "head") for p in problems[:INVALID_SHOWN]]
+    if len(problems) > INVALID_SHOWN:
+        lines.append(Line(f"- … and {len(problems) - INVALID_SHOWN} more (`jmem check`)",
+                          HEAD_RANK, "head"))
+    return lines
+
+
+def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
+    text = _read(layout.memory_md(agent))
+    if text is None:
+        return []
+    where = "main checkout" if not layout.repo.is_main else "this checkout"
+    lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", MEMORY_RANK, "heading")]
+    for i, raw in enumerate(text.rstrip("\n").split("\n"), 1):
+        keys = tuple(_KEY_RE.findall(raw))
+        if keys and replaced.intersection(keys):
+            continue  # corrected since the last distill: never show the stale fact
+        lines.append(Line(raw, MEMORY_RANK + i, "memory", keys))
+    return lines
+
+
+def _pending_lines(layout: Layout, live: list[Lesson]) -> list[Line]:
+    if not live:
+        return []
+    lines = [Line("## Lessons since the last distill, newest first (they override "
+                  f"MEMORY.md lines with the same key; files under {layout.main_memory}/)",
+                  PENDING_RANK, "heading")]
+    for i, lesson in enumerate(live, 1):
+        day = lesson.created.date().isoformat() if lesson.created else "?"
+        where = f"{layout.state_dir}/{lesson.rel}" if lesson.outbox else lesson.rel
+        lines.append(Line(f"- {lesson.title} [{lesson.key}] ({day}; {where})", PENDING_RANK + i,
+                          "pending", (lesson.key,)))
+    return lines
+
+
+def _correction_lines(corrections: dict[str, str]) -> list[Line]:
+    if not corrections:
+        return []
+    lines = [Line("## Corrected since the last distill", HEAD_RANK, "heading")]
+    lines += [Line(f"do not rely on: {key} ({why})", HEAD_RANK, "correction", (key,))
+              for key, why in corrections.items()]
+    return lines
+
+
+def _query_lines(query: str, facts: list[Hit], min_confidence: float) -> list[Line]:
+    if not facts:
+        return [Line(f"## Facts for: {query} — none found at confidence >= {min_confidence}",
+                     QUERY_RANK, "heading")]
+    lines = [Line(f"## Facts for: {query}", QUERY_RANK, "heading")]
+    lines += [Line(_fact_line(fact), QUERY_RANK + i, "query", (fact.key,))
+              for i, fact in enumerate(facts, 1)]
+    return lines
+
+
+def _fact_line(fact: Hit) -> str:
+    """A recalled fact as one pack line: title, key, a short body, where it comes from."""
+    text = " ".join(fact.body.split())
+    if len(text) > QUERY_BODY_CHARS:
+        text = text[: QUERY_BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    detail = f": {text}" if text else ""
+    return f"- {fact.title} [{fact.key}]{detail} ({fact.path})"
+
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHARS,
+                query: str | None = None,
+                min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
+    """`jmem wake`: the full pack (MEMORY.md always included) for a named or default agent."""
+    from journal_mem.errors import ConfigError
+    from journal_mem.repo import open_context
+    from journal_mem.settings import agent_name
+
+    ctx = open_context(cwd)
+    name = agent_name(agent, ctx.config.default_agent)
+    known = sorted(set(ctx.layout.agents_on_disk()) | set(ctx.config.agents))
+    if name not in known:
+        raise ConfigError(f"no memory for agent {name!r} (known: {', '.join(known) or 'none'})",
+                          hint="name one with --agent, or create it with `jmem init --agent "
+                               "NAME`")
+    facts = None
+    if query:
+        from journal_mem.recall.query import recall
+
+        hits = recall(ctx, query, agent=name, limit=QUERY_LIMIT * 3)
+        facts = [h for h in hits if h.confidence >= min_confidence][:QUERY_LIMIT]
+    return build(ctx.layout, name, ctx.policy, max_chars=max_chars, query=query, facts=facts,
+                 min_confidence=min_confidence)

@@ -1,0 +1,56 @@
+"""Drafts into the journal: skipped when already there, re-keyed instead of replacing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from journal_mem.gitops.gitcore import locate
+from journal_mem.importers.intake import Known, settle, write_drafts
+from journal_mem.journal.drafts import Draft
+from journal_mem.journal.entry import Entry, default_key
+from journal_mem.journal.validate import Policy
+from journal_mem.layout import Layout
+
+NOW = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
+POLICY = Policy()
+OLD = Entry(agent="api", topic="db", title="Use the cache", body="one",
+            created=NOW - dt.timedelta(days=9), key=default_key("Use the cache"),
+            applies_to=("api",))
+
+
+def test_a_draft_already_in_the_journal_is_skipped_for_its_writer_only() -> None:
+    known = Known([("api/journal/x.md", OLD)])
+    same = Draft(agent="api", topic="db", title="Use the cache", body="one")
+    assert settle(same, known, NOW, POLICY) is None
+    other_agent = Draft(agent="web", topic="db", title="Use the cache", body="one")
+    entry = settle(other_agent, known, NOW, POLICY)
+    assert entry is not None and entry.key == OLD.key  # same fact, one more holder
+
+
+def test_a_taken_key_gets_a_hash_unless_the_draft_replaces_it() -> None:
+    known = Known([("api/journal/x.md", OLD)])
+    different = Draft(agent="api", topic="db", title="Use the cache", body="two")
+    entry = settle(different, known, NOW, POLICY)
+    assert entry is not None and entry.key.startswith(f"{OLD.key}-") and entry.key != OLD.key
+    known.add(entry)
+    assert settle(different, known, NOW, POLICY) is None  # the second run finds it
+    fix = Draft(agent="api", topic="db", title="Use the cache", body="two", key=OLD.key,
+                replaces=True)
+    entry = settle(fix, known, NOW, POLICY)
+    assert entry is not None and entry.key == OLD.key
+
+
+def test_write_drafts_creates_each_entry_once(tmp_path: Path) -> None:
+    from helpers import make_repo
+
+    main = make_repo(tmp_path / "main")
+    layout = Layout(locate(str(main)), ".claude/agent-memory")
+    drafts = [Draft(agent="api", topic="db", title=f"Fact {i}") for i in range(3)]
+    known = Known([])
+    first = write_drafts(layout, drafts, known, POLICY, now=NOW)
+    again = write_drafts(layout, drafts, known, POLICY, now=NOW)
+    assert len(first.paths) == 3 and all(Path(p).is_file() for p in first.paths)
+    assert again.paths == [] and again.skipped == 3
+    bad = write_drafts(layout, [Draft(agent="api", topic="Not A Name", title="x")], known, POLICY)
+    assert bad.paths == [] and "topic" in bad.invalid[0]

@@ -1,0 +1,216 @@
+"""fold(): live facts from journal entries — pure, no disk, no git."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixtures import six_agents
+from journal_mem.journal.entry import Entry
+from journal_mem.journal.fold import fold, near_duplicates, normalise_title
+from journal_mem.schema import Config, Distill
+
+DAY = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
+DATE = DAY.date()
+AGENTS = ["api", "web", "docs"]
+
+
+def entry(agent: str, key: str, minutes: int = 0, **kw: Any) -> Entry:
+    kw.setdefault("title", f"Fact {key}")
+    kw.setdefault("topic", "general")
+    return Entry(agent=agent, key=key, created=DAY + dt.timedelta(minutes=minutes),
+                 applies_to=kw.pop("applies_to", (agent,)), **kw)
+
+
+def run(*items: tuple[str, Entry], config: Config | None = None, date: dt.date = DATE,
+        gone: frozenset[str] = frozenset()) -> Any:
+    return fold(list(items), agents=AGENTS, date=date, ref_exists=lambda p: p not in gone,
+                config=config or Config())
+
+
+def test_newest_entry_of_a_key_wins_for_every_holder() -> None:
+    result = run(("api/journal/a.md", entry("api", "k", 0, title="Old")),
+                 ("web/journal/b.md", entry("web", "k", 5, title="New")))
+    fact = result.facts["k"]
+    assert fact.title == "New"
+    assert fact.holders == ("api", "web")
+    assert fact.path == "web/journal/b.md"
+
+
+def test_created_ties_are_broken_by_path() -> None:
+    result = run(("web/journal/b.md", entry("web", "k", 0, title="B")),
+                 ("api/journal/a.md", entry("api", "k", 0, title="A")))
+    assert result.facts["k"].title == "B"
+
+
+def test_applies_to_all_reaches_every_agent() -> None:
+    result = run(("api/journal/a.md", entry("api", "k", applies_to=("all",))))
+    assert result.facts["k"].holders == tuple(sorted(AGENTS))
+
+
+def test_supersedes_removes_the_old_key_and_carries_its_holders() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0, applies_to=("api", "web"))),
+                 ("docs/journal/b.md", entry("docs", "new", 5, supersedes=("old",))))
+    assert "old" not in result.facts
+    assert result.removed["old"] == "superseded by new (docs/journal/b.md)"
+    assert result.facts["new"].holders == ("api", "docs", "web")
+
+
+def test_retracts_removes_with_no_replacement() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0)),
+                 ("web/journal/b.md", entry("web", "note", 5, retracts=("old",))))
+    assert result.removed["old"] == "retracted by web/journal/b.md"
+
+
+def test_a_pure_retraction_states_no_fact() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0)),
+                 ("web/journal/b.md", entry("web", "retract-old", 5, title="Retract old",
+                                            retracts=("old",))))
+    assert result.facts == {}
+    assert result.removed["retract-old"] == "a retraction only (web/journal/b.md)"
+
+
+def test_a_retraction_that_also_supersedes_is_a_fact() -> None:
+    result = run(("api/journal/a.md", entry("api", "old", 0)),
+                 ("web/journal/b.md", entry("web", "new", 5, supersedes=("old",),
+                                            retracts=("other",))))
+    assert list(result.facts) == ["new"]
+
+
+def test_episodic_records_with_the_same_title_stay_one_per_run() -> None:
+    from journal_mem.journal.entry import parse, render
+
+    runs = []
+    for day in range(3):
+        written = Entry(agent="ci", topic="runs", title="Nightly build failed", type="episodic",
+                        confidence=1.0, created=DAY + dt.timedelta(days=day),
+                        body=f"Run {day}: the cache was cold.")
+        text = render(written).replace("key: \n", "")
+        runs.append((f"ci/journal/{day}.md", parse(text.encode())))
+    hand = "---\nagent: ci\ntopic: runs\ntype: episodic\ncreated: 2026-05-04T12:00:00Z\n---\n"
+    runs.append(("ci/journal/h.md", parse((hand + "# Nightly build failed\n").encode())))
+    result = run(*runs, date=DATE + dt.timedelta(days=4))
+    assert len(result.facts) == 4
+    assert result.near_duplicates == []
+
+
+def test_a_newer_entry_asserting_a_removed_key_brings_it_back() -> None:
+    result = run(("api/journal/a.md", entry("api", "k", 0, title="first")),
+                 ("web/journal/b.md", entry("web", "x", 5, retracts=("k",))),
+                 ("docs/journal/c.md", entry("docs", "k", 9, title="again")))
+    assert result.facts["k"].title == "again"
+    assert result.facts["k"].holders == ("api", "docs")
+    assert "k" not in result.removed
+
+
+def test_an_older_entry_cannot_resurrect_a_retracted_key() -> None:
+    result = run(("web/journal/b.md", entry("web", "x", 5, retracts=("k",))),
+                 ("api/journal/a.md", entry("api", "k", 0)))
+    assert "k" not in result.facts
+
+
+def test_valid_until_before_the_distill_date_expires() -> None:
+    result = run(("api/journal/a.md", entry("api", "k", valid_until=DATE)),
+                 ("api/journal/b.md", entry("api", "gone", valid_until=DATE - dt.timedelta(1))))
+    assert "k" in result.facts
+    assert result.removed["gone"] == f"expired {DATE - dt.timedelta(1)}"
+
+
+def test_refs_all_gone_drop_or_flag() -> None:
+    item = ("api/journal/a.md", entry("api", "k", refs=("src/a.py", "src/b.py")))
+    gone = frozenset({"src/a.py", "src/b.py"})
+    assert run(item, gone=frozenset({"src/a.py"})).facts.get("k") is not None
+    assert run(item, gone=gone).removed["k"] == "refs gone: src/a.py, src/b.py"
+    flag = Config(distill=Distill(stale_refs="flag"))
+    result = run(item, gone=gone, config=flag)
+    assert "k" in result.facts and result.flagged["k"] == "refs gone: src/a.py, src/b.py"
+
+
+def test_old_episodic_facts_are_dropped() -> None:
+    item = ("api/journal/a.md", entry("api", "k", type="episodic", confidence=1.0))
+    assert "k" in run(item, date=DATE + dt.timedelta(days=90)).facts
+    later = run(item, date=DATE + dt.timedelta(days=91))
+    assert later.removed["k"] == "episodic older than 90 days"
+
+
+def test_same_title_under_different_keys_is_merged_into_the_newest() -> None:
+    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use  the API, always!")),
+                 ("web/journal/b.md", entry("web", "b", 5, title="use the api always")))
+    assert list(result.facts) == ["b"]
+    assert result.facts["b"].holders == ("api", "web")
+    assert result.removed["a"] == "merged into b (same title)"
+
+
+def test_near_duplicates_are_reported_not_merged() -> None:
+    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use the cache layer")),
+                 ("web/journal/b.md", entry("web", "b", 5, title="Never use the cache layer")))
+    assert set(result.facts) == {"a", "b"}
+    assert ("a", "b") in result.near_duplicates
+
+
+def test_normalise_title() -> None:
+    assert normalise_title("  Hello,   World!! ") == "hello world"
+
+
+def test_six_agents_get_the_correction_and_none_keeps_the_wrong_fact() -> None:
+    items = [(f"{a}/journal/w.md", six_agents.wrong(a)) for a in six_agents.AGENTS]
+    items += [(f"{e.agent}/journal/c{i}.md", e) for i, e in enumerate(six_agents.corrections())]
+    result = fold(items, agents=list(six_agents.AGENTS), date=six_agents.DISTILL_DATE,
+                  ref_exists=lambda p: True, config=Config())
+    assert six_agents.WRONG_KEY not in result.facts
+    right = result.facts[six_agents.RIGHT_KEY]
+    assert right.holders == tuple(sorted(six_agents.AGENTS))
+    assert all(f.title != six_agents.WRONG for f in result.facts.values())
+
+
+# --- properties --------------------------------------------------------------
+
+KEYS = st.sampled_from(["k1", "k2", "k3", "k4", "k5"])
+
+
+@st.composite
+def journals(draw: st.DrawFn) -> list[tuple[str, Entry]]:
+    out = []
+    for i in range(draw(st.integers(0, 25))):
+        agent = draw(st.sampled_from(AGENTS))
+        kind = draw(st.sampled_from(["semantic", "episodic", "principle"]))
+        out.append((f"{agent}/journal/{i:03d}.md", entry(
+            agent, draw(KEYS), draw(st.integers(0, 200)), type=kind,
+            confidence=0.8 if kind == "semantic" else 1.0,
+            title=draw(st.sampled_from(["Alpha one", "Beta two", "alpha ONE", "Gamma"]))
+            + str(i % 3),
+            supersedes=tuple(draw(st.lists(KEYS, max_size=1))),
+            retracts=tuple(draw(st.lists(KEYS, max_size=1))),
+            applies_to=tuple(draw(st.lists(st.sampled_from([*AGENTS, "all"]), max_size=2)))
+            or (agent,),
+            valid_until=draw(st.sampled_from([None, DATE, DATE + dt.timedelta(30)])),
+        )))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(journals(), st.integers(0, 120))
+def test_every_key_is_live_or_removed_by_a_named_rule(items: list[tuple[str, Entry]],
+                                                      days: int) -> None:
+    result = run(*items, date=DATE + dt.timedelta(days))
+    keys = {e.key for _, e in items}
+    assert set(result.facts) | set(result.removed) == keys
+    assert not set(result.facts) & set(result.removed)
+    assert all(result.removed[k] for k in result.removed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(journals(), st.randoms())
+def test_order_of_the_input_does_not_matter(items: list[tuple[str, Entry]], rnd: Any) -> None:
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    assert run(*items).facts == run(*shuffled).facts
+
+
+def test_near_duplicates_is_linear_in_shape() -> None:
+    facts = run(*[(f"api/journal/{i}.md", entry("api", f"k{i}", i, title=f"word{i} alpha beta"))
+                  for i in range(50)]).facts.values()
+    assert near_duplicates(facts)  # every title shares "alpha beta"

@@ -1,0 +1,172 @@
+"""render(): facts to topic files and MEMORY.md — deterministic, never over budget."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from journal_mem.journal.fold import Fact, Fold
+from journal_mem.journal.render import over_budget, render
+from journal_mem.schema import Budget
+
+DAY = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+
+
+def fact(key: str, title: str = "", *, topic: str = "general", kind: str = "semantic",
+         importance: str = "medium", holders: tuple[str, ...] = ("api",), body: str = "",
+         minutes: int = 0) -> Fact:
+    return Fact(key=key, title=title or f"Fact {key}", body=body, topic=topic, type=kind,
+                confidence=1.0 if kind == "principle" else 0.8, importance=importance,
+                created=DAY + dt.timedelta(minutes=minutes), holders=holders,
+                path=f"{holders[0]}/journal/2026-05-01-{key}.md")
+
+
+def fold_of(*facts: Fact) -> Fold:
+    return Fold(facts={f.key: f for f in facts})
+
+
+def memory(out: dict[str, bytes], agent: str = "api") -> str:
+    return out[f"{agent}/MEMORY.md"].decode()
+
+
+def test_memory_md_lists_principles_first_then_topics_with_keys() -> None:
+    files = render(fold_of(fact("p", "Always pin versions", kind="principle", topic="build"),
+                           fact("t", "Run tests serially", topic="testing", importance="high")),
+                   ["api"], Budget()).files
+    text = memory(files)
+    assert text.index("## Principles") < text.index("## testing")
+    assert "- Always pin versions (topics/build.md) [p]\n" in text
+    assert "- Run tests serially [t]\n" in text
+    assert text.endswith("\n2 live facts: 2 here, 0 more only in the topic files (topics/).\n")
+    assert text.endswith("\n") and not text.endswith("\n\n")
+
+
+def test_topic_file_holds_title_body_and_provenance_citing_the_entry() -> None:
+    files = render(fold_of(fact("t", "Run tests serially", body="Shared DB.", topic="testing")),
+                   ["api"], Budget()).files
+    topic = files["api/topics/testing.md"].decode()
+    assert "## Run tests serially\nShared DB.\n> key `t` · semantic" in topic
+    assert "entry api/journal/2026-05-01-t.md" in topic
+
+
+def test_a_fact_reaches_every_holder_and_agents_without_facts_get_a_memory_md() -> None:
+    files = render(fold_of(fact("t", holders=("api", "web"))), ["api", "docs", "web"],
+                   Budget()).files
+    assert "[t]" in memory(files, "web") and "[t]" in memory(files, "api")
+    assert "[t]" not in memory(files, "docs")
+
+
+def test_long_titles_are_shortened_with_an_ellipsis_in_memory_md_only() -> None:
+    title = "word " * 29 + "end"
+    files = render(fold_of(fact("k", title)), ["api"], Budget(line_chars=60)).files
+    line = next(x for x in memory(files).splitlines() if x.endswith("[k]"))
+    assert len(line) <= 60 and "…" in line
+    assert title in files["api/topics/general.md"].decode()
+
+
+def test_what_does_not_fit_memory_md_stays_in_the_topic_file() -> None:
+    facts = [fact(f"k{i:03d}", minutes=i) for i in range(300)]
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=2000))
+    text = memory(out.files)
+    assert not over_budget(text, Budget())
+    assert out.agents["api"].in_memory < 300
+    here = out.agents["api"].in_memory
+    assert f"300 live facts: {here} here, {300 - here} more only in the topic files" in text
+    assert out.agents["api"].evicted == []
+
+
+def test_what_does_not_fit_five_topic_files_is_reported_evicted() -> None:
+    facts = [fact(f"k{i:03d}", body="line\n" * 5, minutes=i) for i in range(40)]
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=20))
+    names = ["general", "general-2", "general-3", "general-4", "general-5"]
+    assert out.agents["api"].parts == {"general": names}
+    topics = "".join(out.files[f"api/topics/{n}.md"].decode() for n in names)
+    assert all(out.files[f"api/topics/{n}.md"].count(b"\n") <= 20 for n in names)
+    evicted = out.agents["api"].evicted
+    assert len(evicted) == 15 and all(f"`{k}`" not in topics for k in evicted)
+    last = out.files["api/topics/general-5.md"].decode()
+    assert "15 more facts on this topic are only in the journal" in last
+    assert all(f"[{k}]" not in memory(out.files) for k in evicted)
+    assert memory(out.files).endswith(
+        "40 live facts: 25 here, 0 more only in the topic files (topics/), 15 only in the "
+        "journal (no room; `jmem recall` finds them).\n")
+
+
+def test_200_topic_lines_hold_at_least_60_facts() -> None:
+    body = "A body of several lines.\nIt goes on.\n\nAnd on, with a long tail " + "x" * 400
+    facts = [fact(f"k{i:03d}", f"A realistic title of fact number {i}", body=body, minutes=i)
+             for i in range(80)]
+    out = render(fold_of(*facts), ["api"], Budget())
+    first = out.files["api/topics/general.md"].decode()
+    assert first.count("\n") <= 200 and first.count("> key `") >= 60
+    assert "(more in its entry)" in first
+    assert out.agents["api"].evicted == [] and out.agents["api"].parts["general"] == [
+        "general", "general-2"]
+
+
+def test_a_part_never_takes_another_topics_name() -> None:
+    facts = [fact(f"k{i:03d}", minutes=i) for i in range(30)]
+    facts.append(fact("own", topic="general-2"))
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=20))
+    assert out.agents["api"].parts["general"][:2] == ["general", "general-3"]
+    assert "`own`" in out.files["api/topics/general-2.md"].decode()
+
+
+def test_the_footer_counts_every_live_fact_once() -> None:
+    facts = [fact(f"k{i:03d}", minutes=i) for i in range(80)]
+    out = render(fold_of(*facts), ["api"], Budget(topic_lines=10, memory_lines=20))
+    report = out.agents["api"]
+    assert report.in_topics + len(report.evicted) == 80
+    text = memory(out.files)
+    assert (f"80 live facts: {report.in_memory} here, "
+            f"{report.in_topics - report.in_memory} more only") in text
+    assert f"{len(report.evicted)} only in the journal" in text
+
+
+def test_rendering_is_deterministic() -> None:
+    facts = [fact(f"k{i}", topic=f"t{i % 3}", minutes=i % 4) for i in range(30)]
+    assert render(fold_of(*facts), ["api"], Budget()).files == \
+        render(fold_of(*reversed(facts)), ["api"], Budget()).files
+
+
+# --- property: never over any budget -----------------------------------------
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\n\r\x00"), min_size=1,
+               max_size=150).map(str.strip).filter(bool)
+
+
+@st.composite
+def facts_and_budget(draw: st.DrawFn) -> tuple[list[Fact], Budget]:
+    count = draw(st.integers(0, 120))
+    facts = [
+        fact(f"k{i}-" + "x" * draw(st.integers(0, 60)), draw(TEXT),
+             topic=draw(st.sampled_from(["a", "b", "topic-" + "z" * 50])),
+             kind=draw(st.sampled_from(["semantic", "principle"])),
+             importance=draw(st.sampled_from(["critical", "high", "medium", "low"])),
+             body=draw(st.sampled_from(["", "one line", "many\n" * 30])), minutes=i)
+        for i in range(count)
+    ]
+    budget = Budget(memory_lines=draw(st.integers(10, 250)),
+                    memory_bytes=draw(st.integers(1000, 30000)),
+                    line_chars=draw(st.integers(40, 200)), topic_lines=draw(st.integers(10, 300)))
+    return facts, budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(facts_and_budget())
+def test_memory_md_is_never_over_any_budget_and_no_fact_is_lost(
+    case: tuple[list[Fact], Budget],
+) -> None:
+    facts, budget = case
+    out = render(fold_of(*facts), ["api"], budget)
+    text = memory(out.files)
+    assert over_budget(text, budget) == []
+    for path, data in out.files.items():
+        if "/topics/" in path:
+            assert data.decode().count("\n") <= budget.topic_lines
+    topics = "".join(d.decode() for p, d in out.files.items() if "/topics/" in p)
+    evicted = set(out.agents["api"].evicted)
+    for f in facts:  # every fact is in its topic file or reported evicted
+        assert (f"key `{f.key}`" in topics) != (f.key in evicted)

@@ -1,0 +1,105 @@
+"""One test per secret pattern, and the things that must not be flagged."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal_mem.journal.secrets import entropy, scan
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYz8Q8ZR3KEY"
+# Built from parts so that this file itself does not look like it holds secrets.
+CASES = {
+    "private_key": "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEow...\n",
+    "openssh_key": "-----BEGIN " + "OPENSSH PRIVATE KEY-----\n",
+    "aws_access_key_id": "key " + "AKIA" + "Z7Q4MEXQWN3KTB5P",
+    "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_oauth": "gho_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_server": "ghs_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_pat": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCD",
+    "gitlab_token": "glpat-" + "xY3zA9bC7dE5fG1hJ2kL",
+    "slack_token": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUv",
+    "google_api_key": "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    "stripe_key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "stripe_test_key": "rk_test_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "stripe_webhook": "whsec_" + "4eC39HqLyjWDarjtT1zdp7dcQ",
+    "aws_secret_access_key": "aws_secret_access_key = " + AWS_SECRET,
+    "aws_secret_bare": f"the prod secret is {AWS_SECRET} today",
+    "postgres_url": "connect with postgres://admin:" + "S3cr3tPassw0rd" + "@db.internal:5432/app",
+    "redis_url": "REDIS_URL=redis://default:" + "hunter22" + "@cache:6379",
+    "anthropic_key": "sk-ant-" + "api03-Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8Kl2Mn6Pq9-AbCdEfAA",
+    "openai_key": "sk-proj-" + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8Kl2Mn6Pq9Rs3Tv6",
+    "openai_legacy": "sk-" + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8Kl2Mn6Pq9Rs3T",
+    "google_oauth_secret": "GOCSPX-" + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0F",
+    "slack_webhook": ("https://hooks.slack.com/services/"
+                      "T0123ABCD/B0123ABCD/" + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7"),
+    "npm_token": "npm_" + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8Kl2",
+    "pypi_token": "pypi-" + "AgEIcHlwaS5vcmcCJDk5ZTc4Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N",
+    "assignment": 'api_key = "' + 'q8Zr3kP0vX7mL2nB9tY4wQ6e"',
+    "yaml_assignment": "client_secret: " + "Zx81-Qm2Lp9Rt4Vw7Yk3Bn6",
+    "env_assignment": "DB_PASSWORD=" + "f7Gh2Kq9Lm4Np8Rs3Tv6",
+}
+
+EXPECTED_KIND = {
+    "openssh_key": "private_key",
+    "github_oauth": "github_token",
+    "github_server": "github_token",
+    "github_pat": "github_token",
+    "assignment": "high-entropy secret assignment",
+    "yaml_assignment": "high-entropy secret assignment",
+    "env_assignment": "high-entropy secret assignment",
+    "stripe_test_key": "stripe_key",
+    "stripe_webhook": "stripe_key",
+    "aws_secret_access_key": "aws secret access key",
+    "aws_secret_bare": "aws secret access key",
+    "postgres_url": "password in a URL",
+    "redis_url": "password in a URL",
+    "openai_legacy": "openai_key",
+    "slack_webhook": "slack_token",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_pattern_is_found(name: str) -> None:
+    text = f"# A lesson\n\nSome context.\n{CASES[name]}\n"
+    findings = scan(text)
+    assert EXPECTED_KIND.get(name, name) in [f.kind for f in findings]
+    assert findings[0].line == 4
+
+
+@pytest.mark.parametrize("text", [
+    "Run the API tests with -p no:randomly",
+    "password = hunter2",  # short and low-entropy: a word, not a generated secret
+    "token: ${GITHUB_TOKEN}",  # a reference, not a value
+    "api_key = <your key here>",
+    "secret_key = os.environ['SECRET_KEY_VALUE_X']",
+    "password: xxxxxxxxxxxxxxxx",
+    "token_file = /etc/app/tokens/current.txt",
+    "The AKIA prefix marks AWS access key ids",
+    "ghp_ tokens are GitHub personal access tokens",
+    "a sha: 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "use postgres://user:pass@host/db as the form of the URL",
+    "DATABASE_URL=postgres://app:${PGPASSWORD}@db:5432/app",
+    "mysql://root:<password>@localhost/test",
+    "see https://github.com/org/repo/blob/main/src/Module/file.py",
+    "the path journal_mem/Commands/distill/report/Renderer/x.py",
+    "secret_file = config/Secrets/prod-keys.yaml",
+    "sk-learn is not a package name; scikit-learn is",
+    "npm_config_registry is read from the environment",
+    "base64 of the empty tree: " + "K7MDENGbPxRfiCYz" + "/" + "etc/passwd",
+    "Names like sk-ant-xxx or sk-proj-... are placeholders",
+])
+def test_ordinary_text_is_not_flagged(text: str) -> None:
+    assert scan(text) == []
+
+
+def test_finding_does_not_repeat_the_secret() -> None:
+    finding = scan(CASES["github_token"])[0]
+    assert CASES["github_token"] not in finding.describe()
+    assert finding.describe() == "line 1: looks like a github token"
+
+
+def test_entropy() -> None:
+    assert entropy("") == 0.0
+    assert entropy("aaaa") == 0.0
+    assert entropy("ab") == 1.0

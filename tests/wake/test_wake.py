@@ -1,0 +1,232 @@
+"""`jmem wake`: the pack from the main checkout, pending lessons, corrections, budget, query."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import base_env, jmem
+
+from journal_mem.journal import entry as entry_mod
+from journal_mem.journal import listing
+from journal_mem.names import default_key
+
+MEM = Path(".claude/agent-memory")
+
+
+def write_memory(root: Path, agent: str, lines: list[str]) -> Path:
+    path = root / MEM / agent / "MEMORY.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def lesson(cwd: Path, agent: str, title: str, *extra: str) -> str:
+    proc = jmem(cwd, "write", "--agent", agent, "--topic", "testing", "--title", title,
+                "--body", "detail", *extra)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_worktree_pack_shows_main_memory_pending_lesson_and_not_corrected_fact(
+        repo: Path, worktree: Path) -> None:
+    write_memory(worktree, "api", ["# api memory (old)", "- Older fact [older-fact]"])
+    write_memory(repo, "api", ["# api memory", "- Newer fact [newer-fact]",
+                               "- Tests may run in random order [random-order]"])
+    lesson(worktree, "api", "Run the API tests with -p no:randomly",
+           "--supersedes", "random-order")
+
+    proc = jmem(worktree, "wake", "--agent", "api")
+
+    assert proc.returncode == 0, proc.stderr
+    assert "- Newer fact [newer-fact]" in proc.stdout
+    assert "Older fact" not in proc.stdout
+    assert "Run the API tests with -p no:randomly" in proc.stdout
+    assert "Tests may run in random order" not in proc.stdout
+    new_key = default_key("Run the API tests with -p no:randomly")
+    assert f"do not rely on: random-order (superseded by {new_key})" in proc.stdout
+    # order: MEMORY.md, then pending lessons, then corrections
+    text = proc.stdout
+    assert text.index("Newer fact") < text.index("-p no:randomly") < text.index("do not rely")
+
+
+def test_folded_lessons_are_not_pending_and_newest_comes_first(repo: Path) -> None:
+    first = lesson(repo, "api", "First lesson")
+    lesson(repo, "api", "Second lesson")
+    lesson(repo, "api", "Third lesson")
+    state = {"schema": 1, "date": "2026-01-01",
+             "folded": [str(Path(first).relative_to(repo / MEM))]}
+    (repo / MEM / "distill-state.json").write_text(json.dumps(state))
+
+    text = jmem(repo, "wake", "--agent", "api").stdout
+
+    assert "First lesson" not in text
+    assert text.index("Third lesson") < text.index("Second lesson")
+
+
+def test_lessons_of_other_agents_only_when_they_apply(repo: Path) -> None:
+    lesson(repo, "web", "Only for web")
+    lesson(repo, "web", "For everyone", "--applies-to", "all")
+    text = jmem(repo, "wake", "--agent", "api").stdout
+    assert "For everyone" in text
+    assert "Only for web" not in text
+
+
+def test_outbox_lessons_are_pending(repo: Path, worktree: Path) -> None:
+    lesson(worktree, "api", "Sandboxed lesson", "--outbox")
+    assert "Sandboxed lesson" in jmem(worktree, "wake", "--agent", "api").stdout
+
+
+def test_budget_cuts_whole_lines_lowest_ranked_first(repo: Path) -> None:
+    memory = ["# api memory"] + [f"- Fact number {i:03d} about something [fact-{i:03d}]"
+                                 for i in range(300)]
+    write_memory(repo, "api", memory)
+    lesson(repo, "api", "A pending lesson that must survive", "--supersedes", "gone-key")
+
+    text = jmem(repo, "wake", "--agent", "api", "--max-chars", "2000").stdout
+
+    assert len(text) <= 2000
+    lines = text.rstrip("\n").split("\n")
+    assert lines[-1].startswith("[jmem: cut ") and "lines of MEMORY.md" in lines[-1]
+    assert "- Fact number 000 about something [fact-000]" in lines
+    assert "- Fact number 299 about something [fact-299]" not in lines
+    assert "A pending lesson that must survive" in text
+    assert "do not rely on: gone-key" in text
+    for line in lines:
+        if line.startswith("- Fact"):
+            assert line in memory  # never cut mid-line
+
+
+def test_budget_cuts_oldest_pending_lessons_after_memory(repo: Path) -> None:
+    write_memory(repo, "api", ["- Memory line [m]"])
+    for i in range(30):
+        lesson(repo, "api", f"Pending lesson {i:02d} " + "x" * 60)
+    text = jmem(repo, "wake", "--agent", "api", "--max-chars", "1500").stdout
+    assert len(text) <= 1500
+    assert "Memory line" not in text
+    assert "Pending lesson 29" in text
+    assert "Pending lesson 00" not in text
+    assert "pending lessons" in text.rstrip("\n").split("\n")[-1]
+
+
+def test_query_adds_best_matching_facts_above_min_confidence(repo: Path) -> None:
+    for args in (
+        ["--key", "run-the-api-tests", "--title", "Run the API tests with -p no:randomly",
+         "--body", "They share one database fixture; random order makes them flaky."],
+        ["--key", "flaky-guess", "--type", "procedural", "--confidence", "0.6",
+         "--title", "Flaky tests come from shared fixtures", "--body", "A guess."],
+        ["--key", "deploys-need-a-tag", "--title", "Deploys need a tag", "--topic", "ops"],
+        ["--key", "web-only", "--agent", "web", "--title", "Flaky web tests need a retry"],
+    ):
+        agent = [] if "--agent" in args else ["--agent", "api"]
+        topic = [] if "--topic" in args else ["--topic", "testing"]
+        assert jmem(repo, "write", *agent, *topic, *args).returncode == 0
+
+    text = jmem(repo, "wake", "--agent", "api", "--query", "why are the API tests flaky").stdout
+
+    assert "## Facts for: why are the API tests flaky" in text
+    assert ("- Run the API tests with -p no:randomly [run-the-api-tests]: They share one "
+            "database fixture; random order makes them flaky. (.claude/agent-memory/api/"
+            "journal/") in text
+    assert "Flaky tests come from shared fixtures" not in text.split("## Facts for")[1]
+    assert "Deploys need a tag" not in text.split("## Facts for")[1]  # no word in common
+    assert "Flaky web tests" not in text  # web's fact, not api's
+    low = jmem(repo, "wake", "--agent", "api", "--query", "flaky tests",
+               "--min-confidence", "0.5").stdout
+    assert "Flaky tests come from shared fixtures [flaky-guess]" in low
+
+
+def test_json_and_unknown_agent(repo: Path) -> None:
+    lesson(repo, "api", "A lesson")
+    data = json.loads(jmem(repo, "wake", "--agent", "api", "--json").stdout)
+    assert data["agent"] == "api"
+    assert [p["title"] for p in data["pending"]] == ["A lesson"]
+    assert "a-lesson" in data["keys"]
+    proc = jmem(repo, "wake", "--agent", "nobody")
+    assert proc.returncode == 1
+    assert "no memory for agent 'nobody'" in proc.stderr
+
+
+def test_reader_name_pattern_is_the_parsers(tmp_path: Path) -> None:
+    assert listing.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
+
+
+def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
+    """The header's "KEY is in [brackets]" and brackets inside a title are not keys."""
+    lesson(repo, "api", "Use list[int] in the [typing] docs", "--key", "typing-docs")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    assert "KEY is in [brackets]" in memory
+    data = json.loads(jmem(repo, "wake", "--agent", "api", "--json").stdout)
+    assert data["keys"] == ["typing-docs"]
+
+
+# --- the pack shows exactly what the next distill would fold ---------------------
+
+
+def hand_entry(repo: Path, agent: str, name: str, text: str) -> Path:
+    path = repo / MEM / agent / "journal" / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def hook_pack(cwd: Path, agent: str) -> str:
+    proc = jmem(cwd, "wake", "--hook", "claude", "--agent", agent,
+                stdin='{"hook_event_name": "SessionStart"}')
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def test_non_ascii_titles_get_distinct_keys_and_both_show(repo: Path) -> None:
+    # hand-written entries name no key: it comes from the title
+    hand_entry(repo, "api", "2026-03-01-de.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# 测试在夜间运行\n")
+    hand_entry(repo, "api", "2026-03-02-ru.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# Тесты запускаются ночью\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "测试在夜间运行" in text
+        assert "Тесты запускаются ночью" in text
+        assert "[]" not in text  # every pending lesson shows its real key
+
+
+def test_entry_distill_rejects_is_named_invalid_and_never_applied(repo: Path) -> None:
+    write_memory(repo, "api", ["# api memory", "- Tests may run in random order [random-order]"])
+    hand_entry(repo, "api", "2026-03-01-bad.md",
+               "---\nagent: api\ntopic: testing\nsupersedes: [random-order]\npriority: high\n"
+               "confidence: lots\n---\n\n# Run tests in a fixed order\n")
+    distill = jmem(repo, "distill", "--dry-run")
+    assert distill.returncode == 1 and "2026-03-01-bad.md" in distill.stdout + distill.stderr
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert "- Tests may run in random order [random-order]" in text
+        assert "Run tests in a fixed order" not in text
+        assert "do not rely on: random-order" not in text
+        assert "2026-03-01-bad.md" in text and "unknown field" in text
+
+
+def test_a_body_line_of_dashes_does_not_change_the_title(repo: Path) -> None:
+    hand_entry(repo, "api", "2026-03-02-dashes.md",
+               "---\nagent: api\ntopic: testing\n---\n\n# The real title\n\nAbove.\n\n---\n\n"
+               "# Not a title\n")
+    for text in (jmem(repo, "wake", "--agent", "api").stdout, hook_pack(repo, "api")):
+        assert f"- The real title [{default_key('The real title')}]" in text
+        assert "Not a title" not in text
+
+
+def test_hook_reads_unchanged_entries_from_the_cache_without_the_parser(repo: Path) -> None:
+    lesson(repo, "api", "A cached lesson")
+    hand_entry(repo, "api", "2026-03-01-bad.md", "---\nagent: api\nnope: 1\n---\n\n# Bad\n")
+    code = ("import io, sys; from journal_mem import main; "
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'));"
+            "main.main(['wake', '--hook', 'claude', '--agent', 'api']);"
+            "print('LOADED', sorted({'yaml', 'journal_mem.journal.entry'} & set(sys.modules)))")
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=repo, env=base_env(),
+                           capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    assert "LOADED ['journal_mem.journal.entry', 'yaml']" in runs[0]  # judged once
+    assert "LOADED []" in runs[1]  # then read from the cache: standard library only
+    for out in runs:
+        assert "A cached lesson" in out and "2026-03-01-bad.md" in out
