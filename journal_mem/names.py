@@ -6,8 +6,12 @@ import re
 
 TOPICS = "topics"  # folder of an agent's distilled topic files
 MEMORY_MD = "MEMORY.md"  # an agent's distilled index, the file Claude Code loads
-NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+NAME = r"[a-z0-9][a-z0-9-]{0,63}"  # agents, topics and keys (Claude Code's agent names)
+NAME_PATTERN = f"^{NAME}$"
+NAME_RE = re.compile(NAME)
+# A journal entry's file name: `write` makes `<date>-<slug>-<suffix>.md`, a hand may write any
+# name that starts with the date.
+ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
 KEY_CHARS = 24  # longest default key: keys are read on every MEMORY.md line

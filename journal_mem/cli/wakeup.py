@@ -37,9 +37,10 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     and never fails: a problem is one line on stderr, exit 0.
     """
     if hook:
+        from journal_mem.wake.claude import PACK_LIMIT
         from journal_mem.wake.hooks import wake_hook
 
-        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, 9_500),
+        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, PACK_LIMIT),
                          plugin=plugin)
     from journal_mem.wake.pack import for_command
 

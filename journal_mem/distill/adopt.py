@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 
 from journal_mem.distill.files import is_distilled, recorded
 from journal_mem.distill.folding import previous_fold
-from journal_mem.distill.handedit import Edit, FactLike, edit_lessons
+from journal_mem.distill.handedit import Edit, edit_lessons
 from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers.intake import Known, write_drafts
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
 from journal_mem.journal.drafts import Draft, to_entry
+from journal_mem.journal.fold import Fact
 from journal_mem.journal.foldstate import read_state
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.journal.validate import Policy
@@ -77,7 +78,7 @@ def _base(ctx: Context, f: MemFile) -> str | None:
     return head.decode("utf-8", "replace")
 
 
-def _facts(ctx: Context, journal: Journal) -> dict[str, FactLike]:
+def _facts(ctx: Context, journal: Journal) -> dict[str, Fact]:
     """The live facts the distilled files showed (the last distill's fold)."""
 
     agents = ctx.agents

@@ -22,41 +22,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from journal_mem.importers.markdown import ITEM, Block, blocks, plain_heading, topic_of
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
-from journal_mem.journal.fold import normalise_title
-from journal_mem.names import MEMORY_MD, is_name
+from journal_mem.journal.fold import Fact, normalise_title
+from journal_mem.names import MEMORY_MD, NAME, is_name
 
 SOURCE = "hand edit"
 _KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
-                    r"\[(?P<key>[a-z0-9][a-z0-9-]{0,63})\]$", re.DOTALL)
-_PROVENANCE = re.compile(r"^> key `(?P<key>[a-z0-9][a-z0-9-]{0,63})`")
+                    r"\[(?P<key>" + NAME + r")\]$", re.DOTALL)
+_PROVENANCE = re.compile(r"^> key `(?P<key>" + NAME + r")`")
 PRINCIPLES = "Principles"
-
-
-class FactLike(Protocol):
-    """What a changed line keeps from the fact it changes (`fold.Fact` has it)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def importance(self) -> str: ...
-    @property
-    def tags(self) -> tuple[str, ...]: ...
-    @property
-    def refs(self) -> tuple[str, ...]: ...
 
 
 @dataclass
@@ -167,7 +143,7 @@ def retraction(agent: str, key: str, title: str, topic: str, source: str,
                  where=source)
 
 
-def _changed(agent: str, fact: FactLike, piece: _Piece, memory_md: bool, source: str,
+def _changed(agent: str, fact: Fact, piece: _Piece, memory_md: bool, source: str,
              now: dt.datetime) -> Draft:
     title, extra = title_and_body(piece.title)
     body = fact.body if memory_md else join_body(extra, piece.body)
@@ -179,7 +155,7 @@ def _changed(agent: str, fact: FactLike, piece: _Piece, memory_md: bool, source:
                  where=source)
 
 
-def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, FactLike],
+def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, Fact],
                  now: dt.datetime) -> Edit:
     """The lessons that turn `base` (what the distiller wrote) into `edited` (on disk)."""
     edit = Edit(rel)

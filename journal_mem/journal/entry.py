@@ -31,7 +31,7 @@ from typing import Any
 from journal_mem import names
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal import frontmatter
-from journal_mem.names import TAG_RE, is_name
+from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, TAG_RE, is_name
 
 TITLE_MAX = 150
 # Unicode categories a title must not hold: controls (VT, FF, NEL), format characters
@@ -153,7 +153,7 @@ def _names(
         if (allow_all and item == "all") or is_name(item):
             out.add(item)
         else:
-            problems.append(f"{name}: {item!r} is not a valid name (^[a-z0-9][a-z0-9-]{{0,63}}$)")
+            problems.append(f"{name}: {item!r} is not a valid name ({NAME_PATTERN})")
     return tuple(sorted(out))
 
 
@@ -213,7 +213,7 @@ def check_fields(
     out["importance"] = importance
     key = _scalar(raw, "key", problems)
     if key is not None and not is_name(key):
-        problems.append(f"key: {key!r} is not a valid key (^[a-z0-9][a-z0-9-]{{0,63}}$)")
+        problems.append(f"key: {key!r} is not a valid key ({NAME_PATTERN})")
     out["key"] = key
     out["supersedes"] = _names(raw, "supersedes", problems)
     out["retracts"] = _names(raw, "retracts", problems)
@@ -253,7 +253,7 @@ def _identity(
             if name not in raw or isinstance(raw.get(name), str):
                 problems.append(f"{name}: required")
         elif not is_name(value):
-            problems.append(f"{name}: {value!r} is not a valid name (^[a-z0-9][a-z0-9-]{{0,63}}$)")
+            problems.append(f"{name}: {value!r} is not a valid name ({NAME_PATTERN})")
         else:
             out[name] = value
     created = _scalar(raw, "created", problems)
@@ -336,7 +336,6 @@ def normalise_ref(ref: str) -> str:
 
 # The entry's vocabulary, importable from here where its users look for it.
 FRONTMATTER_MAX = frontmatter.FRONTMATTER_MAX
-ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 # a plain entry's title may end with its date: "# Lesson (2026-08-13)"
 _PLAIN_DATE_RE = re.compile(r"[ \t]*\(\d{4}-\d{2}-\d{2}\)[ \t]*$")
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from journal_mem.fsutil import create_exclusive
-from journal_mem.journal.entry import ENTRY_NAME_RE, Entry, render
+from journal_mem.journal.entry import Entry, render
 from journal_mem.layout import JOURNAL, Layout
-from journal_mem.names import is_name, slugify
+from journal_mem.names import ENTRY_NAME_RE, is_name, slugify
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.similar import conflicts
+from journal_mem.schema import Config
 
 ALL = "all"
 _PUNCT = re.compile(r"[^\w\s]+")
@@ -224,27 +224,13 @@ def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
     return sorted(g for g in groups if len(g) > 1)
 
 
-class _DistillSettings(Protocol):
-    @property
-    def episodic_ttl_days(self) -> int: ...
-    @property
-    def stale_refs(self) -> str: ...
-
-
-class FoldPolicy(Protocol):
-    """What fold needs of the settings (`Config` has it); fold never imports config."""
-
-    @property
-    def distill(self) -> _DistillSettings: ...
-
-
 def fold(
     entries: list[tuple[str, Entry]],
     *,
     agents: list[str],
     date: dt.date,
     ref_exists: Callable[[str], bool],
-    config: FoldPolicy,
+    config: Config,
     report_near: bool = True,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.

@@ -8,14 +8,11 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import re
 
 from journal_mem.journal.foldstate import read_state
 from journal_mem.layout import JOURNAL, Layout
+from journal_mem.names import ENTRY_NAME_RE
 
-# The pattern of model.entry.ENTRY_NAME_RE (a test keeps them equal): importing the
-# entry model costs ~14 ms, a third of the whole wake-up hook.
-ENTRY_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})-[^/]*\.md")
 Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
 
 

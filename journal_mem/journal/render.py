@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from journal_mem.journal.fold import Fact, Fold, rank
 from journal_mem.names import MEMORY_MD, TOPICS
+from journal_mem.schema import Budget
 
 ELLIPSIS = "…"
 BODY_CHARS = 240  # a topic file keeps this much of a body; the entry has the rest
@@ -128,19 +128,6 @@ def render_topic(
             lines.pop()
         out.append((name, "\n".join(lines) + "\n"))
     return out, evicted, placed
-
-
-class Budget(Protocol):
-    """The budget settings rendering obeys (`config.schema.Budget` has them)."""
-
-    @property
-    def memory_lines(self) -> int: ...
-    @property
-    def memory_bytes(self) -> int: ...
-    @property
-    def line_chars(self) -> int: ...
-    @property
-    def topic_lines(self) -> int: ...
 
 
 @dataclass

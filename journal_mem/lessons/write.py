@@ -8,10 +8,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.errors import InvalidEntry, JournalMemError
-from journal_mem.journal.entry import ENTRY_NAME_RE, Entry, build
+from journal_mem.journal.entry import Entry, build
 from journal_mem.journal.files import Written, record
 from journal_mem.journal.validate import check_built, parse_valid
 from journal_mem.layout import TOPICS
+from journal_mem.names import ENTRY_NAME_RE
 from journal_mem.repo import Context
 from journal_mem.settings import agent_name, env_flag
 

@@ -11,34 +11,22 @@ for one goal changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
 
 from journal_mem.loop.tokens import estimate
+from journal_mem.recall.query import Hit
 
 BEGIN = "<!-- journal-mem:pack begin (generated; replaced at each worker start) -->"
 END = "<!-- journal-mem:pack end -->"
 BODY_CHARS = 300  # of a fact's body in the pack; the rest stays in the journal
 
 
-class PackFact(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-    @property
-    def date(self) -> str: ...
-
-
-F = TypeVar("F", bound=PackFact)
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.replace("<!--", "<! --").replace("-->", "-- >").split())
 
 
-def fact_text(fact: PackFact) -> str:
+def fact_text(fact: Hit) -> str:
     """One fact as pack markdown: a bullet with its title, date and key, then its body."""
     line = f"- **{_one_line(fact.title)}** ({fact.date}, `{fact.key}`)"
     body = _one_line(fact.body)
@@ -47,11 +35,11 @@ def fact_text(fact: PackFact) -> str:
     return f"{line}\n  {body}" if body else line
 
 
-def build(goal: str, facts: Sequence[F], budget: int) -> tuple[str, list[F], int]:
+def build(goal: str, facts: Sequence[Hit], budget: int) -> tuple[str, list[Hit], int]:
     """(block, facts kept, estimated tokens): best-first facts while the budget holds."""
     head = [BEGIN, "## What the team has learned that bears on this task", "",
             f"Task: {_one_line(goal)}", ""]
-    kept: list[F] = []
+    kept: list[Hit] = []
     parts: list[str] = []
     used = estimate("\n".join([*head, END]))
     for fact in facts:

@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass, field
 
 from journal_mem.gitops import gitcore
-from journal_mem.names import MEMORY_MD
+from journal_mem.names import MEMORY_MD, NAME
 from journal_mem.repo import Context
 
-FACT_LINE = re.compile(r"^- (?P<text>.*) \[(?P<key>[a-z0-9][a-z0-9-]{0,63})\]$")
+FACT_LINE = re.compile(r"^- (?P<text>.*) \[(?P<key>" + NAME + r")\]$")
 
 
 _DISTILL_SUBJECT = re.compile(r"^jmem distill (\d{4}-\d{2}-\d{2})\b")

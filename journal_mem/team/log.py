@@ -18,11 +18,12 @@ from typing import Any
 from journal_mem.errors import JournalMemError
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.names import NAME
 from journal_mem.repo import Context
 from journal_mem.team import history
 from journal_mem.wake import sessions
 
-_KEY_IN_LINE = re.compile(r"\[([a-z0-9][a-z0-9-]{0,63})\]\s*$|key `([a-z0-9][a-z0-9-]{0,63})`")
+_KEY_IN_LINE = re.compile(r"\[(" + NAME + r")\]\s*$|key `(" + NAME + r")`")
 
 
 def _role(entry: Entry, key: str, last_title: str | None) -> str | None:

@@ -17,6 +17,7 @@ import os
 import re
 
 from journal_mem.fsutil import create_new, replace_atomic
+from journal_mem.names import NAME_PATTERN
 
 SETTINGS = os.path.join(".claude", "settings.json")
 AGENTS = os.path.join(".claude", "agents")
@@ -184,7 +185,7 @@ def write_agent(root: str, name: str) -> str | None:
         from journal_mem.errors import ConfigError
 
         raise ConfigError(f"--claude-agent: {name!r} is not a valid agent name "
-                          "(^[a-z0-9][a-z0-9-]{0,63}$)")
+                          f"({NAME_PATTERN})")
     path = os.path.join(root, AGENTS, f"{name}.md")
     return path if create_new(path, fill("claude-agent.md", name=name)) else None
 

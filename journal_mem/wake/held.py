@@ -17,10 +17,11 @@ import os
 import re
 
 from journal_mem.layout import MEMORY_MD, Layout
+from journal_mem.names import NAME
 
 # A fact line's key is the bracketed name that ends a `- ` line: the header's
 # "KEY is in [brackets]" and brackets inside a title are not keys.
-KEY_RE = re.compile(r"^- .* \[([a-z0-9][a-z0-9-]{0,63})\]$")
+KEY_RE = re.compile(r"^- .* \[(" + NAME + r")\]$")
 PACK_HEAD = "# journal-mem: memory of agent "  # the first line of every pack jmem injects
 TRANSCRIPT_MAX = 64 * 1024 * 1024  # a bigger transcript is not searched
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from journal_mem.journal.reader import Lesson, pending
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
+from journal_mem.wake.claude import PACK_LIMIT
 from journal_mem.wake.held import KEY_RE as _KEY_RE
 from journal_mem.wake.held import Held, digest
 
@@ -125,7 +126,7 @@ def units(text: str) -> int:
 if TYPE_CHECKING:  # recall (sqlite3, the fold) is imported only for --query
     from journal_mem.recall.query import Hit
 
-DEFAULT_MAX_CHARS = 9_500  # UTF-16 units: a margin below Claude Code's 10,000 cap
+DEFAULT_MAX_CHARS = PACK_LIMIT  # UTF-16 units: a margin below Claude Code's 10,000 cap
 DEFAULT_MIN_CONFIDENCE = 0.7
 QUERY_LIMIT = 10
 QUERY_BODY_CHARS = 240

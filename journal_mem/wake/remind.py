@@ -21,10 +21,11 @@ import json
 import os
 import re
 
-from journal_mem.journal.listing import ENTRY_NAME_RE, Found
+from journal_mem.journal.listing import Found
 from journal_mem.journal.reader import read_lessons
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import JOURNAL, Layout
+from journal_mem.names import ENTRY_NAME_RE
 from journal_mem.wake import sessions
 
 LONG_SESSION = dt.timedelta(minutes=20)

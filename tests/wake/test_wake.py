@@ -9,8 +9,6 @@ from pathlib import Path
 
 from helpers import base_env, jmem
 
-from journal_mem.journal import entry as entry_mod
-from journal_mem.journal import listing
 from journal_mem.names import default_key
 
 MEM = Path(".claude/agent-memory")
@@ -147,10 +145,6 @@ def test_json_and_unknown_agent(repo: Path) -> None:
     proc = jmem(repo, "wake", "--agent", "nobody")
     assert proc.returncode == 1
     assert "no memory for agent 'nobody'" in proc.stderr
-
-
-def test_reader_name_pattern_is_the_parsers(tmp_path: Path) -> None:
-    assert listing.ENTRY_NAME_RE.pattern == entry_mod.ENTRY_NAME_RE.pattern
 
 
 def test_wake_records_only_the_keys_of_fact_lines(repo: Path) -> None:
