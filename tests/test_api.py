@@ -183,21 +183,21 @@ def test_an_unexpected_error_is_a_result_not_a_raise(repo: Path,
     assert os.path.exists(result.errors[0].rsplit("details: ", 1)[1].rstrip(")"))
 
 
-def readme_example() -> str:
-    """The Python block after `<!-- example:agent-loop -->` in the README."""
+def loop_example() -> str:
+    """The Python block after `<!-- example:agent-loop -->` in docs/agent-loop.md."""
     from helpers import REPO_ROOT
 
-    text = (REPO_ROOT / "README.md").read_text()
+    text = (REPO_ROOT / "docs" / "agent-loop.md").read_text(encoding="utf-8")
     after = text.split("<!-- example:agent-loop -->\n", 1)[1]
     assert after.startswith("```python\n")
     return after.removeprefix("```python\n").split("\n```", 1)[0]
 
 
-def test_the_readme_loop_example_runs(tmp_path: Path) -> None:
+def test_the_agent_loop_example_runs(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = readme_example()
+    code = loop_example()
     assert 30 <= len(code.splitlines()) <= 50
     script = tmp_path / "loop.py"
     script.write_text(code)

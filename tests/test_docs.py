@@ -1,18 +1,36 @@
-"""Every reference in the code points inside the repository, and what it names exists.
+"""Every reference in the code and the docs points inside the repository, and what it
+names exists; the docs say what the code does.
 
 Code cites the design as `docs/DESIGN.md, "<section name>"`; a citation of a
 file the repository does not have (a design or style note kept elsewhere, an
 issue number) is a dead end for the next reader, and so is a citation of a
-section that was renamed.
+section that was renamed. The README is short and links to a page per purpose
+under docs/; the command reference is generated from the CLI and the
+configuration page's TOML is the defaults, so neither can drift from the code.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
+import click
 from helpers import REPO_ROOT
+
+from journal_mem.cli import cli
+from journal_mem.cli.reference import escape, render
+
+README = REPO_ROOT / "README.md"
+DOCS = REPO_ROOT / "docs"
+README_LIMIT = 12 * 1024
+REGENERATE = "python -m journal_mem.cli.reference > docs/commands.md"
 
 SCANNED = ("journal_mem", "tests", "bench", "fixtures", ".ci")
 SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".sh", ".json", ""}
@@ -27,9 +45,14 @@ DANGLING = re.compile("|".join([
 CITATION = re.compile(r'docs/DESIGN\.md,[\s#]*"([^"<][^"]*)"')  # "<section>" is the form itself
 
 
+def doc_pages() -> list[Path]:
+    """Every page under docs/."""
+    return sorted(DOCS.glob("*.md"))
+
+
 def scanned_files() -> list[Path]:
     """Source, test, bench and fixture files, the README and the project's own config."""
-    files = [REPO_ROOT / "README.md", REPO_ROOT / "pyproject.toml",
+    files = [README, REPO_ROOT / "pyproject.toml", *doc_pages(),
              REPO_ROOT / ".claude" / "journal-mem.toml", REPO_ROOT / ".pre-commit-hooks.yaml"]
     for top in SCANNED:
         for path in sorted((REPO_ROOT / top).rglob("*")):
@@ -65,7 +88,7 @@ def test_every_design_citation_names_a_section() -> None:
     assert {"The protocol", "Layers", "Files on disk", "Invariants", "Configuration",
             "Exit codes"} <= sections
     wrong = []
-    for path in [*scanned_files(), REPO_ROOT / "docs" / "DESIGN.md"]:
+    for path in scanned_files():
         for match in CITATION.finditer(path.read_text(encoding="utf-8")):
             if match.group(1).strip() not in sections:
                 wrong.append(f"{path.relative_to(REPO_ROOT)}: {match.group(0)!r}")
@@ -82,3 +105,179 @@ def test_every_resource_file_is_shipped_as_package_data() -> None:
     assert templates
     for path in templates:
         assert any(path.match(g) for g in globs), f"{path.name} is not in package-data"
+
+
+# --- the README and the pages under docs/ ------------------------------------------
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of a markdown text outside fenced code blocks."""
+    out, fence = [], ""
+    for line in text.splitlines():
+        match = FENCE.match(line)
+        if fence:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = ""
+        elif match:
+            fence = match.group(1)
+        else:
+            out.append(line)
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: the rendered text in lower case, punctuation
+    other than `-` and `_` dropped, each space a `-`."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link shows its text
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """Every heading anchor of a markdown file, a repeated one numbered as GitHub does."""
+    seen: dict[str, int] = {}
+    found = set()
+    for line in prose_lines(path.read_text(encoding="utf-8")):
+        match = HEADING.match(line)
+        if match:
+            base = slug(match.group(1))
+            count = seen.get(base, 0)
+            seen[base] = count + 1
+            found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def links(path: Path) -> list[str]:
+    """The targets of the inline links and images of a markdown file, outside code."""
+    found = []
+    for line in prose_lines(path.read_text(encoding="utf-8")):
+        found += LINK.findall(CODE_SPAN.sub("", line))
+    return found
+
+
+def broken(path: Path, target: str) -> str | None:
+    """Why a link from `path` does not resolve, or None."""
+    if EXTERNAL.match(target):
+        return None
+    file_part, _, anchor = target.partition("#")
+    where = (path.parent / file_part).resolve() if file_part else path
+    if not where.exists():
+        return f"no file {file_part}"
+    if anchor and where.suffix == ".md" and anchor not in anchors(where):
+        return f"no heading #{anchor} in {where.name}"
+    return None
+
+
+def test_the_readme_is_short() -> None:
+    size = len(README.read_bytes())
+    assert size <= README_LIMIT, f"README.md is {size} bytes, over {README_LIMIT}: move " \
+                                 "detail into a page under docs/ and link it"
+
+
+def test_the_readme_links_every_page_under_docs() -> None:
+    pages = doc_pages()
+    assert {"DESIGN.md", "commands.md", "configuration.md", "claude-code.md", "guard.md",
+            "many-machines.md", "agent-loop.md", "benchmarks.md",
+            "reliability.md"} <= {p.name for p in pages}
+    linked = {(README.parent / t.partition("#")[0]).resolve() for t in links(README)
+              if not EXTERNAL.match(t) and t.partition("#")[0]}
+    missing = [p.name for p in pages if p.resolve() not in linked]
+    assert not missing, "link these pages from README.md: " + ", ".join(missing)
+
+
+def test_every_link_in_the_docs_resolves() -> None:
+    wrong = []
+    for path in [README, *doc_pages()]:
+        for target in links(path):
+            why = broken(path, target)
+            if why:
+                wrong.append(f"{path.relative_to(REPO_ROOT)}: ({target}): {why}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_link_check_catches_a_broken_file_or_anchor(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# A `jmem write` page\n\n## Same\n\n## Same\n\n"
+                    "[a](b.md) `[c](d.md)` ![e](f.png) [`g`](#same)\n\n"
+                    "```md\n# not a heading\n[h](i.md)\n```\n", encoding="utf-8")
+    assert anchors(page) == {"a-jmem-write-page", "same", "same-1"}
+    assert links(page) == ["b.md", "f.png", "#same"]
+    assert broken(page, "#same-1") is None and broken(page, "page.md#a-jmem-write-page") is None
+    assert broken(page, "#not-a-heading") and broken(page, "gone.md") and broken(page, "#none")
+    assert broken(page, "https://example.com/x.md#y") is None
+
+
+def test_the_command_reference_is_generated_from_the_cli() -> None:
+    page = (DOCS / "commands.md").read_text(encoding="utf-8")
+    assert page == render(), f"docs/commands.md differs from the CLI; regenerate it: {REGENERATE}"
+
+
+def test_the_reference_script_prints_the_reference() -> None:
+    out = subprocess.run([sys.executable, "-m", "journal_mem.cli.reference"], cwd=REPO_ROOT,
+                         capture_output=True, check=True, env={**os.environ, "COLUMNS": "20"})
+    assert out.stdout.decode("utf-8") == render()
+
+
+def test_the_reference_names_every_command_and_option() -> None:
+    page = render()
+    for command, ctx in walk_commands(cli, click.Context(cli, info_name="jmem")):
+        assert f"\n## {ctx.command_path}\n" in page, ctx.command_path
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert any(f"`{name}" in page for name in param.opts), (ctx.command_path, param)
+
+
+def test_the_reference_keeps_help_text_literal() -> None:
+    assert escape("in <git-common-dir>/x, `<kept>` and 1<=x") == \
+        "in \\<git-common-dir>/x, `<kept>` and 1<=x"
+    assert escape("_a_ b_c *d* a\\b") == "\\_a\\_ b_c \\*d\\* a\\\\b"
+    assert escape("# one") == "\\# one" and escape("- one") == "\\- one"
+
+
+def walk_commands(command: click.Command, ctx: click.Context) -> list[tuple[Any, Any]]:
+    """Every click command with its context, found independently of the renderer."""
+    found = [(command, ctx)]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        found += walk_commands(sub, click.Context(sub, info_name=name, parent=ctx))
+    return found
+
+
+def settings_module() -> ModuleType:
+    """The module that holds the defaults, wherever the package keeps it now."""
+    for name in ("journal_mem.settings", "journal_mem.config.settings"):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    raise AssertionError("no settings module: journal_mem.settings or journal_mem.config.settings")
+
+
+def toml_blocks(text: str) -> list[str]:
+    return re.findall(r"^```toml\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_configuration_page_shows_every_setting_with_its_real_default() -> None:
+    settings = settings_module()
+    page = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    blocks = toml_blocks(page)
+    assert blocks, "docs/configuration.md has no ```toml block"
+    shown: dict[str, Any] = {}
+    for block in blocks:
+        for key, value in tomllib.loads(block).items():
+            if isinstance(value, dict):
+                shown.setdefault(key, {}).update(value)
+            else:
+                shown[key] = value
+    assert shown == settings.DEFAULTS
+    for key, default in settings.DEFAULTS.items():
+        pairs = default.items() if isinstance(default, dict) else [("", default)]
+        for sub, _ in pairs:
+            dotted = f"{key}.{sub}" if sub else key
+            env = settings.env_name(key, sub) if sub else settings.env_name("", key)
+            assert f"| `{dotted}` | `{env}` |" in page, f"{dotted} ({env}) missing from the table"
