@@ -1,8 +1,12 @@
 """Whole-process benchmark runner: one warm-up, median and min–max of N runs,
 a baseline measured in the same run, ratios, and a markdown table.
 
-Each `bench/bench_*.py` exposes `rows(runs: int) -> list[Row]` and can run on
-its own (`python bench/bench_write.py`); `python bench/run_all.py` runs all.
+The protocol: each `bench/bench_*.py` exposes `rows(runs: int) -> list[Row | Figure]`
+(a `scale: str` parameter too when its size depends on `--scale`), is listed in
+`run_all.ORDER`, and can run on its own (`python bench/bench_write.py`);
+`python bench/run_all.py` runs all. A `Row` is a time; a `Figure` is a measure that
+is not one (a share of bytes, a recall rate) and gets a table of its own.
+tests/test_bench.py checks every module against this.
 """
 
 from __future__ import annotations
@@ -66,6 +70,19 @@ class Row:
         if self.baseline is None or self.baseline.median == 0:
             return "–"
         return f"{self.timing.median / self.baseline.median:.1f}×"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure that is not a time (a share, a rate), against its baseline
+    and goal; the value and the baseline are shown as given ("17.0%")."""
+
+    what: str
+    value: str
+    baseline_name: str
+    baseline: str
+    goal: str
+    met: bool | None
 
 
 def installed_script() -> Path | None:
@@ -170,6 +187,18 @@ def table(rows: Sequence[Row], title: str = "") -> str:
         met = "–" if r.met is None else ("yes" if r.met else "**no**")
         out.append(f"| {r.path} | {r.timing.median:.1f} | {r.timing.span} | {r.baseline_name} "
                    f"| {base} | {r.ratio} | {r.goal} | {met} |")
+    return "\n".join(out)
+
+
+def figure_table(figures: Sequence[Figure], title: str = "") -> str:
+    """The figures as a markdown table."""
+    out = [f"### {title}", ""] if title else []
+    out.append("| figure | value | baseline | baseline value | goal | met |")
+    out.append("|---|---:|---|---:|---|---|")
+    for f in figures:
+        met = "–" if f.met is None else ("yes" if f.met else "**no**")
+        out.append(f"| {f.what} | {f.value} | {f.baseline_name} | {f.baseline} | {f.goal} "
+                   f"| {met} |")
     return "\n".join(out)
 
 
