@@ -2,16 +2,25 @@
 
 It saves every request body and answers `POST /v1/messages` (SSE when the
 request asks to stream) with text, or — when the newest user text holds a
-trigger set by the test — with a `tool_use` of the `Agent` tool, which makes
-the CLI start a subagent. `count_tokens` gets a small number.
+trigger set by the test — with the `tool_use` blocks scripted for it: one call
+(an `Agent` call makes the CLI start a subagent), several in one message
+(parallel calls, which the CLI runs as one batch), a background or a fork
+subagent. A request whose newest user text holds a marker set with `hold` is
+answered only once the test's condition holds (a subagent that outlives its
+parent's turn). `count_tokens` gets a small number.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+Call = tuple[str, dict[str, Any]]  # a tool's name and its input
 
 
 class FakeApi:
@@ -19,8 +28,11 @@ class FakeApi:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        # trigger text in the newest user message -> (tool name, tool input) to call
-        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        # trigger text in the newest user message -> the (tool name, tool input) to call,
+        # or a list of them: several tool_use blocks in one assistant message
+        self.calls: dict[str, Call | list[Call]] = {}
+        # marker in the newest user text -> (condition to wait for, at most seconds)
+        self.holds: dict[str, tuple[Callable[[], bool], float]] = {}
         self.lock = threading.Lock()
         api = self
 
@@ -35,7 +47,13 @@ class FakeApi:
                     return self._json({"input_tokens": 100})
                 with api.lock:
                     api.requests.append(body)
-                answer = api.answer(body)
+                    number = len(api.requests)
+                answer = api.answer(body, number)
+                for marker, (until, seconds) in api.holds.items():
+                    if marker in newest_user_text(body):
+                        deadline = time.monotonic() + seconds
+                        while not until() and time.monotonic() < deadline:
+                            time.sleep(0.05)
                 if body.get("stream"):
                     return self._sse(body, answer)
                 return self._json(message(body, answer))
@@ -77,28 +95,59 @@ class FakeApi:
         self.server.shutdown()
         self.server.server_close()
 
-    def delegate(self, trigger: str, agent: str) -> None:
-        """Answer a user message holding `trigger` by starting subagent `agent`."""
-        self.calls[trigger] = ("Agent", {"description": "check memory",
-                                         "prompt": "Say what you remember.",
-                                         "subagent_type": agent})
+    def delegate(self, trigger: str, agent: str, prompt: str = "Say what you remember.",
+                 background: bool | None = None) -> None:
+        """Answer a user message holding `trigger` by starting subagent `agent`; with
+        `background`, say so in `run_in_background` (2.1.332: background by default)."""
+        args: dict[str, Any] = {"description": "check memory", "prompt": prompt,
+                                "subagent_type": agent}
+        if background is not None:
+            args["run_in_background"] = background
+        self.calls[trigger] = ("Agent", args)
 
-    def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """The content blocks of the reply: the tool call set for a trigger in the newest
-        user text (when the request offers that tool), else plain text."""
+    def fork(self, trigger: str, prompt: str = "Say what you remember.") -> None:
+        """Answer `trigger` by forking the session: `subagent_type: "fork"`, a subagent that
+        inherits the whole conversation (on by default in 2.1.332)."""
+        self.calls[trigger] = ("Agent", {"description": "fork off", "prompt": prompt,
+                                         "subagent_type": "fork"})
+
+    def parallel(self, trigger: str, *calls: Call) -> None:
+        """Answer `trigger` with all of `calls` in one assistant message (one tool batch)."""
+        self.calls[trigger] = list(calls)
+
+    def hold(self, marker: str, until: Callable[[], bool] | None = None,
+             seconds: float = 30.0) -> None:
+        """Answer a request whose newest user text holds `marker` only once `until()` is
+        true (checked every 50 ms), or after `seconds` at most."""
+        self.holds[marker] = (until or (lambda: False), seconds)
+
+    def answer(self, body: dict[str, Any], number: int = 0) -> list[dict[str, Any]]:
+        """The content blocks of the reply: the tool calls set for a trigger in the newest
+        user text (when the request offers those tools and the assistant message before it
+        is not already that answer), else plain text."""
         talk = [m for m in body.get("messages", []) if m.get("role") in ("user", "assistant")]
-        last = talk[-1] if talk and talk[-1].get("role") == "user" else {}
-        content = last.get("content", "")
-        texts = [content] if isinstance(content, str) else \
-            [str(b.get("text", "")) for b in content if isinstance(b, dict)]
+        text = newest_user_text(body)
         answered = json.dumps(talk[-2].get("content", "")) if len(talk) > 1 else ""
         tools = {t.get("name") for t in body.get("tools", []) if isinstance(t, dict)}
-        for trigger, (tool, args) in self.calls.items():
-            if any(trigger in t for t in texts) and tool in tools \
-                    and f'"name": "{tool}"' not in answered:
-                return [{"type": "tool_use", "id": f"toolu_{len(self.requests):04d}",
-                         "name": tool, "input": args}]
+        for trigger, script in self.calls.items():
+            calls = script if isinstance(script, list) else [script]
+            key = "toolu_" + hashlib.sha1(trigger.encode()).hexdigest()[:8]
+            if trigger in text and all(tool in tools for tool, _ in calls) \
+                    and key not in answered:
+                return [{"type": "tool_use", "id": f"{key}_{number:04d}_{i}", "name": tool,
+                         "input": args} for i, (tool, args) in enumerate(calls)]
         return [{"type": "text", "text": "OK."}]
+
+
+def newest_user_text(body: dict[str, Any]) -> str:
+    """The text blocks of the request's newest message when a user wrote it (tool results
+    and system messages are not user text), joined."""
+    talk = [m for m in body.get("messages", []) if m.get("role") in ("user", "assistant")]
+    last = talk[-1] if talk and talk[-1].get("role") == "user" else {}
+    content = last.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
 
 
 def message(body: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:

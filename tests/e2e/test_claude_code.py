@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claudecode import VERSION, binary
+from claudecode import binary, described
 from fakeapi import FakeApi
 from helpers import REPO_ROOT, add_worktree, base_env, git, jmem, make_repo
+from seen import hook_context, injected
 
 MEM = Path(".claude/agent-memory")
 FILLER = 140  # main's MEMORY.md is longer than the cap allows: the pack is cut
@@ -159,21 +160,6 @@ def main_requests(requests: list[dict[str, Any]], holding: str) -> list[dict[str
     return [r for r in requests if not is_subagent(r) and holding in text(r)]
 
 
-def hook_context(request: dict[str, Any], event: str) -> str:
-    """The additionalContext of `event` as the model got it."""
-    found = []
-    for message in request["messages"]:
-        content = message["content"]
-        for block in [content] if isinstance(content, str) else content:
-            body = block if isinstance(block, str) else str(block.get("text", ""))
-            if f"{event} hook additional context: " in body:
-                # the CLI puts more system text after it, past a blank line
-                after = body.split(f"{event} hook additional context: ", 1)[1]
-                found.append(after.split("\n\n\n", 1)[0])
-    assert len(found) == 1, (event, len(found))
-    return found[0]
-
-
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     exe, why = binary()
@@ -185,7 +171,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     world.run()
     if os.environ.get("JMEM_E2E_DUMP"):
         Path(os.environ["JMEM_E2E_DUMP"]).write_text(json.dumps(world.phases, indent=1))
-    print(f"\nclaude code {VERSION}: " + ", ".join(f"{k} {v:.1f} s"
+    print(f"\nclaude code {described()}: " + ", ".join(f"{k} {v:.1f} s"
                                                   for k, v in world.times.items()))
     return world
 
@@ -215,7 +201,7 @@ def test_subagent_in_a_stale_worktree_gets_each_fact_once(scenario: Scenario) ->
     assert whole.count("- Fresh reviewer fact [rv-fresh]") == 1
     assert whole.count("do not rely on: rv-dropped") == 1
     assert "[mn-one]" not in whole and "journal-mem warning" not in whole
-    hook_context(subs[0], "SubagentStart")
+    assert "- Fresh reviewer fact [rv-fresh]" in hook_context(subs[0], "SubagentStart")
 
 
 def test_a_correction_written_mid_session_reaches_the_next_request_once(
@@ -228,7 +214,7 @@ def test_a_correction_written_mid_session_reaches_the_next_request_once(
         whole = text(request)
         assert whole.count("do not rely on: mn-one") == 1
         assert whole.count("Main fact corrected") == 1
-        hook_context(request, "UserPromptSubmit")
+        assert "Main fact corrected" in hook_context(request, "UserPromptSubmit")
 
 
 def test_the_reminder_comes_once_as_context_after_work(scenario: Scenario) -> None:
@@ -242,16 +228,17 @@ def test_the_reminder_comes_once_as_context_after_work(scenario: Scenario) -> No
 
 def test_resume_does_not_duplicate(scenario: Scenario) -> None:
     last = scenario.phases["resume"][-1]
-    whole = text(last)
+    whole, held = text(last), injected(last)
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
-        assert whole.count(line) == 1, line
+        assert whole.count(line) == 1 and line in held, line
 
 
 def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
-    whole = text(scenario.phases["fork"][-1])
+    last = scenario.phases["fork"][-1]
+    whole, held = text(last), injected(last)
     assert "forked off" in whole
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
-        assert whole.count(line) == 1, line
+        assert whole.count(line) == 1 and line in held, line
 
 
 def test_compaction_restores_the_pack(scenario: Scenario) -> None:
@@ -259,8 +246,9 @@ def test_compaction_restores_the_pack(scenario: Scenario) -> None:
     whole = text(last)
     assert "after the compaction" in whole
     assert "prompt QX1" not in whole  # compacted: the earlier turns are summarised away
-    assert whole.count("- Main fresh fact [mn-fresh]") == 1
-    assert whole.count("Main fact corrected") == 1
+    pack = hook_context(last, "SessionStart")  # the pack again, from source "compact"
+    for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected"):
+        assert whole.count(line) == 1 and line in pack, line
 
 
 # --- the plugin: memory without `jmem` on PATH, in a worktree older than `jmem init` ---
@@ -293,13 +281,15 @@ def plugin_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dic
     git(main, "commit", "-qm", "journal-mem")
     from journal_mem.setup.plugin import folder
 
-    for args in (["marketplace", "add", folder()], ["install", "journal-mem@journal-mem"]):
-        proc = subprocess.run([str(exe), "plugin", *args], env=env, capture_output=True,
-                              text=True, timeout=120, check=False)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
     runs: dict[str, list[dict[str, Any]]] = {}
     with FakeApi() as api:
+        # set before `claude plugin` too: without it each plugin command spends ~18 s
+        # resolving api.anthropic.com (2.1.332, no network)
         env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{api.port}"
+        for args in (["marketplace", "add", folder()], ["install", "journal-mem@journal-mem"]):
+            proc = subprocess.run([str(exe), "plugin", *args], env=env, capture_output=True,
+                                  text=True, timeout=120, check=False)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
         for name, cwd, path in (("old worktree, no jmem on PATH", old, bare_path),
                                 ("main checkout, project hooks too", main,
                                  f"{local_bin}{os.pathsep}{bare_path}")):
