@@ -1,6 +1,6 @@
 """One name, one type: a parameter called `ctx` is always the command context
 (`store.context.Context`: repository, config, layout), never click's context
-(`click_ctx`) or the guard's `Policy` (`policy`). docs/DESIGN.md, "Layers"."""
+(`click_ctx`) or the guard's `Policy` (`policy`). docs/DESIGN.md, "Layout"."""
 
 from __future__ import annotations
 
