@@ -36,9 +36,6 @@ class Layout:
     def journal_dir(self, agent: str) -> str:
         return os.path.join(self.main_memory, agent, JOURNAL)
 
-    def topic_path(self, agent: str, topic: str) -> str:
-        return os.path.join(self.main_memory, agent, TOPICS, f"{topic}.md")
-
     def memory_md(self, agent: str) -> str:
         return os.path.join(self.main_memory, agent, MEMORY_MD)
 

@@ -71,16 +71,6 @@ def ls_blobs(root: str, args: list[str], only: set[str] | None = None,
     return out
 
 
-def head_blobs(root: str, prefix: str, only: set[str] | None = None) -> dict[str, str]:
-    """{path: blob id} under `prefix` in HEAD ({} before the first commit)."""
-    return ls_blobs(root, ["ls-tree", "-r", "-z", "HEAD", "--", prefix], only)
-
-
-def index_blobs(root: str, prefix: str, only: set[str] | None = None) -> dict[str, str]:
-    """{path: blob id} under `prefix` in the index."""
-    return ls_blobs(root, ["ls-files", "-s", "-z", "--", prefix], only)
-
-
 def tree_paths(root: str, rev: str) -> frozenset[str]:
     """Every file path in `rev`'s tree and every folder above one ({} when `rev` is unborn)."""
     res = gitcore.run(["ls-tree", "-r", "-z", "--name-only", rev], root, clean=True, check=False)

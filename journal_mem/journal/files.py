@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from journal_mem.fsutil import create_exclusive
 from journal_mem.journal.entry import Entry, render
-from journal_mem.layout import JOURNAL, Layout
+from journal_mem.layout import Layout
 from journal_mem.names import ENTRY_NAME_RE, is_name, slugify
 
 
@@ -76,19 +76,6 @@ def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:
 def is_entry_name(name: str) -> bool:
     """A journal entry's file name: `YYYY-MM-DD-….md` (hand-written names included)."""
     return ENTRY_NAME_RE.fullmatch(name) is not None
-
-
-def iter_journal(layout: Layout) -> Iterator[tuple[str, str]]:
-    """(agent, absolute path) of every entry file in the main journal, sorted."""
-    for agent in layout.agents_on_disk():
-        folder = os.path.join(layout.agent_dir(agent), JOURNAL)
-        try:
-            names = sorted(os.listdir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for name in names:
-            if is_entry_name(name):
-                yield agent, os.path.join(folder, name)
 
 
 def iter_outbox(layout: Layout) -> Iterator[tuple[str, str]]:

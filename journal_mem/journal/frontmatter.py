@@ -33,22 +33,6 @@ def split(text: str) -> tuple[str | None, str, str]:
     return front, text[end + 5 :], ""
 
 
-def scalar(front: str, name: str) -> str | None:
-    """The plain value of a top-level `name: value` line of `front`, or None.
-
-    For simple settings in files journal-mem does not own (Claude Code's agent
-    definitions); a journal entry's fields go through the YAML parser.
-    """
-    for line in front.split("\n"):
-        key, colon, value = line.partition(":")
-        if colon and key == name:
-            value = value.split(" #", 1)[0].strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return value
-    return None
-
-
 # The YAML tags a composed node may carry: plain strings, lists and mappings only.
 _ALLOWED_TAGS = frozenset(
     {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}

@@ -33,15 +33,6 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _text(context: dict[str, Any], name: str) -> str:
-    value = context.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidEntry([f"{name}: must be a string"])
-    return value.strip()
-
-
 def text_field(context: dict[str, Any], name: str) -> str:
     """A string from the caller's context, stripped ('' when absent)."""
     value = context.get(name)

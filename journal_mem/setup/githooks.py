@@ -160,9 +160,3 @@ def uninstall(root: str) -> HookReport:
             os.rename(path + LEGACY, path)
             report.done.append(f"restored your {name} hook from {name}{LEGACY}")
     return report
-
-
-def installed(root: str) -> list[str]:
-    """Names of our hooks installed for the checkout at `root` (for `status`)."""
-    folder = hooks_dir(root)
-    return [n for n in HOOKS if is_ours(os.path.join(folder, n))]

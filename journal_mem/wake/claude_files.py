@@ -136,18 +136,6 @@ def _refresh(group: dict[str, object], want: dict[str, object]) -> bool:
     return json.dumps(group, sort_keys=True) != before
 
 
-def installed_commands(entries: object) -> set[str]:
-    """The command lines (shell or exec form) of one event's hook entries."""
-    found: set[str] = set()
-    for entry in entries if isinstance(entries, list) else []:
-        inner = entry.get("hooks") if isinstance(entry, dict) else None
-        for hook in inner if isinstance(inner, list) else []:
-            line = hook_command_line(hook)
-            if line:
-                found.add(line)
-    return found
-
-
 def missing_hooks(root: str) -> list[str]:
     """Events whose journal-mem hook `.claude/settings.json` lacks (for `status`)."""
     try:
