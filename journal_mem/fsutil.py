@@ -19,6 +19,7 @@ Standard library only: the git hooks import it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 
 from journal_mem.errors import JournalMemError
@@ -155,3 +156,26 @@ def _open_temp(folder: str) -> tuple[int, str]:
             pass  # the filesystem has no O_TMPFILE: use a named temp file
     tmp = os.path.join(folder, f".tmp-{os.urandom(8).hex()}")
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp
+
+
+def append_json_line(path: str, record: dict[str, object]) -> None:
+    """Append `record` as one JSON line to a log file (created with its folder when
+    missing). One `write` of one line under O_APPEND: concurrent writers never
+    interleave inside a line. Raises OSError when the log cannot be written."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_json(path: str) -> object:
+    """What a JSON state file holds, or None when it is missing or unreadable (these
+    files are disposable or rebuilt: damage means "nothing recorded")."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -10,7 +11,15 @@ from journal_mem import errors
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit
 
 
-def _import_done(report: Any, as_json: bool) -> int:
+def _run_import(click_ctx: click.Context, as_json: bool,
+                call: Callable[[Any, Any, Callable[[str | None], str]], Any]) -> int:
+    """Open the repository, run `call(importers.run, ctx, agent_of)` and report."""
+    from journal_mem.importers import run as importing
+    from journal_mem.lessons.write import resolve_agent
+    from journal_mem.repo import open_context
+
+    ctx = open_context(cwd(click_ctx))
+    report = call(importing, ctx, lambda agent: resolve_agent(ctx, agent))
     emit(report.as_dict(), report.lines(), as_json)
     return int(report.exit_code)
 
@@ -47,11 +56,8 @@ def import_memory(click_ctx: click.Context, agents: tuple[str, ...], no_commit: 
     sections); its topic is the topic file's name or its MEMORY.md section.
     Files the distiller wrote are left alone.
     """
-    from journal_mem.importers import run as importing
-    from journal_mem.repo import open_context
-
-    report = importing.import_memory(open_context(cwd(click_ctx)), list(agents), not no_commit)
-    return _import_done(report, as_json)
+    return _run_import(click_ctx, as_json, lambda importing, ctx, _: importing.import_memory(
+        ctx, list(agents), not no_commit))
 
 
 @import_group.command("claude-md", context_settings=CONTEXT)
@@ -65,14 +71,9 @@ def import_claude_md(click_ctx: click.Context, path: str, agent: str | None,
                      applies_to: tuple[str, ...], no_commit: bool, as_json: bool) -> int:
     """A CLAUDE.md or AGENTS.md: rules become principles, other sections semantic
     lessons, held by the agents named with --applies-to (default: all)."""
-    from journal_mem.importers import run as importing
-    from journal_mem.lessons.write import resolve_agent
-    from journal_mem.repo import open_context
-
-    context = open_context(cwd(click_ctx))
-    report = importing.import_claude_md(context, path, resolve_agent(context, agent),
-                                        list(applies_to), not no_commit)
-    return _import_done(report, as_json)
+    return _run_import(click_ctx, as_json, lambda importing, ctx, agent_of: importing
+                       .import_claude_md(ctx, path, agent_of(agent), list(applies_to),
+                                         not no_commit))
 
 
 @import_group.command("retro", context_settings=CONTEXT)
@@ -90,14 +91,9 @@ def import_retro(click_ctx: click.Context, paths: tuple[str, ...], agent: str | 
                  as_json: bool) -> int:
     """Retrospectives: one reflective lesson per finding or lesson (a sub-section of a
     lessons/findings section, else each of its items), dated from the file name."""
-    from journal_mem.importers import run as importing
-    from journal_mem.lessons.write import resolve_agent
-    from journal_mem.repo import open_context
-
-    context = open_context(cwd(click_ctx))
-    report = importing.import_retro(context, list(paths), resolve_agent(context, agent),
-                                    list(applies_to), topic, not no_commit)
-    return _import_done(report, as_json)
+    return _run_import(click_ctx, as_json, lambda importing, ctx, agent_of: importing
+                       .import_retro(ctx, list(paths), agent_of(agent), list(applies_to),
+                                     topic, not no_commit))
 
 
 @import_group.command("mem0", context_settings=CONTEXT)
@@ -111,13 +107,8 @@ def import_mem0(click_ctx: click.Context, path: str, agent: str | None, no_commi
     """A mem0 JSON export: each memory a lesson with its metadata's type, confidence,
     tags and expires_at (as valid_until); written by its agent_id when that is a
     valid agent name, else by --agent."""
-    from journal_mem.importers import run as importing
-    from journal_mem.lessons.write import resolve_agent
-    from journal_mem.repo import open_context
-
-    context = open_context(cwd(click_ctx))
-    report = importing.import_mem0(context, path, resolve_agent(context, agent), not no_commit)
-    return _import_done(report, as_json)
+    return _run_import(click_ctx, as_json, lambda importing, ctx, agent_of: importing
+                       .import_mem0(ctx, path, agent_of(agent), not no_commit))
 
 
 @import_group.command("snapshot", context_settings=CONTEXT)
@@ -127,11 +118,8 @@ def import_mem0(click_ctx: click.Context, path: str, agent: str | None, no_commi
 @click.pass_context
 def import_snapshot(click_ctx: click.Context, path: str, no_commit: bool, as_json: bool) -> int:
     """A snapshot written by `jmem export`: every live fact, same key and fields."""
-    from journal_mem.importers import run as importing
-    from journal_mem.repo import open_context
-
-    report = importing.import_snapshot(open_context(cwd(click_ctx)), path, not no_commit)
-    return _import_done(report, as_json)
+    return _run_import(click_ctx, as_json, lambda importing, ctx, _: importing.import_snapshot(
+        ctx, path, not no_commit))
 
 
 @cli.command(context_settings=CONTEXT)

@@ -115,11 +115,7 @@ def _written_path(layout: Layout) -> str:
 
 def recorded(layout: Layout) -> dict[str, list[str]]:
     """{repo-relative path: blob ids} of distilled files this machine wrote and did not commit."""
-    try:
-        with open(_written_path(layout), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
+    data = fsutil.read_json(_written_path(layout))
     if not isinstance(data, dict):
         return {}
     return {str(k): [str(b) for b in v] for k, v in data.items() if isinstance(v, list)}

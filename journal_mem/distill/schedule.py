@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterable
 
-from journal_mem.fsutil import replace_atomic
+from journal_mem.fsutil import read_json, replace_atomic
 from journal_mem.gitops import mergedriver
 from journal_mem.journal.listing import Found, pending_paths
 from journal_mem.journal.reader import Lesson, read_lessons
@@ -58,11 +58,7 @@ def _stat_key(path: str) -> list[int] | None:
 
 
 def _known_invalid(layout: Layout) -> dict[str, list[int]]:
-    try:
-        with open(_invalid_path(layout), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
+    data = read_json(_invalid_path(layout))
     return data if isinstance(data, dict) else {}
 
 

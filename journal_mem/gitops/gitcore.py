@@ -282,15 +282,8 @@ def _is_checkout_of(candidate: str, common_dir: str) -> bool:
     dot_git = os.path.join(candidate, ".git")
     if os.path.isdir(dot_git):
         return os.path.realpath(dot_git) == common_dir
-    try:
-        with open(dot_git, encoding="utf-8") as fh:
-            pointer = fh.read().strip()
-    except OSError:
-        return False
-    if not pointer.startswith("gitdir:"):
-        return False
-    target = os.path.join(candidate, pointer.removeprefix("gitdir:").strip())
-    return os.path.realpath(target) == common_dir
+    target = _gitfile_dir(candidate)
+    return target is not None and os.path.realpath(target) == common_dir
 
 
 def find_main_checkout(common_dir: str) -> str:
@@ -345,22 +338,29 @@ def quick_common_dir(cwd: str) -> str | None:
         if os.path.isdir(dot):
             return os.path.realpath(dot)
         if os.path.isfile(dot):
-            return _common_from_gitfile(folder, dot)
+            return _common_from_gitfile(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
 
 
-def _common_from_gitfile(folder: str, dot: str) -> str | None:
+def _gitfile_dir(folder: str) -> str | None:
+    """The git dir a `.git` file in `folder` points at (`gitdir: PATH`), or None."""
     try:
-        with open(dot, encoding="utf-8") as fh:
+        with open(os.path.join(folder, ".git"), encoding="utf-8") as fh:
             line = fh.readline().strip()
     except OSError:
         return None
     if not line.startswith("gitdir:"):
         return None
-    git_dir = os.path.join(folder, line[len("gitdir:"):].strip())
+    return os.path.join(folder, line[len("gitdir:"):].strip())
+
+
+def _common_from_gitfile(folder: str) -> str | None:
+    git_dir = _gitfile_dir(folder)
+    if git_dir is None:
+        return None
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
             common = fh.readline().strip()

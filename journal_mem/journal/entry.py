@@ -289,14 +289,20 @@ def _kind(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     return {"type": kind, "confidence": confidence}
 
 
-def _tags(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
-    value = raw.get("tags")
+def _strings(raw: dict[str, Any], name: str, what: str, problems: list[str]) -> list[str]:
+    """A field that holds one string or a list of them, as a list ([] when absent)."""
+    value = raw.get(name)
     if value is None or value == "":
-        return ()
+        return []
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        problems.append("tags: must be a list of words")
-        return ()
+        problems.append(f"{name}: must be a list of {what}")
+        return []
+    return items
+
+
+def _tags(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
+    items = _strings(raw, "tags", "words", problems)
     tags = sorted({i.strip() for i in items if i.strip()})
     if len(tags) > MAX_TAGS:
         problems.append(f"tags: {len(tags)} tags, at most {MAX_TAGS}")
@@ -307,13 +313,7 @@ def _tags(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
 
 
 def _refs(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
-    value = raw.get("refs")
-    if value is None or value == "":
-        return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        problems.append("refs: must be a list of repository paths")
-        return ()
+    items = _strings(raw, "refs", "repository paths", problems)
     out = set()
     for ref in (i.strip() for i in items):
         parts = ref.strip("/").split("/")

@@ -15,6 +15,8 @@ import os
 from collections import Counter
 from typing import Any
 
+from journal_mem.fsutil import append_json_line
+
 TAIL = 400  # characters of the result kept per line
 LOG_NAME = "hooks.jsonl"
 
@@ -25,14 +27,7 @@ def log_path(state_dir: str) -> str:
 
 def append(state_dir: str, record: dict[str, Any]) -> None:
     """Add one record (raises OSError when the log cannot be written)."""
-    path = log_path(state_dir)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_json_line(log_path(state_dir), record)
 
 
 def read(state_dir: str, last: int | None = None) -> list[dict[str, Any]]:

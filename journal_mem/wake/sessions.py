@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 
-from journal_mem.fsutil import replace_atomic
+from journal_mem.fsutil import append_json_line, replace_atomic
 
 # `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
 # prompt needs none of them, so they are imported where they are used.
@@ -90,14 +90,7 @@ def now() -> dt.datetime:
 
 def append(state_dir: str, record: dict[str, object]) -> None:
     """Append one record to the session log."""
-    path = log_path(state_dir)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    data = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    append_json_line(log_path(state_dir), record)
 
 
 def read(state_dir: str, limit: int | None = None) -> list[dict[str, object]]:
