@@ -1,12 +1,10 @@
 """`jmem demo`: the whole story in a temporary repository, narrated.
 
 Every step runs the real `jmem` program and real git in a real repository
-with a linked worktree; the narration says what happened and why.
-
-The demo's last scenes: an orchestrator's loop using memory, and a fact's history.
-
-Kept apart from `commands/demo.py` (the protocol's scenes) so that each module
-stays readable; both play on the same `Stage`.
+with a linked worktree; the narration says what happened and why. The scenes
+play in order on one `Stage`: the protocol's (write, guard, rescue, distill,
+wake-up, corrections), then an orchestrator's loop using memory, then a
+fact's history.
 """
 
 from __future__ import annotations

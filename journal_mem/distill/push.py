@@ -25,7 +25,7 @@ already holds. One attempt, all under the distill lock:
      equals MERGE_HEAD's, and the distill below recomputes them all from the
      union of both journals anyway. Any other conflict aborts the merge
      (`git merge --abort`, nothing changed) and is reported: that is a
-     person's merge to make (`push_merge.py`).
+     person's merge to make (`merge_taking_theirs` below).
 3. Distill as usual: drain the outbox, fold every entry now on disk (T's,
    the local commits', the untracked ones), commit memory paths only.
 4. `git push REMOTE HEAD:refs/heads/BRANCH`, never forced. Pushing HEAD
@@ -46,15 +46,6 @@ already holds. One attempt, all under the distill lock:
 A push refused by the remote for another reason (a protected branch, a hook)
 is not a race and fails at once. With no remote branch yet, the first push
 creates it.
-
-Step 2 of `jmem distill --push` when histories diverged: merge the remote tip.
-
-A real merge of the remote tip T (local commits are never rewritten). Every
-distilled file the merge changes takes T's version verbatim, which the
-pre-commit guard accepts because it equals MERGE_HEAD's; the distill that
-follows recomputes them all from the union of both journals. Any other
-conflict aborts the merge, nothing changed. See `push.py` for the whole
-protocol and docs/DESIGN.md, "Many machines".
 """
 
 from __future__ import annotations

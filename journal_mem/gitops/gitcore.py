@@ -1,16 +1,10 @@
-"""Where things are: the current worktree, its git dirs and the main checkout.
+"""How journal-mem runs git, and where things are: the environment every call gets,
+the two runners, the current worktree, its git dirs and the main checkout.
 
-The runners live in `gitrun.py` and are re-exported here, so `gitfacts.run`
-and friends keep working. Only `os` is imported at module level: `locate`
-runs git through `spawn_git` on the hooks' fast path (docs/DESIGN.md,
-"Git facts this design relies on").
-
-How journal-mem runs git: the environment every call gets, and the two runners.
-
-Only `os` is imported at module level: the guard's fast path runs git through
-`spawn_git` (posix_spawn and a pipe) because `import subprocess` alone costs
-about a bare interpreter start (docs/DESIGN.md, "Git facts this design relies on").
-`run` imports `subprocess` when first called.
+Only `os` is imported at module level: the guard's fast path and `locate` run
+git through `spawn_git` (posix_spawn and a pipe) because `import subprocess`
+alone costs about a bare interpreter start (docs/DESIGN.md, "Git facts this
+design relies on"). `run` imports `subprocess` when first called.
 """
 
 from __future__ import annotations
