@@ -10,7 +10,8 @@ to a person's push is retried on the new tip by `distill --push` itself.
 The push uses the workflow's GITHUB_TOKEN, whose pushes start no workflow,
 so the distill commit does not trigger the job again.
 
-What the job installs: a source pinned to the code running now. The CI workflow runs with `contents: write`, so whatever it installs can push
+What the job installs: a source pinned to the code running now. The CI workflow runs
+with `contents: write`, so whatever it installs can push
 to the repository. A bare package name is not a source: journal-mem is not on
 the public package index, and whoever registers the name later would run
 their code in that job. So the default pins exactly the code that ran
