@@ -50,7 +50,6 @@ creates it.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -58,21 +57,10 @@ from dataclasses import dataclass, field
 from journal_mem.distill.distiller import Options, Outcome, distill_locked
 from journal_mem.distill.files import is_distilled
 from journal_mem.distill.safety import refuse_unsafe
-from journal_mem.errors import GitError, JournalMemError, PolicyViolation
-from journal_mem.gitops import gitcore, staged
+from journal_mem.errors import JournalMemError, PolicyViolation
+from journal_mem.gitops import gitcore, remote, staged
 from journal_mem.journal.lock import DistillLock
 from journal_mem.repo import Context
-
-
-def git_error_text(res: gitcore.GitResult) -> str:
-    """What git said (stderr, then stdout) when it failed."""
-    return (res.stderr + res.stdout).decode("utf-8", "replace").strip()
-
-
-def literal_paths(paths: list[str]) -> bytes:
-    """Literal pathspecs (`git --literal-pathspecs` would be exported to hooks)."""
-    return b"".join(f":(top,literal){p}".encode("utf-8", "surrogateescape") + b"\0"
-                    for p in paths)
 
 
 def is_distilled_path(ctx: Context, path: str) -> bool:
@@ -84,30 +72,18 @@ def is_distilled_path(ctx: Context, path: str) -> bool:
 def merge_taking_theirs(ctx: Context, tip: str, message: str) -> None:
     """Merge `tip`, every distilled file it changes taken verbatim from `tip`; commit."""
     root = ctx.repo.main_root
-    res = gitcore.run(["merge", "--no-ff", "--no-commit", "--quiet", tip], root, clean=True,
-                       check=False)
-    if not os.path.exists(os.path.join(ctx.repo.git_dir, "MERGE_HEAD")):
-        raise GitError(f"git merge of the remote tip failed in {root}:\n{git_error_text(res)}",
-                       hint="commit, stash or remove the files git names, then run "
-                            "`jmem distill --push` again")
+    unmerged = remote.start_merge(root, ctx.repo.git_dir, tip)
     changes = staged.changes(root, ctx.layout.memory_root, clean=True)
-    unmerged = gitcore.run(["diff", "--name-only", "--diff-filter=U", "-z"], root,
-                            clean=True).text().split("\0")
-    others = sorted(p for p in unmerged if p and not is_distilled_path(ctx, p))
+    others = sorted(p for p in unmerged if not is_distilled_path(ctx, p))
     if others:
-        gitcore.run(["merge", "--abort"], root, clean=True, check=False)
+        remote.abort_merge(root)
         raise PolicyViolation(
             "the remote tip conflicts with local commits outside the distilled files "
             "(merge aborted, nothing changed):\n" + "\n".join(f"  {p}" for p in others),
             hint="`git pull` and resolve the conflicts by hand, then run "
                  "`jmem distill --push` again")
     take_theirs(ctx, tip, sorted({c.path for c in changes if is_distilled_path(ctx, c.path)}))
-    done = gitcore.run(["commit", "--quiet", "--no-edit", "-m", message], root, clean=True,
-                        check=False)
-    if not done.ok:
-        gitcore.run(["merge", "--abort"], root, clean=True, check=False)
-        raise GitError(f"committing the merge of the remote tip failed in {root} "
-                       f"(merge aborted, nothing changed):\n{git_error_text(done)}")
+    remote.conclude_merge(root, message)
 
 
 def take_theirs(ctx: Context, rev_: str, paths: list[str]) -> None:
@@ -116,20 +92,8 @@ def take_theirs(ctx: Context, rev_: str, paths: list[str]) -> None:
         return
     root = ctx.repo.main_root
     there = staged.tree_blobs(root, rev_, ctx.layout.memory_root)
-    keep = [p for p in paths if p in there]
-    gone = [p for p in paths if p not in there]
-    if keep:
-        gitcore.run(["checkout", rev_, "--pathspec-from-file=-",
-                      "--pathspec-file-nul"], root, clean=True, stdin=literal_paths(keep))
-    if gone:
-        gitcore.run(["rm", "-q", "-f", "--cached", "--ignore-unmatch",
-                      "--pathspec-from-file=-", "--pathspec-file-nul"], root, clean=True,
-                     stdin=literal_paths(gone))
-        for path in gone:
-            try:
-                os.unlink(os.path.join(root, path))
-            except FileNotFoundError:
-                pass
+    remote.set_paths(root, rev_, [p for p in paths if p in there],
+                     [p for p in paths if p not in there])
 
 
 ATTEMPTS = 8
@@ -174,19 +138,12 @@ def target_branch(ctx: Context) -> str:
     return want
 
 
-def default_remote(root: str, branch: str) -> str:
-    """The branch's configured remote, else `origin`."""
-    res = gitcore.run(["config", "--get", f"branch.{branch}.remote"], root, clean=True,
-                       check=False)
-    return res.text().strip() or "origin"
-
-
-def push_distill(ctx: Context, opts: Options, remote: str | None,
+def push_distill(ctx: Context, opts: Options, remote_name: str | None,
                  attempts: int = ATTEMPTS) -> Pushed:
     """Distill on top of REMOTE's branch and push, retrying lost races (module docstring)."""
     root = ctx.repo.main_root
     branch = target_branch(ctx)
-    report = Pushed(remote or default_remote(root, branch), branch)
+    report = Pushed(remote_name or remote.default_remote(root, branch), branch)
     with DistillLock(ctx.layout.state_dir):
         for attempt in range(1, attempts + 1):
             report.attempts = attempt
@@ -210,16 +167,16 @@ def backoff(attempt: int) -> float:
 def _attempt(ctx: Context, opts: Options, report: Pushed) -> bool:
     """One fetch, integrate, distill and push; False when the push lost a race."""
     root = ctx.repo.main_root
-    tip = fetch(root, report.remote, report.branch)
+    tip = remote.fetch(root, report.remote, report.branch)
     refuse_unsafe(ctx, commit=opts.commit)
     report.steps.append(integrate(ctx, tip, report.remote, report.branch))
-    parent = rev(root, "HEAD")
+    parent = remote.rev(root, "HEAD")
     report.outcome = distill_locked(ctx, opts)
-    head = rev(root, "HEAD")
+    head = remote.rev(root, "HEAD")
     if head is None or head == tip:
         report.pushed = None
         return True
-    if push(root, report.remote, head, report.branch):
+    if remote.push(root, report.remote, head, report.branch):
         report.pushed = head
         return True
     if report.outcome.commit == head and parent and parent != head:
@@ -227,80 +184,26 @@ def _attempt(ctx: Context, opts: Options, report: Pushed) -> bool:
     return False
 
 
-# --- git steps ------------------------------------------------------------------
+# --- steps ------------------------------------------------------------------------
 
 
-def rev(root: str, name: str) -> str | None:
-    """The commit `name` resolves to, or None."""
-    res = gitcore.run(["rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], root,
-                       clean=True, check=False)
-    return (res.text().strip() or None) if res.ok else None
-
-
-def is_ancestor(root: str, older: str, newer: str) -> bool:
-    res = gitcore.run(["merge-base", "--is-ancestor", older, newer], root, clean=True,
-                       check=False)
-    return res.ok
-
-
-def fetch(root: str, remote: str, branch: str) -> str | None:
-    """Fetch the remote branch; its commit id, or None when the remote has no such branch."""
-    res = gitcore.run(["fetch", "--quiet", "--no-tags", remote, f"refs/heads/{branch}"], root,
-                       clean=True, check=False)
-    if not res.ok:
-        err = res.stderr.decode("utf-8", "replace").strip()
-        if "couldn't find remote ref" in err:
-            return None
-        raise GitError(f"git fetch {remote} {branch} failed in {root}: {err}",
-                       hint="check the remote's name, URL and credentials")
-    head = gitcore.run(["rev-parse", "FETCH_HEAD"], root, clean=True)
-    return head.text().split()[0]
-
-
-def integrate(ctx: Context, tip: str | None, remote: str, branch: str) -> str:
+def integrate(ctx: Context, tip: str | None, remote_name: str, branch: str) -> str:
     """Make HEAD contain `tip` (step 2 of the module docstring); say how."""
     root = ctx.repo.main_root
-    head = rev(root, "HEAD")
+    head = remote.rev(root, "HEAD")
     if tip is None:
         return "new remote branch"
-    if head is None or head == tip or is_ancestor(root, tip, head):
+    if head is None or head == tip or remote.is_ancestor(root, tip, head):
         return "up to date" if head else "unborn"
-    if is_ancestor(root, head, tip):
-        res = gitcore.run(["merge", "--ff-only", "--quiet", tip], root, clean=True, check=False)
-        if not res.ok:
-            raise GitError(f"cannot fast-forward {root} to {remote}/{branch}:\n"
-                           + git_error_text(res),
-                           hint="commit, stash or remove the files git names, "
-                                "then run `jmem distill --push` again")
+    if remote.is_ancestor(root, head, tip):
+        remote.fast_forward(root, tip, f"{remote_name}/{branch}")
         return "fast-forward"
-    merge_taking_theirs(ctx, tip, MERGE_MESSAGE.format(remote=remote, branch=branch))
+    merge_taking_theirs(ctx, tip, MERGE_MESSAGE.format(remote=remote_name, branch=branch))
     return "merged"
-
-
-def push(root: str, remote: str, commit: str, branch: str) -> bool:
-    """Push `commit` to the remote branch, never forced; False when another writer won."""
-    res = gitcore.run(["push", "--porcelain", remote, f"{commit}:refs/heads/{branch}"], root,
-                       clean=True, check=False)
-    if res.ok:
-        return True
-    lines = [line for line in res.text().splitlines() if line.startswith("!")]
-    if any("[rejected]" in line for line in lines):
-        return False  # non-fast-forward / fetch first: the race was lost
-    if any("(failed to update ref)" in line for line in lines) and b"cannot lock ref" in \
-            res.stderr:
-        return False  # the remote's compare-and-swap lost to a push accepted meanwhile
-    raise GitError(f"git push {remote} {branch} failed in {root}:\n{git_error_text(res)}",
-                   hint="the remote refused for another reason than a race (protected "
-                        "branch? a hook?); nothing was lost locally")
 
 
 def unwind(ctx: Context, commit: str, parent: str) -> None:
     """Undo our unpublished distill `commit`, keeping every lesson on disk (step 5)."""
-    root, mem = ctx.repo.main_root, ctx.layout.memory_root
-    diff = gitcore.run(["diff", "--name-only", "-z", "--no-renames", parent, commit, "--",
-                         staged.pathspec(mem)], root, clean=True)
-    paths = [p for p in diff.text().split("\0") if p]
-    gitcore.run(["reset", "--quiet", "--soft", parent], root, clean=True)
-    gitcore.run(["reset", "--quiet", parent, "--", staged.pathspec(mem)], root, clean=True,
-                 check=False)  # exits 1 when paths stay modified in the work tree
+    paths = remote.drop_commit(ctx.repo.main_root, commit, parent,
+                               staged.pathspec(ctx.layout.memory_root))
     take_theirs(ctx, parent, [p for p in paths if is_distilled_path(ctx, p)])
