@@ -43,7 +43,7 @@ from urllib.parse import unquote, urlsplit
 import journal_mem
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import create_new
-from journal_mem.gitops import gitcore
+from journal_mem.gitops import checkout
 from journal_mem.resources import fill
 
 WORKFLOW = os.path.join(".github", "workflows", "journal-mem.yml")
@@ -99,24 +99,21 @@ def choose(explicit: str | None) -> Source:
 
 
 def _package_file() -> str:
-
     return journal_mem.__file__ or ""
 
 
 def _tracked(folder: str) -> bool:
     """True when `folder` is a tracked folder of a git checkout (not a site-packages copy)."""
-    res = gitcore.run(["ls-files", "-z", "--", "__init__.py"], folder, clean=True, check=False)
-    return res.ok and bool(res.stdout)
+    return checkout.is_tracked(folder, "__init__.py")
 
 
 def from_checkout(checkout_dir: str, package: str, reasons: list[str]) -> Source | None:
     """Pin HEAD of the checkout holding `checkout_dir` when the running `package` equals it."""
-    res = gitcore.run(["rev-parse", "--show-toplevel", "HEAD"], checkout_dir, clean=True,
-                       check=False)
-    if not res.ok:
+    found = checkout.top_and_head(checkout_dir)
+    if found is None:
         reasons.append(f"{checkout_dir} is not a git checkout with a commit")
         return None
-    top, head = res.text().split("\n")[:2]
+    top, head = found
     differs = changed_files(top, head, package)
     if differs:
         reasons.append(f"the running code differs from commit {head[:12]} of {top} "
@@ -133,20 +130,13 @@ def from_checkout(checkout_dir: str, package: str, reasons: list[str]) -> Source
 
 def changed_files(top: str, head: str, package: str) -> list[str]:
     """Files of the running `package` that differ from (or are missing in) `head`."""
-    committed = {}
-    listing = gitcore.run(["ls-tree", "-r", "-z", head, "--", PACKAGE], top, clean=True)
-    for record in listing.stdout.split(b"\0"):
-        if record:
-            meta, _, path = record.partition(b"\t")
-            committed[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    committed = checkout.blob_ids(top, head, PACKAGE)
     running = sorted(
         os.path.relpath(os.path.join(folder, name), os.path.dirname(package))
         for folder, dirs, names in os.walk(package)
         for name in names
         if "__pycache__" not in folder and not name.endswith((".pyc", ".pyo")))
-    paths = "".join(os.path.join(os.path.dirname(package), r) + "\n" for r in running)
-    ids = gitcore.run(["hash-object", "--no-filters", "--stdin-paths"], top, clean=True,
-                       stdin=paths.encode("utf-8", "surrogateescape")).text().split()
+    ids = checkout.hash_files(top, [os.path.join(os.path.dirname(package), r) for r in running])
     found = dict(zip([r.replace(os.sep, "/") for r in running], ids, strict=True))
     wanted = {p for p in committed if p.endswith(".py")} | set(found)
     return sorted(p for p in wanted if found.get(p) != committed.get(p))
@@ -154,18 +144,9 @@ def changed_files(top: str, head: str, package: str) -> list[str]:
 
 def published_in(top: str, head: str) -> tuple[str, str]:
     """(https URL, remote-tracking ref) of a remote that has `head`; ("", "") if none."""
-    remotes = gitcore.run(["remote"], top, clean=True, check=False).text().split()
-    upstream = gitcore.run(["rev-parse", "--abbrev-ref", "@{upstream}"], top, clean=True,
-                            check=False).text().strip().split("/")[0]
-    ordered = sorted(remotes, key=lambda r: (r != upstream, r != "origin", r))
-    for remote in ordered:
-        url = https_url(gitcore.run(["config", "--get", f"remote.{remote}.url"], top,
-                                     clean=True, check=False).text().strip())
-        refs = gitcore.run(["for-each-ref", "--contains", head, "--format=%(refname:short)",
-                             f"refs/remotes/{remote}/"], top, clean=True, check=False)
-        names = refs.text().split()
-        if url and names:
-            return url, names[0]
+    for _remote, url, names in checkout.remotes_with(top, head):
+        if https_url(url) and names:
+            return https_url(url), names[0]
     return "", ""
 
 
