@@ -33,8 +33,6 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import Any
 
-from markdown_it import MarkdownIt
-
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.names import is_name, slugify
 
@@ -66,6 +64,8 @@ _PARSER: list[Any] = []
 def _parser() -> Any:
     """One parser per process: building one costs ~3 ms, a third of an import's time."""
     if not _PARSER:
+
+        from markdown_it import MarkdownIt  # ~60 ms: only when markdown is read
 
         _PARSER.append(MarkdownIt("commonmark").enable("table"))
     return _PARSER[0]

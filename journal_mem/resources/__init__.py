@@ -10,13 +10,14 @@ time: `jmem init` writes the finished shim (docs/DESIGN.md, "Git hooks").
 from __future__ import annotations
 
 import re
-from importlib.resources import files
 
 _PLACEHOLDER = re.compile(r"@[A-Z_]+@")
 
 
 def text(name: str) -> str:
     """The template `name` (a file in this folder), as text."""
+
+    from importlib.resources import files  # pulls in pathlib, tempfile, zipfile
 
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
 

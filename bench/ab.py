@@ -1,0 +1,114 @@
+"""Two installs of journal-mem on the same paths, alternated: is one slower?
+
+    python bench/ab.py OLD_VENV NEW_VENV [--lessons N] [--rounds R]
+
+Each install gets its own copy of one generated repository (their caches must not
+mix). Every round runs each path once per install, in alternating order, and
+records the child's CPU time (user + system, from `wait4`), which a loaded
+machine disturbs far less than wall time. Prints per path the medians, the
+change, and a bare `python -c pass` of each venv as the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from fixtures.generate import generate  # noqa: E402
+
+SESSION = {"session_id": "ab", "transcript_path": "", "hook_event_name": "SessionStart",
+           "source": "startup"}
+
+
+def env() -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JMEM_", "GIT_")) and k != "PYTHONDONTWRITEBYTECODE"}
+    out.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@x")
+    return out
+
+
+def cpu_ms(argv: list[str], cwd: Path, stdin: bytes = b"") -> float:
+    """CPU time of one whole child process, in ms."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, bytes]]:
+    jmem, py = str(venv / "bin" / "jmem"), str(venv / "bin" / "python")
+    hook = json.dumps({**SESSION, "cwd": str(wt)}).encode()
+    prompt = json.dumps({**SESSION, "cwd": str(wt), "hook_event_name": "UserPromptSubmit",
+                         "prompt": "go"}).encode()
+    return {
+        "python -c pass": ([py, "-c", "pass"], repo, b""),
+        "guard, nothing staged": ([jmem, "guard", "--hook", "pre-commit"], repo, b""),
+        "write": ([jmem, "write", "--agent", "agent-00", "--topic", "ab", "--title",
+                   "An A/B lesson about the write path", "--body", "body"], repo, b""),
+        "wake --hook claude (worktree)": ([jmem, "wake", "--hook", "claude", "--agent",
+                                           "agent-00"], wt, hook),
+        "UserPromptSubmit live check": ([jmem, "wake", "--hook", "claude", "--agent",
+                                         "agent-00"], wt, prompt),
+        "recall (warm)": ([jmem, "recall", "flaky test cache", "--agent", "agent-00"], repo,
+                          b""),
+        "status": ([jmem, "status"], repo, b""),
+        "distill --dry-run": ([jmem, "distill", "--dry-run"], repo, b""),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("old", type=Path)
+    parser.add_argument("new", type=Path)
+    parser.add_argument("--lessons", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="jmem-ab-"))
+    seed = generate(tmp / "seed", 10, args.lessons, 1)
+    repos = {}
+    for name, venv in (("old", args.old), ("new", args.new)):
+        repo = tmp / name
+        shutil.copytree(seed, repo, symlinks=True)
+        subprocess.run([str(venv / "bin" / "jmem"), "distill"], cwd=repo, env=env(),
+                       capture_output=True, check=False)
+        wt = tmp / f"{name}-wt"
+        subprocess.run(["git", "worktree", "add", "-q", "-b", "ab", str(wt)], cwd=repo,
+                       env=env(), check=True)
+        repos[name] = paths(venv, repo, wt)
+    times: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    for r in range(args.rounds + 1):
+        order = ("old", "new") if r % 2 else ("new", "old")
+        for path in repos["old"]:
+            for name in order:
+                argv, cwd, stdin = repos[name][path]
+                ms = cpu_ms(argv, cwd, stdin)
+                if r:  # round 0 warms every cache
+                    times[name].setdefault(path, []).append(ms)
+    print(f"| path | old CPU ms | new CPU ms | change |\n|---|---:|---:|---:|")
+    for path in repos["old"]:
+        old = statistics.median(times["old"][path])
+        new = statistics.median(times["new"][path])
+        print(f"| {path} | {old:.1f} | {new:.1f} | {100 * (new - old) / old:+.1f}% |")
+    print(f"\n{args.lessons} lessons, 10 agents; {args.rounds} alternating rounds; "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
