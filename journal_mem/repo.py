@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.gitops import gitcore
-from journal_mem.gitops.memgit import ref_checker
-from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import Fold, fold
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
 from journal_mem.schema import Config, load
+
+if TYPE_CHECKING:  # the fold's modules load only for a command that folds
+    from journal_mem.journal.entry import Entry
+    from journal_mem.journal.fold import Fold
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Context:
              agents: list[str] | None = None, report_near: bool = True) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config."""
+        from journal_mem.gitops.memgit import ref_checker
+        from journal_mem.journal.fold import fold
+
         return fold(entries, agents=self.agents if agents is None else agents, date=date,
                     ref_exists=ref_checker(self.repo.main_root, rev), config=self.config,
                     report_near=report_near)
