@@ -10,7 +10,7 @@ import yaml
 from helpers import jmem, make_repo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "setup"))
-from test_ci import INIT_CI, WORKFLOW, actionlint  # noqa: E402
+from test_ci import INIT_CI, WORKFLOW, actionlint
 
 INSTALL = ("--ci-install", "pip install journal-mem==0.1.0")
 
