@@ -47,16 +47,16 @@ def consolidate(click_ctx: click.Context, agent: str | None, command: str | None
 
     ctx = open_context(cwd(click_ctx))
     plan = planning.make_plan(ctx, agent)
-    if command is None:
-        if dry_run:
-            raise click.UsageError("--dry-run goes with --propose")
-        emit(plan.as_json(), plan.lines(), as_json)
+    if command is None and dry_run:
+        raise click.UsageError("--dry-run goes with --propose")
+    if command is None or not plan.items:
+        emit(plan.as_json(), plan.lines(), as_json)  # with nothing to settle, no proposer runs
         return errors.OK
     command = command or ctx.config.consolidate.command
     if not command.strip():
         raise click.UsageError("--propose: no command given and [consolidate] command is "
                                "unset in .claude/journal-mem.toml")
-    proposals = propose.run_proposer(command, plan, ctx.repo.main_root) if plan.items else []
+    proposals = propose.run_proposer(command, plan, ctx.repo.main_root)
     outcome = propose.judge(ctx, plan, proposals, propose.source_of(command))
     if not dry_run:
         propose.write_all(ctx, outcome)

@@ -35,6 +35,7 @@ from journal_mem.consolidate.plan import Plan
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.journal.entry import Entry, render
 from journal_mem.journal.files import Written
+from journal_mem.journal.fold import normalise_title
 from journal_mem.lessons.write import compose, file_entry, refuse_symlink
 from journal_mem.repo import Context
 
@@ -222,6 +223,14 @@ def _refuse_takeover(plan: Plan, entry: Entry, own: set[str]) -> None:
     if entry.key in plan.facts and entry.key not in own:
         raise InvalidEntry([f"key: {entry.key!r} already names another live fact, "
                             f"{plan.facts[entry.key].title!r}: give the proposal its own key"])
+    if not entry.supersedes and entry.retracts:
+        return  # a pure retraction states no fact: its title merges with nothing
+    title = normalise_title(entry.title)
+    same = sorted(k for k, f in plan.facts.items()
+                  if k not in own and normalise_title(f.title) == title)
+    if same:  # the distiller merges equal titles: that fact would go without a lesson
+        raise InvalidEntry([f"title: {entry.title!r} is the title of another live fact "
+                            f"[{same[0]}], outside this item: word it differently"])
 
 
 def source_of(command: str) -> str:

@@ -150,6 +150,8 @@ def test_bad_proposals_are_refused_with_why_and_the_others_go_on(team: Path) -> 
      '"type": "gossip"}]', "type:"),
     ('[{"item": "ITEM", "title": "Takes a key", "topic": "t", "supersedes": ["KEY"], '
      '"key": "OTHER"}]', "already names another live fact"),
+    ('[{"item": "ITEM", "title": "Show money amounts with two decimals in the invoice PDF", '
+     '"topic": "t", "supersedes": ["KEY"]}]', "is the title of another live fact"),
 ])
 def test_each_proposal_is_judged_like_write(team: Path, tmp_path: Path, answer: str,
                                             problem: str) -> None:
