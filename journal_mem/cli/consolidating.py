@@ -49,8 +49,11 @@ def consolidate(click_ctx: click.Context, agent: str | None, command: str | None
     plan = planning.make_plan(ctx, agent)
     if command is None and dry_run:
         raise click.UsageError("--dry-run goes with --propose")
-    if command is None or not plan.items:
-        emit(plan.as_json(), plan.lines(), as_json)  # with nothing to settle, no proposer runs
+    if command is None:
+        emit(plan.as_json(), plan.lines(), as_json)
+        return errors.OK
+    if not plan.items:  # nothing to settle: no proposer runs
+        emit(propose.Outcome().as_json(), plan.lines(), as_json)
         return errors.OK
     command = command or ctx.config.consolidate.command
     if not command.strip():

@@ -11,6 +11,8 @@ concerns (`keys`) and why:
 * `conflict`: a newer fact of another agent that probably corrects an older
   one (the distiller's `conflicts`), or titles that differ by one word ("use
   X" / "never use X", its `near_duplicates`): someone must say which is true.
+  One between two facts of one duplicates cluster is named in that cluster's
+  `why` instead: a correction can read like a paraphrase.
 * `stale`: facts the fold flags (refs gone, with `distill.stale_refs =
   "flag"`), and episodic records older than half their time to live: their
   lasting lesson, if any, belongs in a fact of its own.
@@ -117,10 +119,18 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
     plan = Plan(day, facts=folded.facts, for_all=frozenset(
         e.key for _, e in journal.entries if "all" in e.applies_to))
     same = duplicates(folded)
-    merged = {key: item.id for item in same for key in item.keys}
-    settled_by_merge = [i for i in conflicts(folded)  # a merge settles a conflict inside it
-                        if len({merged.get(k) for k in i.keys}) != 1 or i.keys[0] not in merged]
-    items = [*same, *settled_by_merge, *stale(ctx, folded, day), *over_budget(ctx, folded)]
+    merged = {key: index for index, item in enumerate(same) for key in item.keys}
+    inner: dict[int, list[Item]] = {}
+    apart = []
+    for item in conflicts(folded):
+        where = {merged.get(k) for k in item.keys}
+        index = where.pop() if len(where) == 1 else None
+        if index is None:
+            apart.append(item)
+        else:  # inside one cluster: the merge item settles it, and says so
+            inner.setdefault(index, []).append(item)
+    same = [_warned(item, inner.get(i, [])) for i, item in enumerate(same)]
+    items = [*same, *apart, *stale(ctx, folded, day), *over_budget(ctx, folded)]
     if agent is not None:
         items = [i for i in items if i.agent == agent or (
             i.agent is None and any(agent in folded.facts[k].holders for k in i.keys))]
@@ -139,6 +149,16 @@ def duplicates(folded: Fold) -> list[Item]:
         items.append(Item("duplicates", keys, f"{len(keys)} facts say the same thing in other "
                           f"words (written by {', '.join(writers)}): merge them into one"))
     return sorted(items, key=lambda i: i.keys)
+
+
+def _warned(item: Item, inside: list[Item]) -> Item:
+    """A duplicates item that holds probable corrections says so: a correction reads
+    like a paraphrase, and the curator must merge only the wordings that agree."""
+    if not inside:
+        return item
+    pairs = ", ".join("[" + "] / [".join(c.keys) + "]" for c in inside)
+    return Item(item.kind, item.keys, f"{item.why}; a newer one may correct an older "
+                f"({pairs}): merge only the wordings that agree")
 
 
 def conflicts(folded: Fold) -> list[Item]:
