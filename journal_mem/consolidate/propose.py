@@ -44,6 +44,7 @@ SOURCE_CHARS = 200  # of the command, in `source`
 FIELDS = frozenset({"item", "title", "body", "topic", "supersedes", "retracts", "type",
                     "importance", "confidence", "tags", "refs", "key", "valid_until"})
 _LISTS = ("supersedes", "retracts", "tags", "refs")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.DOTALL)
 
 
@@ -234,8 +235,12 @@ def _refuse_takeover(plan: Plan, entry: Entry, own: set[str]) -> None:
 
 
 def source_of(command: str) -> str:
-    """The `source` of the curator's lessons: the command, on one line."""
-    line = " ".join(command.split())
+    """The `source` of the curator's lessons: the command, on one line, without the
+    `NAME=value` assignments it may start with (where keys and tokens are set)."""
+    words = command.split()
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    line = " ".join(words)
     if len(line) > SOURCE_CHARS:
         line = line[:SOURCE_CHARS - 1] + "…"
     return f"jmem consolidate --propose {line!r}"

@@ -130,3 +130,19 @@ def test_the_plugin_ships_the_curator_and_its_command() -> None:
     command = (root / "commands" / "consolidate.md").read_text()
     assert "memory-curator" in command and "jmem consolidate --propose" in command
     assert sys.executable  # the command runs jmem from PATH like every plugin file
+
+
+def test_two_proposals_may_not_settle_one_key_and_assignments_stay_out_of_source(
+        repo: Path, tmp_path: Path) -> None:
+    lesson(repo, "api", "cents-a", "Store money as integer cents, never floats", days_ago=2)
+    lesson(repo, "web", "cents-b", "Money amounts are stored as integer cents, not floats")
+    item = next(i for i in plan(repo) if i["kind"] == "duplicates")
+    twice = [{"item": item["id"], "title": f"Money is integer cents ({n})", "topic": "money",
+              "supersedes": ["cents-a", "cents-b"]} for n in (1, 2)]
+    command = "CURATOR_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB " + answer(tmp_path, twice)
+    proc = jmem(repo, "consolidate", "--propose", command, "--json")
+    assert proc.returncode == 1
+    assert "cites cents-a, cents-b, which proposal 1 already settles" in proc.stderr
+    written = json.loads(proc.stdout)["written"]
+    assert len(written) == 1 and "ghp_" not in written[0]["source"]
+    assert written[0]["source"].startswith("jmem consolidate --propose 'cat ")
