@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -68,3 +69,33 @@ def test_claude_code_is_the_proposer(tmp_path: Path) -> None:
     assert all(w["path"].startswith(".claude/agent-memory/curator/journal/") for w in written)
     assert all(str(exe) in w["source"] for w in written)
     assert {k for w in written for k in w["supersedes"]} == {k for d in dups for k in d["keys"]}
+
+
+def test_the_plugin_gives_claude_code_the_curator_and_its_command(tmp_path: Path) -> None:
+    """Installed from the package, the plugin's `memory-curator` agent is offered to the
+    model, and `/journal-mem:consolidate` expands to the command's prompt."""
+    exe, why = binary()
+    if exe is None:
+        pytest.skip(why)
+    from journal_mem.setup.plugin import folder
+
+    repo = ev.build(tmp_path / "team", SMALL)
+    (tmp_path / "home").mkdir()
+    with FakeApi() as api:
+        env = base_env(HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="sk-test-fake",
+                       ANTHROPIC_BASE_URL=f"http://127.0.0.1:{api.port}",
+                       DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+                       PATH=os.environ["PATH"])
+        for args in (["marketplace", "add", folder()], ["install", "journal-mem@journal-mem"]):
+            proc = subprocess.run([str(exe), "plugin", *args], env=env, capture_output=True,
+                                  text=True, timeout=120, check=False)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        proc = subprocess.run([str(exe), "-p", "/journal-mem:consolidate dry run"], cwd=repo,
+                              env=env, capture_output=True, text=True, timeout=180, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    sent = json.dumps(api.requests)
+    # the agent is offered as a plugin agent, with its description
+    assert "- journal-mem:memory-curator: Consolidates the team's memory." in sent
+    assert any("Consolidate this repository's agent memory" in newest_user_text(r)
+               for r in api.requests)
