@@ -214,11 +214,12 @@ def _docs(lessons: Sequence[Text]) -> tuple[list[_Doc], dict[str, list[int]]]:
 
 
 def _score(a: _Doc, b: _Doc) -> float:
-    small, large = (a, b) if len(a.weights) <= len(b.weights) else (b, a)
-    dot = sum(w * large.weights.get(c, 0.0) for c, w in small.weights.items())
+    wa, wb = a.weights, b.weights
+    dot = sum(wa[c] * wb[c] for c in wa.keys() & wb.keys())  # the shared concepts only
     cosine = dot / (a.norm * b.norm)
-    union = len(a.grams | b.grams)
-    grams = len(a.grams & b.grams) / union if union else 0.0
+    shared = len(a.grams & b.grams)
+    union = len(a.grams) + len(b.grams) - shared
+    grams = shared / union if union else 0.0
     score = (1 - TRIGRAM_SHARE) * cosine + TRIGRAM_SHARE * grams
     if a.numbers - b.numbers and b.numbers - a.numbers:
         score *= NUMBER_PENALTY
@@ -234,6 +235,12 @@ def similarity(a: Text, b: Text) -> float:
 def pairs(lessons: Sequence[Text], threshold: float = THRESHOLD) -> list[tuple[int, int, float]]:
     """(i, j, score) with i < j for every pair of `lessons` at or above `threshold`."""
     docs, postings = _docs(lessons)
+    return _pairs(docs, postings, threshold, {})
+
+
+def _pairs(docs: list[_Doc], postings: dict[str, list[int]], threshold: float,
+           scored: dict[tuple[int, int], float]) -> list[tuple[int, int, float]]:
+    """`pairs`, keeping every score it computed in `scored` (the pruning reads them)."""
     found = []
     for i, doc in enumerate(docs):
         partial: dict[int, float] = {}
@@ -246,7 +253,7 @@ def pairs(lessons: Sequence[Text], threshold: float = THRESHOLD) -> list[tuple[i
                     partial[j] = partial.get(j, 0.0) + weight * docs[j].weights[concept]
         best = sorted(partial, key=lambda j: -partial[j])[:MAX_CANDIDATES]
         for j in sorted(best):
-            score = _score(doc, docs[j])
+            score = scored[(i, j)] = _score(doc, docs[j])
             if score >= threshold:
                 found.append((i, j, score))
     return found
@@ -263,22 +270,28 @@ def clusters(lessons: Sequence[Text], threshold: float = THRESHOLD) -> list[list
             i = parent[i]
         return i
 
-    for i, j, _ in pairs(lessons, threshold):
+    docs, postings = _docs(lessons)
+    scored: dict[tuple[int, int], float] = {}
+    for i, j, _ in _pairs(docs, postings, threshold, scored):
         a, b = find(i), find(j)
         if a != b:
             parent[max(a, b)] = min(a, b)
     groups: dict[int, list[int]] = {}
     for index in range(len(lessons)):
         groups.setdefault(find(index), []).append(index)
-    docs, _ = _docs(lessons)
-    kept = (_prune(group, docs) for group in groups.values() if len(group) > 1)
+    kept = (_prune(group, docs, scored) for group in groups.values() if len(group) > 1)
     return sorted((g for g in kept if len(g) > 1), key=lambda g: g[0])
 
 
-def _prune(group: list[int], docs: list[_Doc]) -> list[int]:
+def _prune(group: list[int], docs: list[_Doc],
+           scored: dict[tuple[int, int], float]) -> list[int]:
     """`group` without the members that hang on by one link (see the module docstring)."""
-    score = {(a, b): _score(docs[a], docs[b]) for a in group for b in group if a < b}
-    links = {m: sum(s for pair, s in score.items() if m in pair) for m in group}
+    score = {(a, b): scored[(a, b)] if (a, b) in scored else _score(docs[a], docs[b])
+             for a in group for b in group if a < b}
+    links = dict.fromkeys(group, 0.0)
+    for (a, b), value in score.items():
+        links[a] += value
+        links[b] += value
     total = sum(score.values())
     members = list(group)
     while len(members) > 2:
