@@ -40,7 +40,7 @@ from runner import (  # noqa: E402
 # each bench_*.py is here and has the `rows` this runner calls).
 ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_loop", "bench_history",
          "bench_distill", "bench_recall", "bench_import", "bench_scale", "bench_keys",
-         "bench_related")
+         "bench_related", "bench_consolidate")
 
 
 def modules(only: list[str]) -> list[str]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # resolved by pydantic at validation time (see _validator)
 
 _B, _D, _G, _H = DEFAULTS["budget"], DEFAULTS["distill"], DEFAULTS["guard"], DEFAULTS["hooks"]
 _L = DEFAULTS["loop"]
+_C = DEFAULTS["consolidate"]
 _STRICT = {"extra": "forbid"}
 CACHE_NAME = "config-snapshot.json"
 
@@ -131,6 +132,14 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class Consolidate:
+    __pydantic_config__ = _STRICT
+    command: str = field(
+        default=_C["command"],
+        metadata=doc("the curator `consolidate --propose` runs (the plan on stdin)"))
+
+
+@dataclass(frozen=True)
 class Config:
     """Every setting, validated. Build it with `load`."""
 
@@ -147,6 +156,7 @@ class Config:
     guard: Guard = field(default_factory=Guard)
     hooks: Hooks = field(default_factory=Hooks)
     loop: Loop = field(default_factory=Loop)
+    consolidate: Consolidate = field(default_factory=Consolidate)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values (tuples as lists), as in the config file."""
@@ -157,6 +167,7 @@ class Config:
 
 SECTIONS: dict[str, type[Any]] = {
     "budget": Budget, "distill": Distill, "guard": Guard, "hooks": Hooks, "loop": Loop,
+    "consolidate": Consolidate,
 }
 
 

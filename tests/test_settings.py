@@ -104,7 +104,7 @@ def test_rendered_file_holds_every_default_commented(tmp_path: Path) -> None:
     text = render_file("trunk", ["api"])
     data = tomllib.loads(text)
     assert data == {"agents": ["api"], "budget": {}, "distill": {"branch": "trunk"},
-                    "guard": {}, "hooks": {}, "loop": {}}
+                    "guard": {}, "hooks": {}, "loop": {}, "consolidate": {}}
     for section, values in DEFAULTS.items():
         for key in values if isinstance(values, dict) else [section]:
             assert f"# {key} = " in text or f"{key} = " in text

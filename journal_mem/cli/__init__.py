@@ -9,10 +9,10 @@ from __future__ import annotations
 import click
 
 from journal_mem import errors
-from journal_mem.cli import distilling, memory, team, transfer, wakeup
+from journal_mem.cli import consolidating, distilling, memory, team, transfer, wakeup
 from journal_mem.cli.base import cli
 
-__all__ = ["cli", "distilling", "memory", "run", "team", "transfer", "wakeup"]
+__all__ = ["cli", "consolidating", "distilling", "memory", "run", "team", "transfer", "wakeup"]
 
 
 def run(argv: list[str]) -> int:

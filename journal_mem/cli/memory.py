@@ -30,13 +30,17 @@ from journal_mem.cli.base import CONTEXT, cli, cwd, emit, emit_json
 @click.option("--ci-install", metavar="COMMAND", default=None,
               help="How the CI job installs jmem [default: pinned to the commit this jmem "
                    "runs from, when a remote has it; else init refuses and asks for this].")
+@click.option("--ci-curator", is_flag=True,
+              help="With --ci: add the scheduled curate job, which runs `jmem consolidate "
+                   "--propose` and opens a pull request (never pushes to the memory branch).")
 @click.option("--no-import", is_flag=True,
               help="Do not import existing hand-written memory; only say how to.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
-         ci: str | None, ci_install: str | None, no_import: bool, as_json: bool) -> int:
+         ci: str | None, ci_install: str | None, ci_curator: bool, no_import: bool,
+         as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -53,13 +57,16 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     """
     from journal_mem.setup import init as initialize
 
+    if ci_curator and not ci:
+        raise click.UsageError("--ci-curator adds a job to the CI workflow: give --ci github")
     if uninstall:
         report = initialize.uninstall(cwd(click_ctx))
     else:
         report = initialize.init(cwd(click_ctx), list(agents), git_hooks=not no_git_hooks,
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
                                  claude_agents=list(claude_agents), ci=ci,
-                                 ci_install=ci_install, import_existing=not no_import)
+                                 ci_install=ci_install, import_existing=not no_import,
+                                 ci_curator=ci_curator)
     if as_json:
         emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK

@@ -51,21 +51,26 @@ PROVIDERS = ("github",)
 ZERO = "0" * 40
 
 
-def render_workflow(branch: str, memory_root: str, install: str) -> str:
-    """The workflow file's text; `install` (one or more shell lines) runs as a block."""
+def render_workflow(branch: str, memory_root: str, install: str, curator: bool = False) -> str:
+    """The workflow file's text; `install` (one or more shell lines) runs as a block.
 
-    return fill("github-workflow.yml", branch=branch, memory_root=memory_root.strip("/"),
-                install=install.strip().replace("\n", "\n" + " " * 10), zero=ZERO)
+    With `curator`, a scheduled `curate` job runs `jmem consolidate --propose` and
+    opens a pull request with the lessons it files (it never pushes to `branch`)."""
+    values = {"branch": branch, "memory_root": memory_root.strip("/"),
+              "install": install.strip().replace("\n", "\n" + " " * 10)}
+    text = fill("github-workflow.yml", zero=ZERO, **values)
+    return text + fill("github-curator-job.yml", **values) if curator else text
 
 
-def write_workflow(root: str, branch: str, memory_root: str, install: str) -> tuple[str, bool]:
+def write_workflow(root: str, branch: str, memory_root: str, install: str,
+                   curator: bool = False) -> tuple[str, bool]:
     """Create the workflow in the checkout at `root` unless one exists.
 
     Returns (repository-relative path, created). An existing file is never
     overwritten: it may hold the team's own changes.
     """
     path = os.path.join(root, WORKFLOW)
-    return WORKFLOW, create_new(path, render_workflow(branch, memory_root, install))
+    return WORKFLOW, create_new(path, render_workflow(branch, memory_root, install, curator))
 
 
 DIST = "journal-mem"

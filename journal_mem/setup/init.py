@@ -48,14 +48,15 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
          claude: bool = True, claude_agents: list[str] | None = None,
          ci: str | None = None, ci_install: str | None = None,
-         import_existing: bool = True) -> InitReport:
+         import_existing: bool = True, ci_curator: bool = False) -> InitReport:
     """Set up journal-mem in the main checkout of the repository at `cwd`.
 
     Config, memory root and agent folders; memory files that jmem did not
     write are imported as lessons (`import_existing`, else the command that
     does it is named); then the git hooks (`git_hooks`),
     the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
-    with `ci` ("github"), the CI workflow that distills and pushes.
+    with `ci` ("github"), the CI workflow that distills and pushes (and with
+    `ci_curator`, its weekly curator job that opens a pull request).
     """
     bad = [a for a in agents if not is_name(a)]
     if bad:
@@ -90,7 +91,8 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     if claude or claude_agents:
         init_claude(repo, report, hooks=claude, agents=claude_agents or [])
     if ci:
-        init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report)
+        init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report,
+                curator=ci_curator)
     return report
 
 
@@ -153,7 +155,7 @@ def ci_source(root: str, provider: str | None, install: str | None) -> Source | 
 
 
 def init_ci(root: str, provider: str, source: Source | None, branch: str, memory_root: str,
-            report: InitReport) -> None:
+            report: InitReport, curator: bool = False) -> None:
     """Write the CI workflow (`ciflow.py`) unless one exists."""
 
     if source is None:
@@ -162,11 +164,15 @@ def init_ci(root: str, provider: str, source: Source | None, branch: str, memory
     if not branch:
         raise ConfigError("--ci: no branch to distill on (detached HEAD, distill.branch unset)",
                           hint="set distill.branch in .claude/journal-mem.toml")
-    path, created = ciflow.write_workflow(root, branch, memory_root, source.command)
+    path, created = ciflow.write_workflow(root, branch, memory_root, source.command, curator)
     if created:
         report.done.append(f"created {path} (check and distill --push on {branch}; "
                            "commit and push it)")
         report.done.append(f"CI installs jmem with: {source.command} ({source.why})")
+        if curator:
+            report.done.append("its curate job runs `jmem consolidate --propose` daily and "
+                               "opens a pull request (set [consolidate] command and the "
+                               "ANTHROPIC_API_KEY secret, or any secret your command needs)")
     else:
         report.notes.append(f"kept the existing {path} (not rewritten)")
 

@@ -2,7 +2,8 @@
 
 The plugin (`journal_mem/resources/claude-plugin/`: `.claude-plugin/plugin.json`
 and a one-plugin `marketplace.json`, `hooks/hooks.json` running
-`${CLAUDE_PLUGIN_ROOT}/bin/jmem-hook`, a reviewer agent) is package data, so
+`${CLAUDE_PLUGIN_ROOT}/bin/jmem-hook`, a reviewer agent, the memory-curator agent
+and its `consolidate` command) is package data, so
 the installed package holds it; Claude Code copies it into its own plugin
 cache when it is installed (docs/DESIGN.md, "Claude Code hooks").
 """
