@@ -99,7 +99,7 @@ def main() -> int:
                 ms = cpu_ms(argv, cwd, stdin)
                 if r:  # round 0 warms every cache
                     times[name].setdefault(path, []).append(ms)
-    print(f"| path | old CPU ms | new CPU ms | change |\n|---|---:|---:|---:|")
+    print("| path | old CPU ms | new CPU ms | change |\n|---|---:|---:|---:|")
     for path in repos["old"]:
         old = statistics.median(times["old"][path])
         new = statistics.median(times["new"][path])

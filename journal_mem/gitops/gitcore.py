@@ -3,8 +3,9 @@ the two runners, the current worktree, its git dirs and the main checkout.
 
 Only `os` is imported at module level: the guard's fast path and `locate` run
 git through `spawn_git` (posix_spawn and a pipe) because `import subprocess`
-alone costs about a bare interpreter start (docs/DESIGN.md, "Git facts this
-design relies on"). `run` imports `subprocess` when first called.
+alone costs about a bare interpreter start
+(docs/DESIGN.md, "Git facts this design relies on").
+`run` imports `subprocess` when first called.
 """
 
 from __future__ import annotations
