@@ -14,8 +14,9 @@ from journal_mem.cli.base import CONTEXT, TYPES, cli, cwd, emit, emit_json
 
 @cli.command(context_settings=CONTEXT)
 @click.option("--agent", metavar="NAME", help="Whose memory [env JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude"]),
-              help="Claude Code SessionStart/SubagentStart: hook JSON in, context JSON out.")
+@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]),
+              help="Run as that client's session-start, prompt and tool hook: its hook "
+              "JSON in, its context JSON out.")
 @click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
               help="Budget of the pack, in characters.")
 @click.option("--query", metavar="TEXT",
@@ -37,11 +38,14 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     and never fails: a problem is one line on stderr, exit 0.
     """
     if hook:
+        from journal_mem.wake import clients
         from journal_mem.wake.claude import PACK_LIMIT
         from journal_mem.wake.hooks import wake_hook
 
-        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, PACK_LIMIT),
-                         plugin=plugin)
+        data = clients.begin(hook, sys.stdin.buffer.read())
+        return errors.OK if data is None else wake_hook(data, agent,
+                                                        min(max_chars, PACK_LIMIT),
+                                                        plugin=plugin)
     from journal_mem.wake.pack import for_command
 
     click_ctx = click.get_current_context()
@@ -57,18 +61,20 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 @cli.command(context_settings=CONTEXT)
 @click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
               "JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude"]), required=True,
-              help="Claude Code Stop/SubagentStop: hook JSON in, context JSON out.")
+@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]), required=True,
+              help="Run as that client's end-of-turn hook (Claude Code Stop/SubagentStop, "
+              "Codex Stop, Gemini AfterAgent): its hook JSON in, its answer out.")
 @click.option("--plugin", is_flag=True, hidden=True,
               help="Run from the Claude Code plugin: step aside for project hooks.")
 def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
     files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
     context) to record one. Never fails: exit 0."""
+    from journal_mem.wake import clients
     from journal_mem.wake.hooks import remind_hook
 
-    del hook
-    return remind_hook(sys.stdin.buffer.read(), agent, plugin=plugin)
+    data = clients.begin(hook, sys.stdin.buffer.read())
+    return errors.OK if data is None else remind_hook(data, agent, plugin=plugin)
 
 
 @cli.command("claude-plugin", context_settings=CONTEXT)
