@@ -93,6 +93,56 @@ def claude_plugin() -> int:
     return errors.OK
 
 
+@cli.command("codex-trust", context_settings=CONTEXT)
+@click.pass_context
+def codex_trust(click_ctx: click.Context) -> int:
+    """Print the config.toml records with which Codex CLI runs this checkout's
+    journal-mem hooks (written by `jmem init --codex`).
+
+    Codex runs a project's hooks only when its user trusts the project and each
+    hook (a hash of its command). A repository cannot grant that for its users,
+    so jmem never edits ~/.codex/config.toml: review the records and append them
+    yourself, once per checkout or worktree (they name its path):
+
+    \b
+      jmem codex-trust >> ~/.codex/config.toml
+
+    Records the config already holds are left out; one it holds with another
+    value is named on stderr (edit it by hand), with exit 1.
+    """
+    from journal_mem.gitops import gitcore
+    from journal_mem.wake import client_files
+
+    root = gitcore.locate(cwd(click_ctx)).worktree_root
+    missing = client_files.missing_hooks(root, client_files.CODEX)
+    if missing:
+        raise errors.ConfigError(
+            f"{root}: {client_files.CODEX.file} lacks journal-mem's {', '.join(missing)} "
+            "hooks: nothing to trust", hint="run `jmem init --codex` (and commit it)")
+    toml, clash = client_files.trust_toml(root)
+    click.echo(toml, nl=False)
+    for line in clash:
+        click.echo(f"jmem: {client_files.codex_home()}/config.toml already sets this "
+                   f"differently; change it by hand to: {line}", err=True)
+    return errors.REFUSED if clash else errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.pass_context
+def mcp(click_ctx: click.Context) -> int:
+    """Serve this checkout's memory to an MCP client on stdin/stdout.
+
+    Tools: wake (the agent's pack), recall (ranked facts), write_lesson
+    (validated as `jmem write`), status; resource memory://AGENT/MEMORY.md.
+    Register it in a client as the command `jmem mcp` run in the checkout
+    (`jmem init` prints how for each client; docs/clients.md).
+    """
+    from journal_mem.mcpserver.server import serve
+
+    serve(cwd(click_ctx))
+    return errors.OK
+
+
 @cli.command(context_settings=CONTEXT)
 @click.argument("question", nargs=-1)
 @click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
