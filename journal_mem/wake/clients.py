@@ -156,7 +156,9 @@ def note_work(payload: dict[str, object]) -> None:
     state = sessions.load_state(path)
     if state is not None and state.get("worked") is not True:
         state["worked"] = True
+        checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved by this
         sessions.save_state(path, state)
+        os.utime(path, ns=(checked, checked))
 
 
 def _commits(command: str) -> bool:
