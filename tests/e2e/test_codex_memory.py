@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,32 +22,14 @@ from typing import Any
 import pytest
 from codexcli import VERSION, binary, user_config
 from fakeopenai import FakeOpenAI
-from helpers import REPO_ROOT, base_env, git, jmem, make_repo
+from helpers import base_env, git, jmem, make_repo
+from hookshim import shim, timings
 
 MEM = Path(".claude/agent-memory")
 FACTS = ["Main fact 🐍 [mn-one]", "Builds run on the blue runners [mn-blue]",
          "Release notes go in CHANGES.md [mn-notes]"]
 PENDING = "Pending main lesson"
 CORRECTION = "Main fact corrected by the reviewer"
-
-
-def shim(folder: Path, log: Path) -> None:
-    """`jmem` on PATH: this checkout's code, each run's duration appended to `log`."""
-    folder.mkdir()
-    path = folder / "jmem"
-    path.write_text(
-        "#!/bin/sh\nstart=$(date +%s%N)\n"
-        f"PYTHONPATH={REPO_ROOT} {sys.executable} -m journal_mem \"$@\"\nrc=$?\n"
-        f"echo \"$* $(( ($(date +%s%N) - start) / 1000000 ))\" >> {log}\nexit $rc\n")
-    path.chmod(0o755)
-
-
-def timings(log: Path) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for line in log.read_text().splitlines():
-        *command, ms = line.split()
-        out.setdefault(" ".join(command), []).append(int(ms))
-    return out
 
 
 class Run:
