@@ -39,22 +39,43 @@ def agents_block(memory_root: str, default_agent: str) -> str:
     return f"{BEGIN}\n{body.rstrip()}\n{END}"
 
 
-def write_agents_md(root: str, memory_root: str, default_agent: str) -> str | None:
-    """Put the block into `<root>/AGENTS.md` (created when missing); what was done, or
-    None when it was already there as it should be."""
-    path = os.path.join(root, AGENTS_MD)
+def write_agents_md(root: str, memory_root: str,
+                    default_agent: str) -> tuple[str | None, str | None]:
+    """Put the block into `<root>/AGENTS.md` (created when missing): (what was done, or
+    None when it was already there as it should be; a note when it was left alone).
+
+    A symlinked `AGENTS.md` (often to CLAUDE.md) is written through to its target when
+    that is inside the checkout, so the link stays; a begin marker without its end
+    marker is left for the user to mend (replacing up to a later end marker could
+    swallow their text).
+    """
+    link = os.path.join(root, AGENTS_MD)
+    path = os.path.realpath(link)
+    if os.path.islink(link) and os.path.commonpath([path, os.path.realpath(root)]) \
+            != os.path.realpath(root):
+        return None, (f"{link} links outside the checkout ({path}): journal-mem's block "
+                      "not written")
     try:
         with open(path, encoding="utf-8", newline="") as fh:
             before: str | None = fh.read()
     except FileNotFoundError:
         before = None
-    after = replace_block(before or "", agents_block(memory_root, default_agent), BEGIN, END)
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{link}: cannot read it ({exc}): journal-mem's block not written"
+    text = before or ""
+    start = text.find(BEGIN)
+    if start >= 0 and text.find(END, start) < 0:
+        return None, (f"{link} has journal-mem's begin marker but no end marker after it: "
+                      f"add `{END}` where the block ends (or delete the begin line) and run "
+                      "`jmem init` again")
+    after = replace_block(text, agents_block(memory_root, default_agent), BEGIN, END)
     if after == before:
-        return None
+        return None, None
     replace_atomic(path, after, durable=True)
+    shown = os.path.relpath(path, root)
     if before is None:
-        return f"created {AGENTS_MD} (how any agent finds its memory and records a lesson)"
-    return f"wrote journal-mem's block in {AGENTS_MD} (the rest of the file is unchanged)"
+        return f"created {shown} (how any agent finds its memory and records a lesson)", None
+    return f"wrote journal-mem's block in {shown} (the rest of the file is unchanged)", None
 
 
 def init_client(root: str, client: str) -> tuple[list[str], list[str]]:

@@ -214,8 +214,9 @@ def init_other_clients(root: str, memory_root: str, default_agent: str, report: 
     register `jmem mcp`."""
     done: list[str] = []
     if agents_md:
-        step = client_setup.write_agents_md(root, memory_root, default_agent)
+        step, note = client_setup.write_agents_md(root, memory_root, default_agent)
         done += [step] if step else []
+        report.notes += [note] if note else []
     for client in clients:
         steps, notes = client_setup.init_client(root, client)
         done += steps

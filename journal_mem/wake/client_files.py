@@ -73,7 +73,10 @@ def merge_hooks(root: str, spec: ClientHooks) -> list[str]:
     """Add journal-mem's hook entries to the client's file in `root`, keeping every other
     setting and hook; writes nothing when they are all there. Returns what it did."""
     path = os.path.join(root, spec.file)
-    data = load_settings(path)
+    try:
+        data = load_settings(path)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, hint=_HINT) from exc
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise _bad(path, '"hooks" is not an object')
@@ -192,7 +195,8 @@ def trust_toml(root: str) -> tuple[str, list[str]]:
     return ("\n".join(lines) + "\n" if lines else ""), clash
 
 
+_HINT = "fix the file (or leave out --codex/--gemini) and run `jmem init` again"
+
+
 def _bad(path: str, why: str) -> Exception:
-    return ConfigError(f"{path}: {why}; journal-mem did not change it",
-                       hint="fix the file (or leave out --codex/--gemini) and run `jmem init` "
-                            "again")
+    return ConfigError(f"{path}: {why}; journal-mem did not change it", hint=_HINT)
