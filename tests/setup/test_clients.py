@@ -11,7 +11,7 @@ from pathlib import Path
 from helpers import REPO_ROOT, base_env, jmem, make_repo
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
-from codexcli import hook_trust  # noqa: E402  (the e2e test's own computation, run by Codex)
+from codexcli import hook_trust
 
 BEGIN = "<!-- journal-mem begin"
 END = "<!-- journal-mem end -->"
