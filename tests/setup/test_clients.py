@@ -11,7 +11,7 @@ from pathlib import Path
 from helpers import REPO_ROOT, base_env, jmem, make_repo
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
-from codexcli import hook_trust
+from codexcli import hook_trust  # the computation the real Codex accepted in its e2e test
 
 BEGIN = "<!-- journal-mem begin"
 END = "<!-- journal-mem end -->"
