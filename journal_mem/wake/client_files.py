@@ -160,6 +160,12 @@ def trust_records(root: str) -> dict[str, str]:
     return out
 
 
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's, once non-ASCII stays as it is:
+    JSON would write an emoji as a surrogate pair, which TOML refuses)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def codex_home() -> str:
     return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
 
@@ -180,18 +186,20 @@ def trust_toml(root: str) -> tuple[str, list[str]]:
     projects = have.get("projects") if isinstance(have.get("projects"), dict) else {}
     project = projects.get(root) if isinstance(projects, dict) else None
     if not isinstance(project, dict):
-        lines += [f"[projects.{json.dumps(root)}]", 'trust_level = "trusted"']
+        lines += [f"[projects.{_toml_string(root)}]", 'trust_level = "trusted"']
     elif project.get("trust_level") != "trusted":
-        clash.append(f'[projects.{json.dumps(root)}] trust_level = "trusted"')
+        clash.append(f'[projects.{_toml_string(root)}] trust_level = "trusted"')
     hooks = have.get("hooks") if isinstance(have.get("hooks"), dict) else {}
     state = hooks.get("state") if isinstance(hooks, dict) else None
     state = state if isinstance(state, dict) else {}
     for key, digest in trust_records(root).items():
         known = state.get(key)
         if not isinstance(known, dict):
-            lines += [f"[hooks.state.{json.dumps(key)}]", f"trusted_hash = {json.dumps(digest)}"]
+            lines += [f"[hooks.state.{_toml_string(key)}]",
+                      f"trusted_hash = {_toml_string(digest)}"]
         elif known.get("trusted_hash") != digest:
-            clash.append(f"[hooks.state.{json.dumps(key)}] trusted_hash = {json.dumps(digest)}")
+            clash.append(f"[hooks.state.{_toml_string(key)}] trusted_hash = "
+                         f"{_toml_string(digest)}")
     return ("\n".join(lines) + "\n" if lines else ""), clash
 
 
