@@ -11,7 +11,7 @@ Layers (docs/DESIGN.md, "Layout"), lowest first:
     3  journal/                                                entries and the store
     4  repo                                                    the composition root
     5  distill/ wake/ guard/ recall/ lessons/ importers/       features: each uses another
-       loop/ team/ demo/ setup/ consolidate/                   only through public names
+       loop/ team/ demo/ setup/ consolidate/ mcpserver/       only through public names
     6  cli/, main, api, __main__                               entry points
 """
 
@@ -29,9 +29,9 @@ RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "progress": 0, "res
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
 FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",
-            "demo", "setup", "consolidate"}
+            "demo", "setup", "consolidate", "mcpserver"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it",
-               "tqdm", "rich", "playwright"}
+               "tqdm", "rich", "playwright", "mcp"}
 # Parsing an entry that changed since the last hook reads its YAML frontmatter.
 COLD_ALLOWED = {"yaml"}
 

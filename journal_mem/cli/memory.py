@@ -35,12 +35,18 @@ from journal_mem.cli.base import CONTEXT, cli, cwd, emit, emit_json
                    "--propose` and opens a pull request (never pushes to the memory branch).")
 @click.option("--no-import", is_flag=True,
               help="Do not import existing hand-written memory; only say how to.")
+@click.option("--codex", is_flag=True,
+              help="Also write Codex CLI's hooks (.codex/hooks.json); see `jmem codex-trust`.")
+@click.option("--gemini", is_flag=True,
+              help="Also merge Gemini CLI's hooks into .gemini/settings.json.")
+@click.option("--no-agents-md", is_flag=True,
+              help="Do not write journal-mem's block into AGENTS.md.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
          ci: str | None, ci_install: str | None, ci_curator: bool, no_import: bool,
-         as_json: bool) -> int:
+         codex: bool, gemini: bool, no_agents_md: bool, as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -53,7 +59,11 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     Unless --no-claude, merges the wake-up and reminder hooks into
     .claude/settings.json, keeping every existing setting and hook.
     Existing MEMORY.md and topic files that jmem did not write are counted and
-    imported as lessons in one commit (unless --no-import).
+    imported as lessons in one commit (unless --no-import). Keeps a short block
+    in AGENTS.md (between markers; the rest of the file untouched) telling any
+    agent where its memory is and how to record a lesson, and says how to
+    register `jmem mcp` in each client. --codex and --gemini add those
+    clients' hooks.
     """
     from journal_mem.setup import init as initialize
 
@@ -66,7 +76,9 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
                                  hooks_path_ok=hooks_path_ok, claude=not no_claude,
                                  claude_agents=list(claude_agents), ci=ci,
                                  ci_install=ci_install, import_existing=not no_import,
-                                 ci_curator=ci_curator)
+                                 ci_curator=ci_curator, agents_md=not no_agents_md,
+                                 clients=tuple(c for c, on in (("codex", codex),
+                                                               ("gemini", gemini)) if on))
     if as_json:
         emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK
@@ -164,13 +176,12 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
         _refuse_with_from_file({**fields, "topic": topic, "title": title, "body": body,
                                 "body_file": body_file})
         entry = core.from_file(context, from_file, agent)
+        found = core.related_facts(context, entry)
+        written = core.file_entry(context, entry, outbox)
     else:
-        entry = core.compose(context, agent=agent, topic=topic, title=title,
-                             body=_read_body(body, body_file), fields=fields)
-        if key is None:
-            core.refuse_key_clash(context, entry)
-    found = core.related_facts(context, entry)
-    written = core.file_entry(context, entry, outbox)
+        written, found = core.write_lesson(context, agent=agent, topic=topic, title=title,
+                                           body=_read_body(body, body_file), fields=fields,
+                                           outbox=outbox)
     if as_json:
         emit_json({"path": written.path, "key": written.key, "outbox": written.outbox,
                     "related": [r.as_json() for r in found]})

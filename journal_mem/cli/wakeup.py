@@ -14,8 +14,9 @@ from journal_mem.cli.base import CONTEXT, TYPES, cli, cwd, emit, emit_json
 
 @cli.command(context_settings=CONTEXT)
 @click.option("--agent", metavar="NAME", help="Whose memory [env JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude"]),
-              help="Claude Code SessionStart/SubagentStart: hook JSON in, context JSON out.")
+@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]),
+              help="Run as that client's session-start, prompt and tool hook: its hook "
+              "JSON in, its context JSON out.")
 @click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
               help="Budget of the pack, in characters.")
 @click.option("--query", metavar="TEXT",
@@ -37,11 +38,14 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     and never fails: a problem is one line on stderr, exit 0.
     """
     if hook:
+        from journal_mem.wake import clients
         from journal_mem.wake.claude import PACK_LIMIT
         from journal_mem.wake.hooks import wake_hook
 
-        return wake_hook(sys.stdin.buffer.read(), agent, min(max_chars, PACK_LIMIT),
-                         plugin=plugin)
+        data = clients.begin(hook, sys.stdin.buffer.read())
+        return errors.OK if data is None else wake_hook(data, agent,
+                                                        min(max_chars, PACK_LIMIT),
+                                                        plugin=plugin)
     from journal_mem.wake.pack import for_command
 
     click_ctx = click.get_current_context()
@@ -57,18 +61,20 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 @cli.command(context_settings=CONTEXT)
 @click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
               "JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude"]), required=True,
-              help="Claude Code Stop/SubagentStop: hook JSON in, context JSON out.")
+@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]), required=True,
+              help="Run as that client's end-of-turn hook (Claude Code Stop/SubagentStop, "
+              "Codex Stop, Gemini AfterAgent): its hook JSON in, its answer out.")
 @click.option("--plugin", is_flag=True, hidden=True,
               help="Run from the Claude Code plugin: step aside for project hooks.")
 def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
     files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
     context) to record one. Never fails: exit 0."""
+    from journal_mem.wake import clients
     from journal_mem.wake.hooks import remind_hook
 
-    del hook
-    return remind_hook(sys.stdin.buffer.read(), agent, plugin=plugin)
+    data = clients.begin(hook, sys.stdin.buffer.read())
+    return errors.OK if data is None else remind_hook(data, agent, plugin=plugin)
 
 
 @cli.command("claude-plugin", context_settings=CONTEXT)
@@ -84,6 +90,56 @@ def claude_plugin() -> int:
     click.echo(folder())
     for line in install_lines(folder()):
         click.echo(line, err=True)
+    return errors.OK
+
+
+@cli.command("codex-trust", context_settings=CONTEXT)
+@click.pass_context
+def codex_trust(click_ctx: click.Context) -> int:
+    """Print the config.toml records with which Codex CLI runs this checkout's
+    journal-mem hooks (written by `jmem init --codex`).
+
+    Codex runs a project's hooks only when its user trusts the project and each
+    hook (a hash of its command). A repository cannot grant that for its users,
+    so jmem never edits ~/.codex/config.toml: review the records and append them
+    yourself, once per checkout or worktree (they name its path):
+
+    \b
+      jmem codex-trust >> ~/.codex/config.toml
+
+    Records the config already holds are left out; one it holds with another
+    value is named on stderr (edit it by hand), with exit 1.
+    """
+    from journal_mem.gitops import gitcore
+    from journal_mem.wake import client_files
+
+    root = gitcore.locate(cwd(click_ctx)).worktree_root
+    missing = client_files.missing_hooks(root, client_files.CODEX)
+    if missing:
+        raise errors.ConfigError(
+            f"{root}: {client_files.CODEX.file} lacks journal-mem's {', '.join(missing)} "
+            "hooks: nothing to trust", hint="run `jmem init --codex` (and commit it)")
+    toml, clash = client_files.trust_toml(root)
+    click.echo(toml, nl=False)
+    for line in clash:
+        click.echo(f"jmem: {client_files.codex_home()}/config.toml already sets this "
+                   f"differently; change it by hand to: {line}", err=True)
+    return errors.REFUSED if clash else errors.OK
+
+
+@cli.command(context_settings=CONTEXT)
+@click.pass_context
+def mcp(click_ctx: click.Context) -> int:
+    """Serve this checkout's memory to an MCP client on stdin/stdout.
+
+    Tools: wake (the agent's pack), recall (ranked facts), write_lesson
+    (validated as `jmem write`), status; resource memory://AGENT/MEMORY.md.
+    Register it in a client as the command `jmem mcp` run in the checkout
+    (`jmem init` prints how for each client; docs/clients.md).
+    """
+    from journal_mem.mcpserver.server import serve
+
+    serve(cwd(click_ctx))
     return errors.OK
 
 

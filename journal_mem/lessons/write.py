@@ -105,6 +105,19 @@ def compose(
     return check_built(entry, ctx.policy)
 
 
+def write_lesson(ctx: Context, *, agent: str | None, topic: str | None, title: str | None,
+                 body: str, fields: dict[str, Any],
+                 outbox: bool = False) -> tuple[Written, list[Related]]:
+    """`jmem write` from values (the command line, the MCP tool): judged, refused on a key
+    that another fact holds unless the key was given, filed; with the live facts it
+    probably corrects."""
+    entry = compose(ctx, agent=agent, topic=topic, title=title, body=body, fields=fields)
+    if fields.get("key") is None:
+        refuse_key_clash(ctx, entry)
+    found = related_facts(ctx, entry)
+    return file_entry(ctx, entry, outbox), found
+
+
 def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")

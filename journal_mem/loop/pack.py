@@ -56,12 +56,13 @@ def build(goal: str, facts: Sequence[Hit], budget: int) -> tuple[str, list[Hit],
     return block, kept, estimate(block)
 
 
-def replace_block(text: str, block: str) -> str:
-    """`text` with its pack replaced by `block` (appended when it has none)."""
-    start = text.find(BEGIN)
-    end = text.find(END, start) if start >= 0 else -1
-    if start >= 0 and end >= 0:
-        return text[:start] + block + text[end + len(END):]
+def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """`text` with its block between `begin` and `end` (the pack's markers unless told)
+    replaced by `block`, which starts and ends with them (appended when it has none)."""
+    start = text.find(begin)
+    stop = text.find(end, start) if start >= 0 else -1
+    if start >= 0 and stop >= 0:
+        return text[:start] + block + text[stop + len(end):]
     if not text:
         return block + "\n"
     sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")

@@ -21,6 +21,7 @@ from journal_mem.schema import load, render_file
 from journal_mem.settings import CONFIG_FILE
 from journal_mem.setup import ci as ciflow
 from journal_mem.setup import ci as cisource
+from journal_mem.setup import clients as client_setup
 from journal_mem.setup import githooks
 from journal_mem.setup.gitattributes import FILE, eol_rule, merge_lines
 from journal_mem.wake import claude_files as claude_settings
@@ -48,15 +49,17 @@ def _create(path: str, text: str, report: InitReport, root: str) -> None:
 def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: bool = False,
          claude: bool = True, claude_agents: list[str] | None = None,
          ci: str | None = None, ci_install: str | None = None,
-         import_existing: bool = True, ci_curator: bool = False) -> InitReport:
+         import_existing: bool = True, ci_curator: bool = False, agents_md: bool = True,
+         clients: tuple[str, ...] = ()) -> InitReport:
     """Set up journal-mem in the main checkout of the repository at `cwd`.
 
     Config, memory root and agent folders; memory files that jmem did not
     write are imported as lessons (`import_existing`, else the command that
     does it is named); then the git hooks (`git_hooks`),
     the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
-    with `ci` ("github"), the CI workflow that distills and pushes (and with
-    `ci_curator`, its weekly curator job that opens a pull request).
+    the `AGENTS.md` block (`agents_md`) and the hooks of the other `clients`
+    ("codex", "gemini"); with `ci` ("github"), the CI workflow that distills and pushes
+    (and with `ci_curator`, its weekly curator job that opens a pull request).
     """
     bad = [a for a in agents if not is_name(a)]
     if bad:
@@ -90,6 +93,8 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         _install_hooks(root, report, hooks_path_ok)
     if claude or claude_agents:
         init_claude(repo, report, hooks=claude, agents=claude_agents or [])
+    init_other_clients(root, config.memory_root, config.default_agent, report,
+                       agents_md=agents_md, clients=clients)
     if ci:
         init_ci(root, ci, source, config.distill.branch or branch, config.memory_root, report,
                 curator=ci_curator)
@@ -204,6 +209,27 @@ def init_claude(repo: gitcore.Repo, report: InitReport, *, hooks: bool,
         else:
             report.done.append(f"created {os.path.relpath(path, root)}")
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)
+
+
+# --- every other client: AGENTS.md, Codex and Gemini CLI hooks, the MCP server ------
+
+
+def init_other_clients(root: str, memory_root: str, default_agent: str, report: InitReport,
+                       *, agents_md: bool, clients: tuple[str, ...]) -> None:
+    """The `AGENTS.md` block and each client's hooks; when anything was new, how to
+    register `jmem mcp`."""
+    done: list[str] = []
+    if agents_md:
+        step, note = client_setup.write_agents_md(root, memory_root, default_agent)
+        done += [step] if step else []
+        report.notes += [note] if note else []
+    for client in clients:
+        steps, notes = client_setup.init_client(root, client)
+        done += steps
+        report.notes += notes
+    report.done += done
+    if done:
+        report.notes += client_setup.mcp_notes()
 
 
 # --- git hooks -----------------------------------------------------------------

@@ -34,7 +34,7 @@ import sys
 
 from journal_mem import settings
 from journal_mem.wake import claude as protocol
-from journal_mem.wake import sessions
+from journal_mem.wake import clients, sessions
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
@@ -88,16 +88,20 @@ def warn(message: str) -> None:
 
 
 def dispatch(args: list[str]) -> int | None:
-    """Run `wake|remind --hook claude [--agent A] [--max-chars N] [--plugin]`; None for
-    anything else (the click CLI then handles it, errors included)."""
+    """Run `wake|remind --hook CLIENT [--agent A] [--max-chars N] [--plugin]` (CLIENT:
+    claude, codex or gemini; `clients.py`); None for anything else (the click CLI then
+    handles it, errors included)."""
     plugin = "--plugin" in args
     opts = _options([a for a in args[1:] if a != "--plugin"])
-    if opts is None or opts.get("--hook") != "claude":
+    if opts is None or opts.get("--hook") not in clients.CLIENTS:
         return None
     try:
         data = sys.stdin.buffer.read()
     except (OSError, ValueError):
         data = b""
+    data = clients.begin(opts["--hook"], data)  # another client's payload, in Claude's terms
+    if data is None:
+        return 0
     if args[0] == "wake":
         try:
             max_chars = int(opts.get("--max-chars") or protocol.PACK_LIMIT)
@@ -143,7 +147,7 @@ def wake_hook(data: bytes, agent: str | None = None,
 
     text = session_start(layout, conf.policy, payload, name, event, max_chars, known)
     if text:
-        print(protocol.context_output(event, text))
+        _say(event, text)
     elif not known:  # a built-in or plugin agent, a main session without memory
         print(f"journal-mem: no memory for agent {name!r}: nothing loaded", file=sys.stderr)
     return 0
@@ -170,7 +174,7 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
 
     why = decide(layout, conf.policy, name, payload)
     if why:
-        print(protocol.context_output(event, why))
+        _say(event, why)
     return 0
 
 
@@ -227,18 +231,25 @@ def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) ->
     return settings.agent_name(name, conf.default_agent)
 
 
+def _say(event: str, text: str) -> None:
+    """Give `text` to the model in the calling client's format (`clients.py`)."""
+    line = clients.answer(event, text)
+    if line:
+        print(line)
+
+
 def _off(message: str) -> int:
     print(f"journal-mem: {message}", file=sys.stderr)
     return 0
 
 
 def _problem(message: str, user: bool = False) -> int:
-    """A problem goes to stderr and, for the user (never the model), a `systemMessage`."""
-    import json
-
+    """A problem goes to stderr and, for the user (never the model), a `systemMessage`
+    where the client reads one."""
     line = f"journal-mem warning: {message}"
-    if user:
-        print(json.dumps({"systemMessage": line}, ensure_ascii=False))
+    shown = clients.user_message(line) if user else None
+    if shown:
+        print(shown)
     print(line, file=sys.stderr)
     return 0
 
@@ -313,7 +324,7 @@ def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str,
     sessions.save_state(path, state)
     if pack.news:
         record(layout, payload, name, event, pack, False)
-        print(protocol.context_output(event, pack.text))
+        _say(event, pack.text)
     return 0
 
 

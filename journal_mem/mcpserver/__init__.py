@@ -1,0 +1,1 @@
+"""`jmem mcp`: the team's memory for any MCP client (the official `mcp` SDK, stdio)."""

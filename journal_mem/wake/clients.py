@@ -1,0 +1,168 @@
+"""Which coding-agent client runs a hook, and the answer that client reads.
+
+One set of hooks serves every client: `jmem wake|remind --hook CLIENT`. The
+hook reads the client's payload, works in Claude Code's terms (its event names
+and fields, which `hooks.py` understands) and answers in the caller's own
+format — or prints nothing. Never another client's format: Cursor (with its
+"third-party" setting) and Copilot CLI run the hooks of `.claude/settings.json`
+with payloads of their own, and a Claude-shaped answer is not what they read.
+
+What each client sends and reads was checked by running it where it can run
+offline (docs/clients.md):
+
+* Codex CLI sends Claude Code's fields and event names, reads
+  `hookSpecificOutput.additionalContext` at SessionStart, UserPromptSubmit and
+  PostToolUse, and `{"decision": "block", "reason"}` at Stop (the reason comes
+  back as a user turn: the reminder).
+* Gemini CLI has its own event names: BeforeAgent is the prompt, AfterTool the
+  tool call, AfterAgent the end of a turn (`{"decision": "deny", "reason"}`
+  makes one more turn). A resumed session comes back without its first prompt,
+  which carried the pack: a resume gets the whole pack again, not only what
+  changed.
+* Cursor (`conversation_id`, `workspace_roots`, camelCase events) and Copilot
+  CLI (`sessionId`, or Claude's event names with a `timestamp`, which Claude
+  Code never sends) get nothing from a hook: Copilot ignores what its start and
+  prompt hooks print, and what Cursor's start hook may answer is not verified.
+  They get memory through the `AGENTS.md` block and `jmem mcp`.
+
+Codex and Gemini only report tool calls to hooks, not in a transcript jmem
+can read, so their tool hooks note an edit or commit in the session's state:
+the reminder asks only a session that did work. Standard library only: this
+is the hook fast path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+from journal_mem.wake import claude as protocol
+from journal_mem.wake import sessions
+
+CLIENTS = ("claude", "codex", "gemini")  # the values of --hook
+FOREIGN = ("cursor", "copilot")  # recognised by their payloads, answered with nothing
+# each client's own event name -> the Claude Code event jmem handles it as
+EVENTS = {
+    "codex": {"SessionStart": "SessionStart", "UserPromptSubmit": "UserPromptSubmit",
+              "PostToolUse": "PostToolUse", "Stop": "Stop"},
+    "gemini": {"SessionStart": "SessionStart", "BeforeAgent": "UserPromptSubmit",
+               "AfterTool": "PostToolUse", "AfterAgent": "Stop"},
+}
+STOP_DECISION = {"codex": "block", "gemini": "deny"}  # what continues the turn with a reason
+NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI",
+         "cursor": "Cursor", "copilot": "GitHub Copilot CLI"}
+# tools that change the checkout, as each client names them (a shell command counts when
+# it commits: `_COMMIT` below)
+EDIT_TOOLS = frozenset({"apply_patch", "write_file", "replace"})
+SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command"})
+
+
+class _Caller:
+    """The client of this hook process and its own name for the event (one per process)."""
+
+    client = "claude"
+    event = ""
+
+
+_CALLER = _Caller()
+
+
+def detect(payload: dict[str, object], declared: str) -> str:
+    """The client that sent `payload` to a hook installed for `declared`."""
+    if "session_id" not in payload and ("conversation_id" in payload
+                                         or "workspace_roots" in payload):
+        return "cursor"
+    if "sessionId" in payload and "session_id" not in payload:
+        return "copilot"  # its camelCase events
+    if declared == "claude" and "timestamp" in payload:
+        return "copilot"  # its Claude-named events, which add an ISO timestamp
+    return declared
+
+
+def begin(declared: str, data: bytes) -> bytes | None:
+    """The payload as `hooks.py` reads it (Claude Code's event names), or None when this
+    client and event get no answer (the hook then prints nothing and exits 0).
+
+    Raises `protocol.HookInputError` on input that is not a JSON object, as
+    `hooks.py` would.
+    """
+    _CALLER.client = declared  # a payload that is no JSON is reported in no client's format
+    payload = protocol.read_input(data)
+    client = detect(payload, declared)
+    _CALLER.client = client
+    _CALLER.event = protocol.text_field(payload, "hook_event_name")
+    if client in FOREIGN:
+        print(f"journal-mem: a {NAMES[client]} hook payload: nothing answered (its memory "
+              "comes from AGENTS.md and `jmem mcp`)", file=sys.stderr)
+        return None
+    if client == "claude":
+        return data
+    event = EVENTS[client].get(_CALLER.event)
+    if event is None:
+        return None
+    payload["hook_event_name"] = event
+    if client == "gemini" and payload.get("source") == "resume":
+        payload["source"] = "startup"  # its resumed session lost the first pack
+    if event == "PostToolUse":
+        note_work(payload)
+    return json.dumps(payload).encode()
+
+
+def answer(event: str, text: str) -> str | None:
+    """The JSON line that gives `text` to the model at `event` (Claude Code's name), in
+    the caller's format; None when it has none."""
+    client = _CALLER.client
+    if client == "claude":
+        return protocol.context_output(event, text)
+    if client not in STOP_DECISION:
+        return None
+    text = protocol.cut_to_units(text, protocol.PACK_LIMIT)
+    if event in ("Stop", "SubagentStop"):
+        return json.dumps({"decision": STOP_DECISION[client], "reason": text},
+                          ensure_ascii=False)
+    own = _CALLER.event or event
+    return json.dumps({"hookSpecificOutput": {"hookEventName": own,
+                                              "additionalContext": text}},
+                      ensure_ascii=False)
+
+
+def user_message(line: str) -> str | None:
+    """The JSON that shows `line` to the user (never the model), or None when the caller
+    has no such field that was verified: the line then goes to stderr only."""
+    return json.dumps({"systemMessage": line}, ensure_ascii=False) \
+        if _CALLER.client == "claude" else None
+
+
+def note_work(payload: dict[str, object]) -> None:
+    """Mark the session as having done work (for the reminder) when this tool call edits
+    files or commits; one state write per session at most."""
+    tool = protocol.text_field(payload, "tool_name")
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if tool not in EDIT_TOOLS and not (tool in SHELL_TOOLS and isinstance(command, str)
+                                       and _commits(command)):
+        return
+    from journal_mem.gitops.gitcore import quick_common_dir
+
+    cwd = protocol.text_field(payload, "cwd") or os.getcwd()
+    common = quick_common_dir(cwd)
+    if common is None:
+        return
+    path = sessions.state_path(os.path.join(common, "journal-mem"),
+                               protocol.text_field(payload, "session_id"),
+                               protocol.text_field(payload, "agent_id"))
+    state = sessions.load_state(path)
+    if state is not None and state.get("worked") is not True:
+        state["worked"] = True
+        checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved by this
+        sessions.save_state(path, state)
+        os.utime(path, ns=(checked, checked))
+
+
+def _commits(command: str) -> bool:
+    return _COMMIT_RE.search(command) is not None
+
+
+_COMMIT_RE = re.compile(r"\bgit\b.*\bcommit\b")  # as the reminder reads a Claude transcript

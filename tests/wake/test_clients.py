@@ -1,0 +1,206 @@
+"""Every client gets its own answer format, or nothing (wake/clients.py).
+
+The inputs are the payloads the real clients sent (tests/e2e/payloads/codex-*.json,
+gemini-*.json, captured by the e2e tests) and, for Cursor and Copilot, the shapes their
+documentation gives (cursor-*.json, copilot-*.json), with paths and ids filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import base_env, git, jmem
+
+PAYLOADS = Path(__file__).parent.parent / "e2e" / "payloads"
+MEM = Path(".claude/agent-memory")
+
+
+def sample(name: str, key: str = "stdin") -> dict[str, Any]:
+    value = json.loads((PAYLOADS / name).read_text())[key]
+    assert isinstance(value, dict)
+    return value
+
+
+def fill(payload: dict[str, Any], repo: Path, session: str) -> str:
+    """A recorded payload aimed at `repo` (its placeholders replaced)."""
+    text = json.dumps(payload).replace("<tmp>/proj", str(repo)).replace("/path/to/project",
+                                                                        str(repo))
+    data = json.loads(text.replace('"/path"', json.dumps(str(repo))))
+    for key in ("session_id", "sessionId", "conversation_id"):
+        if key in data:
+            data[key] = session
+    if "workspace_roots" in data:
+        data["workspace_roots"] = [str(repo)]
+    return json.dumps(data)
+
+
+def run(repo: Path, command: str, client: str, payload: str) -> tuple[dict[str, Any], str]:
+    proc = jmem(repo, command, "--hook", client, stdin=payload,
+                env=base_env(JMEM_DEFAULT_AGENT="api"))
+    assert proc.returncode == 0, proc.stderr
+    return (json.loads(proc.stdout) if proc.stdout.strip() else {}), proc.stderr
+
+
+def context(answer: dict[str, Any]) -> str:
+    inner = answer.get("hookSpecificOutput")
+    return str(inner["additionalContext"]) if isinstance(inner, dict) else ""
+
+
+def write(cwd: Path, title: str, *extra: str) -> None:
+    proc = jmem(cwd, "write", "--agent", "api", "--topic", "ops", "--title", title, *extra,
+                "--body", "b")
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture()
+def memory(repo: Path) -> Path:
+    (repo / MEM / "api" / "MEMORY.md").write_text(
+        "# api\n- Deploys go through staging first [deploy-staging]\n")
+    return repo
+
+
+def age(repo: Path, session: str) -> None:
+    """Make the session's last live check look old (PostToolUse checks every few seconds)."""
+    state = repo / ".git" / "journal-mem" / "sessions" / f"{session}--main.json"
+    os.utime(state, (1, 1))
+
+
+def test_codex_gets_the_pack_once_corrections_live_and_the_reminder_as_a_block(
+        memory: Path) -> None:
+    repo = memory
+    start = sample("codex-SessionStart.json")
+    answer, _ = run(repo, "wake", "codex", fill(start, repo, "cx-1"))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert context(answer).count("[deploy-staging]") == 1
+    prompt = fill(sample("codex-UserPromptSubmit.json"), repo, "cx-1")
+    assert run(repo, "wake", "codex", prompt)[0] == {}
+    write(repo, "Deploys go straight to production", "--supersedes", "deploy-staging")
+    update, _ = run(repo, "wake", "codex", prompt)
+    assert update["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "Deploys go straight to production" in context(update)
+    assert "do not rely on: deploy-staging" in context(update)
+    assert run(repo, "wake", "codex", prompt)[0] == {}  # told once
+    # resumed: Codex replays the old context itself, so only what changed comes
+    resume = dict(start, source="resume")
+    assert "[deploy-staging]" not in context(run(repo, "wake", "codex",
+                                                 fill(resume, repo, "cx-1"))[0])
+
+    # the lessons above were written during cx-1: it is not reminded; a new session is
+    assert run(repo, "remind", "codex", fill(sample("codex-Stop.json"), repo, "cx-1")) \
+        == ({}, "")
+    run(repo, "wake", "codex", fill(start, repo, "cx-9"))
+    stop = fill(sample("codex-Stop.json"), repo, "cx-9")
+    assert run(repo, "remind", "codex", stop)[0] == {}  # no work done yet
+    tool = sample("codex-PostToolUse.json")
+    tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
+    age(repo, "cx-9")
+    run(repo, "wake", "codex", fill(tool, repo, "cx-9"))
+    reminder, _ = run(repo, "remind", "codex", stop)
+    assert set(reminder) == {"decision", "reason"} and reminder["decision"] == "block"
+    assert "jmem write --agent api" in reminder["reason"]
+    assert run(repo, "remind", "codex", stop)[0] == {}  # once per session
+    active = json.loads(stop)
+    active["stop_hook_active"] = True
+    assert run(repo, "remind", "codex", json.dumps(active))[0] == {}
+
+
+def test_codex_post_tool_use_brings_a_new_lesson(memory: Path) -> None:
+    repo = memory
+    run(repo, "wake", "codex", fill(sample("codex-SessionStart.json"), repo, "cx-2"))
+    write(repo, "A lesson written meanwhile")
+    age(repo, "cx-2")
+    answer, _ = run(repo, "wake", "codex", fill(sample("codex-PostToolUse.json"), repo, "cx-2"))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert "A lesson written meanwhile" in context(answer)
+
+
+def test_gemini_events_are_answered_under_their_own_names(memory: Path) -> None:
+    repo = memory
+    answer, _ = run(repo, "wake", "gemini", fill(sample("gemini-SessionStart.json"), repo,
+                                                 "gm-1"))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "[deploy-staging]" in context(answer)
+    before = fill(sample("gemini-BeforeAgent.json"), repo, "gm-1")
+    assert run(repo, "wake", "gemini", before)[0] == {}
+    write(repo, "Use <b>bold</b> & a -> b in docs")
+    live, _ = run(repo, "wake", "gemini", before)
+    assert live["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "Use <b>bold</b> & a -> b in docs" in context(live)
+    write(repo, "Another lesson")
+    age(repo, "gm-1")
+    tool = sample("gemini-AfterTool.json")
+    after, _ = run(repo, "wake", "gemini", fill(tool, repo, "gm-1"))
+    assert after["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    assert "Another lesson" in context(after)
+    # the events jmem does not serve get nothing
+    for other in ("BeforeModel", "AfterModel", "BeforeTool", "PreCompress", "SessionEnd"):
+        assert run(repo, "wake", "gemini", fill(sample(f"gemini-{other}.json"), repo,
+                                                "gm-1")) == ({}, "")
+    run(repo, "wake", "gemini", fill(sample("gemini-SessionStart.json"), repo, "gm-9"))
+    end = fill(sample("gemini-AfterAgent.json"), repo, "gm-9")
+    assert run(repo, "remind", "gemini", end)[0] == {}  # no work
+    tool["tool_input"] = {"command": "git add -A && git commit -m docs"}
+    age(repo, "gm-9")
+    run(repo, "wake", "gemini", fill(tool, repo, "gm-9"))
+    reminder, _ = run(repo, "remind", "gemini", end)
+    assert reminder["decision"] == "deny" and "jmem write --agent api" in reminder["reason"]
+
+
+def test_a_resumed_gemini_session_gets_the_whole_pack_again(memory: Path) -> None:
+    """Gemini CLI resumes without the first prompt, which carried the pack."""
+    repo = memory
+    start = sample("gemini-SessionStart.json")
+    run(repo, "wake", "gemini", fill(start, repo, "gm-2"))
+    again, _ = run(repo, "wake", "gemini", fill(dict(start, source="resume"), repo, "gm-2"))
+    assert context(again).count("[deploy-staging]") == 1
+
+
+FOREIGN = [
+    ("cursor-common.json", "stdin_common"),
+    ("cursor-stop.json", "stdin"),
+    ("copilot-sessionStart.json", "stdin_camelCase"),
+    ("copilot-sessionStart.json", "stdin_PascalCase"),
+    ("copilot-userPromptSubmitted.json", "stdin_camelCase"),
+    ("copilot-userPromptSubmitted.json", "stdin_PascalCase(UserPromptSubmit)"),
+    ("copilot-agentStop.json", "stdin_camelCase"),
+    ("copilot-agentStop.json", "stdin_PascalCase(Stop)"),
+    ("copilot-toolUse.json", "postToolUse_camelCase"),
+    ("copilot-toolUse.json", "PostToolUse_PascalCase"),
+]
+
+
+@pytest.mark.parametrize(("name", "key"), FOREIGN)
+def test_cursor_and_copilot_payloads_get_nothing_from_the_claude_hooks(
+        memory: Path, name: str, key: str) -> None:
+    """Both clients can run `.claude/settings.json`'s hooks: a Claude-shaped answer would
+    be misread, so they get none (and nothing is recorded as given)."""
+    repo = memory
+    payload = fill(sample(name, key), repo, "fx-1")
+    for command in ("wake", "remind"):
+        answer, err = run(repo, command, "claude", payload)
+        assert answer == {}
+        client = "Cursor" if name.startswith("cursor") else "GitHub Copilot CLI"
+        assert f"a {client} hook payload: nothing answered" in err
+    assert not (repo / ".git" / "journal-mem" / "sessions").exists()
+
+
+def test_a_claude_code_payload_still_gets_claude_code_answers(memory: Path) -> None:
+    repo = memory
+    data = json.loads((PAYLOADS / "user_prompt_submit.json").read_text())
+    data.update(cwd=str(repo), session_id="cc-1")
+    start = dict(data, hook_event_name="SessionStart", source="startup")
+    answer, _ = run(repo, "wake", "claude", json.dumps(start))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "[deploy-staging]" in context(answer)
+
+
+def test_a_broken_payload_is_a_warning_in_no_client_format(repo: Path) -> None:
+    for client in ("codex", "gemini"):
+        proc = jmem(repo, "wake", "--hook", client, stdin="not json")
+        assert proc.returncode == 0 and proc.stdout == ""
+        assert "memory not loaded" in proc.stderr
+    git(repo, "status")
