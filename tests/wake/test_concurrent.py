@@ -12,9 +12,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from helpers import REPO_ROOT, base_env, jmem
+
+from journal_mem.wake import sessions
 
 MEM = Path(".claude/agent-memory")
 PAYLOADS = REPO_ROOT / "tests" / "e2e" / "payloads"
@@ -91,3 +95,74 @@ def test_four_parallel_post_tool_use_hooks_deliver_a_correction_once(repo: Path)
     assert "".join(contexts).count("do not rely on: deploy-staging") == 1
     live = [r for r in injections(repo) if r["event"] != "SessionStart"]
     assert len(live) == 1 and live[0]["event"] == "PostToolUse", live
+
+
+def test_sixteen_parallel_hooks_and_the_batch_deliver_once(repo: Path) -> None:
+    data = start(repo)
+    correct(repo, "Deploys go straight to production now")
+    age(state_file(repo, data))
+    batch = payload("post_tool_batch.json", repo)
+    contexts = together(repo, [*reads(repo, 16), batch])  # the batch too, at the same moment
+    assert "".join(contexts).count("Deploys go straight to production now") == 1, contexts
+    assert len([r for r in injections(repo) if r["event"] != "SessionStart"]) == 1
+    assert together(repo, [batch]) == [""]  # told once
+
+
+def test_after_a_batch_the_tool_hooks_leave_delivery_to_the_batch(repo: Path) -> None:
+    data = start(repo)
+    batch = payload("post_tool_batch.json", repo)
+    assert together(repo, [batch]) == [""]  # nothing changed; the session runs batch hooks
+    assert json.loads(state_file(repo, data).read_text())["batches"] is True
+    correct(repo, "Deploys go straight to production now")
+    age(state_file(repo, data))
+    assert together(repo, reads(repo, 4)) == [""] * 4  # not even one of them
+    failure = payload("post_tool_use_failure.json", repo)
+    assert together(repo, [failure]) == [""]
+    [delivered] = together(repo, [batch])
+    assert delivered.count("Deploys go straight to production now") == 1
+    assert [r["event"] for r in injections(repo)] == ["SessionStart", "PostToolBatch"]
+
+
+def test_a_failed_tool_call_delivers_a_correction_like_a_successful_one(repo: Path) -> None:
+    data = start(repo)  # a client without PostToolBatch hooks: the tool hooks deliver
+    correct(repo, "Deploys go straight to production now")
+    age(state_file(repo, data))
+    failure = payload("post_tool_use_failure.json", repo)
+    [delivered] = together(repo, [failure])
+    assert "do not rely on: deploy-staging" in delivered
+    [record] = [r for r in injections(repo) if r["event"] == "PostToolUseFailure"]
+    assert record["keys"]
+
+
+def test_a_wake_up_prompt_gets_corrections_like_a_persons(repo: Path) -> None:
+    start(repo)
+    correct(repo, "Deploys go straight to production now")
+    woken = payload("user_prompt_submit_task_notification.json", repo, source="loop_wakeup")
+    [delivered] = together(repo, [woken])
+    assert "do not rely on: deploy-staging" in delivered
+    [record] = [r for r in injections(repo) if r["event"] == "UserPromptSubmit"]
+    assert record["source"] == "loop_wakeup"  # `status --sessions` tells it from a person
+
+
+def test_a_tool_hook_finding_the_session_locked_leaves_the_change_to_the_holder(
+        repo: Path) -> None:
+    data = start(repo)
+    correct(repo, "Deploys go straight to production now")
+    age(state_file(repo, data))
+    with sessions.SessionLock(str(state_file(repo, data)), 0) as held:
+        assert held
+        assert together(repo, reads(repo, 2)) == ["", ""]
+    [delivered] = together(repo, reads(repo, 1))
+    assert "do not rely on: deploy-staging" in delivered
+
+
+def test_a_prompt_hook_waits_for_the_lock_and_then_delivers(repo: Path) -> None:
+    data = start(repo)
+    correct(repo, "Deploys go straight to production now")
+    lock = sessions.SessionLock(str(state_file(repo, data)), 0)
+    assert lock.__enter__()
+    threading.Timer(1.0, lock.__exit__).start()  # another hook, done in a second
+    began = time.monotonic()
+    [delivered] = together(repo, [payload("user_prompt_submit.json", repo)])
+    assert time.monotonic() - began >= 1.0
+    assert "do not rely on: deploy-staging" in delivered
