@@ -90,6 +90,9 @@ class Session:
         settings_path.write_text(json.dumps(settings, indent=1))
         git(main, "add", "-A")
         git(main, "commit", "-qm", "journal-mem")
+        proc = jmem(main, "write", "--agent", "ops", "--applies-to", "all", "--topic", "ops",
+                    "--title", "Team wide lesson", "--body", "For every agent.", env=self.env)
+        assert proc.returncode == 0, proc.stderr
 
     def write(self, title: str, *extra: str) -> None:
         """A correction for `main` written by another agent (the session's own lesson would
@@ -266,6 +269,7 @@ def test_a_fork_gets_no_second_pack_and_no_second_reminder(session: Session) -> 
         whole = text(request)
         assert "FORKTASK look around" in whole
         assert whole.count("- Other fact [mn-two]") == 1, "the pack came twice"
+        assert whole.count("Team wide lesson") == 1  # what even an agent without memory gets
         assert whole.count("Correction one") == 1 and whole.count(REMINDER) == 1
         assert not hook_contexts(request, "SubagentStart", expect=False)
     [stop] = [p for p in session.of("fork", "SubagentStop")
