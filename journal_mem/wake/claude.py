@@ -4,13 +4,13 @@ A hook reads one JSON object on stdin (`session_id`, `cwd`, `hook_event_name`;
 SessionStart adds `source` and, under `claude --agent NAME`, `agent_type`;
 SubagentStart/SubagentStop add `agent_id` and `agent_type`; Stop/SubagentStop
 add `stop_hook_active` and `background_tasks`, what is still in flight;
-PostToolUse, PostToolUseFailure and PostToolBatch follow tool calls). Context
-goes back as
-`hookSpecificOutput.additionalContext` — for SessionStart, SubagentStart,
-UserPromptSubmit, the tool events and Stop/SubagentStop alike — which Claude Code
-caps at 10,000 characters counted in UTF-16 code units (an emoji counts 2):
-over the cap the model gets a file path and a short preview instead, so every
-answer is cut below it with a margin (docs/DESIGN.md, "Claude Code hooks").
+PostToolUse, PostToolUseFailure and PostToolBatch follow tool calls).
+Context goes back as `hookSpecificOutput.additionalContext` — for
+SessionStart, SubagentStart, UserPromptSubmit, the tool events and
+Stop/SubagentStop alike — which Claude Code caps at 10,000 characters
+counted in UTF-16 code units (an emoji counts 2): over the cap the model gets
+a file path and a short preview instead, so every answer is cut below it
+with a margin (docs/DESIGN.md, "Claude Code hooks").
 Standard library only: the hook fast path imports this module.
 """
 

@@ -8,9 +8,11 @@ parsed only when it sets a value these hooks read.
 One command serves every event: SessionStart/SubagentStart wake a session
 (by `source`: startup, clear and fork get the pack; resume only what changed
 since the session's last injection; compact the pack again, with the
-session's clock kept), UserPromptSubmit/PostToolUse bring a running session
-what changed since (the live check, `live.py`), Stop/SubagentStop may remind
-it once to record a lesson. A session without memory gets nothing. A hook
+session's clock kept; a fork subagent nothing, `fork.py`),
+UserPromptSubmit, PostToolUse, PostToolUseFailure and PostToolBatch bring a
+running session what changed since, once however many run at the same moment
+(the live check, `live.py`), Stop/SubagentStop may remind it once to record a
+lesson. A session without memory gets nothing. A hook
 never fails a session: a problem is one line on stderr and in the session
 log (and, when memory could not be loaded, a `systemMessage` to the user,
 never text in the model's context); the exit code is always 0: `main.main`

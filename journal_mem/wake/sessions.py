@@ -9,8 +9,8 @@ line. It answers "what did that session know" (`jmem status --sessions`).
 running total of one session (or subagent): when it started (the reminder's
 clock, kept across resume and compaction), the digests of the lines it holds
 (injected by jmem or loaded natively by Claude Code), and the modification
-times of the files that could change them. The live check (UserPromptSubmit,
-PostToolUse) reads only this file and stats those paths, so "nothing
+times of the files that could change them. The live check (UserPromptSubmit
+and the tool events) reads only this file and stats those paths, so "nothing
 changed" costs a few system calls. Standard library only (hot path).
 
 Claude Code runs the hooks of parallel tool calls at the same moment, so every
