@@ -130,7 +130,10 @@ def _scan(state: dict[str, object], payload: dict[str, object]) -> None:
     state.update(transcript=transcript, scanned=offset + cut,
                  worked=state.get("worked") is True or any(
                      _changes_files(line) for line in lines if b'"tool_use"' in line),
-                 told=state.get("told") is True or any(TOLD in line for line in lines))
+                 # a tool's output holding the words (journal-mem's own source, read) is not
+                 # the reminder given
+                 told=state.get("told") is True or any(
+                     TOLD in line and b'"tool_result"' not in line for line in lines))
 
 
 def _changes_files(line: bytes) -> bool:

@@ -136,6 +136,16 @@ def test_a_session_holding_the_reminder_in_its_transcript_is_not_reminded_again(
     assert run(repo, "remind", payload("stop.json", repo, transcript_path=path)) == ""
 
 
+def test_reading_the_reminders_words_in_a_file_is_not_being_reminded(repo: Path,
+                                                                     tmp_path: Path) -> None:
+    start(repo)
+    source = {"type": "user", "message": {"content": [{
+        "type": "tool_result", "tool_use_id": "t2",
+        "content": "f\"journal-mem: before you finish, record what you LEARNED in this session"}]}}
+    path = worked(tmp_path / "main.jsonl", source)  # a session reading remind.py
+    assert "jmem write" in run(repo, "remind", payload("stop.json", repo, transcript_path=path))
+
+
 def test_a_session_forked_with_fork_session_takes_its_parents_reminder(
         repo: Path, tmp_path: Path) -> None:
     parent = start(repo)
