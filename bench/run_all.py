@@ -38,7 +38,7 @@ from runner import (  # noqa: E402
 
 # Every bench module, in the order the table reads (tests/test_bench.py checks that
 # each bench_*.py is here and has the `rows` this runner calls).
-ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_loop", "bench_history",
+ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_batch", "bench_loop", "bench_history",
          "bench_distill", "bench_recall", "bench_import", "bench_scale", "bench_keys",
          "bench_related", "bench_consolidate")
 

@@ -33,9 +33,11 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 
     Cut to --max-chars, whole lines, lowest-ranked first; a last line says what
     was cut. With --hook claude (what `jmem init` puts in .claude/settings.json
-    for SessionStart, SubagentStart, UserPromptSubmit and PostToolUse) it gives
-    each session only what it lacks, in UTF-16 units below Claude Code's cap,
-    and never fails: a problem is one line on stderr, exit 0.
+    for SessionStart, SubagentStart, UserPromptSubmit, PostToolUse,
+    PostToolUseFailure and PostToolBatch) it gives each session only what it
+    lacks, once however many of its hooks run at the same moment, in UTF-16
+    units below Claude Code's cap, and never fails: a problem is one line on
+    stderr, exit 0.
     """
     if hook:
         from journal_mem.wake import clients

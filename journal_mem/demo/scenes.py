@@ -153,7 +153,7 @@ def scene_wake(stage: Stage) -> None:
     stage.run(["jmem", "init", "--claude-agent", "api"], stage.main)
     stage.say("""
         `jmem init` (the first scene) merged SessionStart/SubagentStart, UserPromptSubmit and
-        PostToolUse (jmem wake --hook claude) and Stop/SubagentStop (jmem remind --hook
+        the tool events (jmem wake --hook claude) and Stop/SubagentStop (jmem remind --hook
         claude) into .claude/settings.json;
         --claude-agent wrote the subagent's definition with `memory: project`.
         Claude Code now starts the api subagent in app-feature/ and runs the hook:""")

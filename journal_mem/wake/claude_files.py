@@ -1,8 +1,9 @@
 """Claude Code's project files: the `.claude/settings.json` hook entries and agent files.
 
 `jmem init` merges journal-mem's hook entries (SessionStart, SubagentStart and
-SubagentStop limited by a matcher to the agents with memory, UserPromptSubmit,
-PostToolUse, Stop; each with a short timeout) into `.claude/settings.json`,
+SubagentStop limited by a matcher to the agents with memory and the fork
+subagent, UserPromptSubmit, PostToolUse, PostToolUseFailure, PostToolBatch,
+Stop; each with a short timeout) into `.claude/settings.json`,
 keeping every setting and hook already there and recognising its own in shell
 or exec form (`command` + `args`), and, on request, writes
 `.claude/agents/NAME.md` from the agent template in `journal_mem/resources/`
@@ -32,13 +33,18 @@ HOOKS = {
     "SubagentStart": WAKE_COMMAND,
     "UserPromptSubmit": WAKE_COMMAND,
     "PostToolUse": WAKE_COMMAND,
+    "PostToolUseFailure": WAKE_COMMAND,
+    "PostToolBatch": WAKE_COMMAND,
     "Stop": REMIND_COMMAND,
     "SubagentStop": REMIND_COMMAND,
 }
-# Events whose matcher is the agent name: only agents with memory run the hook.
+# Events whose matcher is the agent name: only agents with memory run the hook, and the
+# fork subagent, which carries its parent's conversation (and memory) on (`fork.py`).
 AGENT_EVENTS = ("SubagentStart", "SubagentStop")
+FORK = "fork"  # the `agent_type` of Claude Code's fork subagent
 TIMEOUTS = {"SessionStart": 15, "SubagentStart": 15, "UserPromptSubmit": 5,
-            "PostToolUse": 5, "Stop": 10, "SubagentStop": 10}
+            "PostToolUse": 5, "PostToolUseFailure": 5, "PostToolBatch": 5, "Stop": 10,
+            "SubagentStop": 10}
 STATUS_MESSAGES = {"SessionStart": "journal-mem: loading memory",
                    "SubagentStart": "journal-mem: loading memory"}
 # Our hook in any spelling: `jmem …`, `/venv/bin/jmem …`, `python -m journal_mem …`,
@@ -81,11 +87,11 @@ def merge_settings(root: str, agents: list[str] | None = None) -> list[str]:
 
 
 def agent_matcher(agents: list[str] | None) -> str | None:
-    """The SubagentStart/SubagentStop matcher naming exactly `agents` (None: every agent)."""
+    """The SubagentStart/SubagentStop matcher naming exactly `agents` and the fork
+    subagent (None: every agent)."""
     if agents is None:
         return None
-    return "^(" + "|".join(re.escape(a) for a in sorted(set(agents))) + ")$" if agents \
-        else "^$"
+    return "^(" + "|".join(re.escape(a) for a in sorted({*agents, FORK})) + ")$"
 
 
 def wanted_group(event: str, agents: list[str] | None) -> dict[str, object]:

@@ -8,9 +8,11 @@ parsed only when it sets a value these hooks read.
 One command serves every event: SessionStart/SubagentStart wake a session
 (by `source`: startup, clear and fork get the pack; resume only what changed
 since the session's last injection; compact the pack again, with the
-session's clock kept), UserPromptSubmit/PostToolUse bring a running session
-what changed since (the live check, `live.py`), Stop/SubagentStop may remind
-it once to record a lesson. A session without memory gets nothing. A hook
+session's clock kept; a fork subagent nothing, `fork.py`),
+UserPromptSubmit, PostToolUse, PostToolUseFailure and PostToolBatch bring a
+running session what changed since, once however many run at the same moment
+(the live check, `live.py`), Stop/SubagentStop may remind it once to record a
+lesson. A session without memory gets nothing. A hook
 never fails a session: a problem is one line on stderr and in the session
 log (and, when memory could not be loaded, a `systemMessage` to the user,
 never text in the model's context); the exit code is always 0: `main.main`
@@ -40,7 +42,8 @@ TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
     from journal_mem.layout import Layout
 
-LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse")
+WAIT = 3.0  # seconds a start hook waits for the session's lock (a live hook holding it)
+LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
 PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
 
 
@@ -138,11 +141,16 @@ def wake_hook(data: bytes, agent: str | None = None,
     if event in LIVE_EVENTS:
         from journal_mem.wake import live
 
-        found = live.changed(payload, event)
-        return _live(payload, event, *found, max_chars) if found else 0
+        claim = live.changed(payload, event)
+        if claim is None:
+            return 0
+        with claim:  # the session's lock: no other hook delivers the same change
+            return _live(payload, event, claim.path, claim.state, max_chars)
     layout, conf, name = _target(payload, agent)
     if not conf.wake:
         return _off("wake-up is off (hooks.wake = false): memory not loaded")
+    if agent is None and protocol.is_fork(payload):
+        return _fork_start(layout, payload, event)
     known = has_memory(layout, name, conf)
 
     text = session_start(layout, conf.policy, payload, name, event, max_chars, known)
@@ -165,9 +173,15 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
     event = protocol.text_field(payload, "hook_event_name") or "Stop"
     if plugin and project_runs_us(payload, event):
         return 0
+    if event == "SubagentStop" and not protocol.text_field(payload, "agent_type"):
+        return 0  # the client's own helpers (a compaction's), not an agent
     layout, conf, name = _target(payload, agent)
     if not conf.remind:
         return _off("reminder is off (hooks.remind = false)")
+    if agent is None and protocol.is_fork(payload):
+        from journal_mem.wake import fork
+
+        name = fork.agent_of(layout.state_dir, payload) or name
     if not has_memory(layout, name, conf):
         return 0
     from journal_mem.wake.remind import decide
@@ -175,6 +189,17 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
     why = decide(layout, conf.policy, name, payload)
     if why:
         _say(event, why)
+    return 0
+
+
+def _fork_start(layout: Layout, payload: dict[str, object], event: str) -> int:
+    """A fork subagent holds its parent's whole conversation, packs included: no pack, the
+    parent's state as its own (`fork.py`)."""
+    from journal_mem.wake import fork
+
+    agent = fork.subagent_start(layout.state_dir, payload)
+    if agent:
+        record(layout, payload, agent, event, None, False)
     return 0
 
 
@@ -272,18 +297,30 @@ def session_start(layout: Layout, policy: Policy, payload: dict[str, object], ag
     `claude --resume ID` command line), else the first prompt reads the packs
     its copied transcript holds (`live`), else it gets the whole pack.
     """
+    source = protocol.text_field(payload, "source")
+    session, agent_id = (protocol.text_field(payload, "session_id"),
+                         protocol.text_field(payload, "agent_id"))
+    path = sessions.state_path(layout.state_dir, session, agent_id)
+    with sessions.SessionLock(path, WAIT):
+        return _session_start(layout, policy, payload, agent, event, max_chars, known, source,
+                              path)
+
+
+def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
+                   event: str, max_chars: int, known: bool, source: str, path: str) -> str:
     from journal_mem.wake import held as held_mod
     from journal_mem.wake import pack as wake
 
-    source = protocol.text_field(payload, "source")
-    path = sessions.state_path(layout.state_dir, protocol.text_field(payload, "session_id"),
-                               protocol.text_field(payload, "agent_id"))
+    session, agent_id = (protocol.text_field(payload, "session_id"),
+                         protocol.text_field(payload, "agent_id"))
     old = sessions.load_state(path) if source in ("resume", "compact", "fork") else None
     if source in ("resume", "fork") and old is None and known:
         parent = held_mod.resumed_session()  # a fork: what the session it copies holds
-        old = sessions.load_state(sessions.state_path(
-            layout.state_dir, parent, protocol.text_field(payload, "agent_id"))) if parent \
-            else None
+        old = sessions.load_state(sessions.state_path(layout.state_dir, parent, agent_id)) \
+            if parent else None
+        if old is not None and parent and sessions.reminded(layout.state_dir, parent, agent_id):
+            # the copied transcript holds the parent's reminder: the fork was told too
+            sessions.first_reminder(layout.state_dir, session, agent_id)
     if source in ("resume", "fork") and old is None and known:
         sessions.save_state(path, {"agent": agent, "team_only": False, "fork": True,
                                    "started": sessions.now().isoformat(timespec="milliseconds")})
@@ -294,12 +331,13 @@ def session_start(layout: Layout, policy: Policy, payload: dict[str, object], ag
     delta = source in ("resume", "fork") and old is not None
     if delta and old is not None:
         held = held_mod.Held(set(_strings(old.get("held"))), set(_strings(old.get("keys"))))
+    watch = sessions.mtimes(watch_paths(layout, agent))  # before the pack is read
     pack = wake.build(layout, agent, policy, max_chars=max_chars, held=held, delta=delta,
                       team_only=not known)
     state = dict(old or {})
     digests = (held.digests if held else set()) | set(pack.offered)
     state.update(agent=agent, team_only=not known, held=sorted(digests), keys=pack.held_keys,
-                 watch=sessions.mtimes(watch_paths(layout, agent)))
+                 watch=watch)
     state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
     sessions.save_state(path, state)
     text = pack.text if pack.news or (known and not delta) else ""
@@ -316,11 +354,12 @@ def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str,
     held: Held | None = Held(set(_strings(state.get("held"))), set(_strings(state.get("keys"))))
     if state.pop("fork", None):  # its first prompt: the copied transcript is there now
         held = in_transcript(protocol.text_field(payload, "transcript_path"), name)
+    # the times before the pack is read: a change made while it is built shows as newer
+    watch = sessions.mtimes(watch_paths(layout, name))
     pack = wake.build(layout, name, policy, max_chars=max_chars, held=held,
                       delta=held is not None, team_only=state.get("team_only") is True)
     digests = held.digests if held else set()
-    state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys,
-                 watch=sessions.mtimes(watch_paths(layout, name)))
+    state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys, watch=watch)
     sessions.save_state(path, state)
     if pack.news:
         record(layout, payload, name, event, pack, False)

@@ -9,15 +9,23 @@ line. It answers "what did that session know" (`jmem status --sessions`).
 running total of one session (or subagent): when it started (the reminder's
 clock, kept across resume and compaction), the digests of the lines it holds
 (injected by jmem or loaded natively by Claude Code), and the modification
-times of the files that could change them. The live check (UserPromptSubmit,
-PostToolUse) reads only this file and stats those paths, so "nothing
+times of the files that could change them. The live check (UserPromptSubmit
+and the tool events) reads only this file and stats those paths, so "nothing
 changed" costs a few system calls. Standard library only (hot path).
+
+Claude Code runs the hooks of parallel tool calls at the same moment, so every
+read-modify-write of a state happens under `SessionLock`, an `flock` on the
+session's own `.lock` file beside it: a hook that finds something changed
+takes the lock, reads the state again and decides on what it reads there, so
+the second of two racing hooks sees that the first delivered the change.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import time
 
 from journal_mem.fsutil import append_json_line, replace_atomic
 
@@ -41,6 +49,47 @@ def state_path(state_dir: str, session_id: str, agent_id: str) -> str:
 
         name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:40]
     return os.path.join(state_dir, STATES, name + ".json")
+
+
+def lock_path(path: str) -> str:
+    """The lock file of the session whose state is `path` (never deleted: deleting a lock
+    file races with a process about to take it)."""
+    return path.removesuffix(".json") + ".lock"
+
+
+class SessionLock:
+    """`with SessionLock(path, wait) as held:` an exclusive `flock` on a session's lock file;
+    `held` is False when another hook still held it after `wait` seconds (0: do not wait).
+
+    The kernel releases an flock when its holder dies, so a killed hook never
+    leaves a session locked. The descriptor is close-on-exec: no child inherits it.
+    """
+
+    __slots__ = ("fd", "path", "wait")
+
+    def __init__(self, path: str, wait: float) -> None:
+        self.path, self.wait, self.fd = lock_path(path), wait, -1
+
+    def __enter__(self) -> bool:
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(0.005)
+                continue
+            self.fd = fd
+            return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = -1
 
 
 def load_state(path: str) -> dict[str, object] | None:
@@ -104,22 +153,30 @@ def read(state_dir: str, limit: int | None = None) -> list[dict[str, object]]:
     return out if limit is None else out[-limit:]
 
 
+def _reminder_marker(state_dir: str, session_id: str, agent_id: str) -> str:
+    import hashlib
+
+    name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:32]
+    return os.path.join(state_dir, REMINDED, name)
+
+
 def first_reminder(state_dir: str, session_id: str, agent_id: str) -> bool:
     """True the first time it is asked for this session; False ever after.
 
     An exclusive create is the memory, so two Stop hooks racing block once.
     """
-    import hashlib
-
-    folder = os.path.join(state_dir, REMINDED)
-    os.makedirs(folder, exist_ok=True)
-    name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:32]
+    marker = _reminder_marker(state_dir, session_id, agent_id)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
     try:
-        os.close(os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                         0o644))
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     except FileExistsError:
         return False
     return True
+
+
+def reminded(state_dir: str, session_id: str, agent_id: str) -> bool:
+    """True when this session was reminded already (`first_reminder` said True once)."""
+    return os.path.exists(_reminder_marker(state_dir, session_id, agent_id))
 
 
 def _load(raw: bytes) -> dict[str, object] | None:

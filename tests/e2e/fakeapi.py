@@ -7,7 +7,9 @@ trigger set by the test — with the `tool_use` blocks scripted for it: one call
 (parallel calls, which the CLI runs as one batch), a background or a fork
 subagent. A request whose newest user text holds a marker set with `hold` is
 answered only once the test's condition holds (a subagent that outlives its
-parent's turn). `count_tokens` gets a small number.
+parent's turn). A function set with `before` runs once, before the first request
+whose newest user text holds its marker is answered (a change made mid-turn,
+after the prompt's hooks ran). `count_tokens` gets a small number.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class FakeApi:
         self.calls: dict[str, Call | list[Call]] = {}
         # marker in the newest user text -> (condition to wait for, at most seconds)
         self.holds: dict[str, tuple[Callable[[], bool], float]] = {}
+        # marker in the newest user text -> what to do once before answering it
+        self.befores: dict[str, Callable[[], None]] = {}
         self.lock = threading.Lock()
         api = self
 
@@ -48,6 +52,11 @@ class FakeApi:
                 with api.lock:
                     api.requests.append(body)
                     number = len(api.requests)
+                with api.lock:
+                    todo = [api.befores.pop(m) for m in list(api.befores)
+                            if m in newest_user_text(body)]
+                for run in todo:
+                    run()
                 answer = api.answer(body, number)
                 for marker, (until, seconds) in api.holds.items():
                     if marker in newest_user_text(body):
@@ -120,6 +129,11 @@ class FakeApi:
         """Answer a request whose newest user text holds `marker` only once `until()` is
         true (checked every 50 ms), or after `seconds` at most."""
         self.holds[marker] = (until or (lambda: False), seconds)
+
+    def before(self, marker: str, run: Callable[[], None]) -> None:
+        """Call `run()` once, before answering the first request whose newest user text
+        holds `marker`."""
+        self.befores[marker] = run
 
     def answer(self, body: dict[str, Any], number: int = 0) -> list[dict[str, Any]]:
         """The content blocks of the reply: the tool calls set for a trigger in the newest

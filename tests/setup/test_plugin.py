@@ -19,7 +19,7 @@ def test_claude_plugin_prints_a_folder_with_manifest_hooks_and_agent(tmp_path: P
     assert market["plugins"][0]["source"] == "./"
     hooks = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "SubagentStart", "UserPromptSubmit", "PostToolUse",
-                          "Stop", "SubagentStop"}
+                          "PostToolUseFailure", "PostToolBatch", "Stop", "SubagentStop"}
     for groups in hooks.values():
         assert "${CLAUDE_PLUGIN_ROOT}/bin/jmem-hook" in groups[0]["hooks"][0]["command"]
     assert "name: reviewer" in (folder / "agents" / "reviewer.md").read_text()

@@ -23,7 +23,7 @@ def test_status_reports_pending_outbox_and_missing_hooks(repo: Path, worktree: P
     assert "lock: free" in out
     assert "git hooks: pre-commit missing" in out
     assert ("Claude Code hooks: missing SessionStart, SubagentStart, UserPromptSubmit, "
-            "PostToolUse, Stop, SubagentStop") in out
+            "PostToolUse, PostToolUseFailure, PostToolBatch, Stop, SubagentStop") in out
 
 
 def test_status_json_after_claude_init_and_a_distill_state(repo: Path) -> None:

@@ -212,7 +212,7 @@ def test_settings_merge_keeps_foreign_hooks_and_is_idempotent(repo: Path) -> Non
         [group] = data["hooks"][event]
         assert group["hooks"][0]["command"] == f"jmem {command} --hook claude"
         assert 0 < group["hooks"][0]["timeout"] <= 15
-    assert data["hooks"]["SubagentStart"][0]["matcher"] == "^(api|web)$"
+    assert data["hooks"]["SubagentStart"][0]["matcher"] == "^(api|fork|web)$"
     assert "matcher" not in data["hooks"]["Stop"][0]
     before = settings.read_bytes()
     proc = jmem(repo, "init")
@@ -271,7 +271,7 @@ def test_init_recognises_our_hooks_in_exec_form_and_updates_the_matcher(repo: Pa
     assert hooks["SessionStart"][0]["hooks"][0]["args"] == ["wake", "--hook", "claude"]
     assert hooks["SessionStart"][0]["hooks"][0]["timeout"] == 15
     [start] = hooks["SubagentStart"]
-    assert start["matcher"] == "^(api|reviewer|web)$"
+    assert start["matcher"] == "^(api|fork|reviewer|web)$"
     assert start["hooks"][0]["timeout"] == 3  # a user's own choice stays
     before = settings.read_bytes()
     assert jmem(repo, "init").returncode == 0
