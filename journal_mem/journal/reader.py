@@ -45,11 +45,14 @@ _Item = tuple[int, int, int, bytes, object, bool]
 class Journal:
     """Every entry file of the main journal: valid ones, and invalid ones with problems."""
 
-    __slots__ = ("entries", "invalid", "parsed")
+    __slots__ = ("entries", "invalid", "parsed", "plain")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
         self.invalid: dict[str, tuple[str, ...]] = {}
+        # paths of the valid entries written without frontmatter: their topic depends on
+        # their agent's other entries (`_plain_topics`)
+        self.plain: set[str] = set()
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
 
 
@@ -185,6 +188,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     journal.parsed = files.parsed
     journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
     if plain:
+        journal.plain = {journal.entries[i][0] for i in plain}
         _plain_topics(journal, plain)
     return journal
 
