@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from journal_mem.journal.fold import Fact
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # more new files than this at once: the full update costs no more than appending them
 APPEND_LIMIT = 200
 
@@ -60,6 +60,7 @@ def connect(path: str) -> sqlite3.Connection:
     if row is None or row[0] != SCHEMA_VERSION:  # disposable: rebuilt in the new shape
         conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
                            " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
+                           " DROP TABLE IF EXISTS mentions;"
                            " DELETE FROM meta;")
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     conn.executescript(
@@ -77,6 +78,9 @@ def connect(path: str) -> sqlite3.Connection:
         CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, norm TEXT NOT NULL)
             WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS keys_norm ON keys (norm) WHERE norm != '';
+        CREATE TABLE IF NOT EXISTS mentions (key TEXT NOT NULL, role TEXT NOT NULL,
+            rel TEXT NOT NULL, by TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS mentions_key ON mentions (key, role);
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');
@@ -180,11 +184,37 @@ def _remember(conn: sqlite3.Connection, files: list[str],
     conn.execute("DELETE FROM keys")
     conn.executemany("INSERT INTO keys VALUES (?, ?)",
                      ((key, _norm(entry)) for key, (_, entry) in latest.items()))
+    conn.execute("DELETE FROM mentions")
+    conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)",
+                     (row for rel, entry in entries for row in _mentions(rel, entry)))
     newest = max((when for when, _ in latest.values()), default=None)
     last = json.dumps([newest[0].isoformat(), newest[1]] if newest else None)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)", (last,))
     agents = sorted({rel.split("/", 1)[0] for rel in plain})
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (json.dumps(agents),))
+
+
+def _mentions(rel: str, entry: Entry) -> list[tuple[str, str, str, str]]:
+    """(key, role, entry path, the entry's key): each key the entry writes or removes."""
+    out = [(entry.key, "key", rel, entry.key)]
+    out += [(old, "supersedes", rel, entry.key) for old in entry.supersedes]
+    out += [(old, "retracts", rel, entry.key) for old in entry.retracts]
+    return out
+
+
+def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
+    """Paths of the entries that wrote, superseded or retracted `key`, and of every entry
+    superseding a key that supersedes it, transitively (what `jmem log KEY` reads)."""
+    rels = {rel for (rel,) in conn.execute("SELECT rel FROM mentions WHERE key = ?", (key,))}
+    todo, seen = [key], {key}
+    while todo and len(seen) < 1000:
+        for rel, by in conn.execute("SELECT rel, by FROM mentions WHERE key = ? AND "
+                                    "role = 'supersedes'", (todo.pop(),)).fetchall():
+            rels.add(rel)
+            if by not in seen:
+                seen.add(by)
+                todo.append(by)
+    return sorted(rels)
 
 
 def _split(rel: str) -> tuple[str, str]:
@@ -237,6 +267,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     for rel, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
         if (entry.created, rel) <= newest:
             raise _Full  # it sorts among the indexed entries: the replay changes
+        conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
         changed += _fold_one(ctx, conn, rel, entry, date)
         newest = (entry.created, rel)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
