@@ -57,21 +57,21 @@ GOALS = (
      "a write path without click, like recall's, is what would reach 3×"),
     ("`wake --hook claude`, 10k lessons, from a worktree",
      "wake --hook claude, 10k lessons, from a worktree", 3.0,
-     "it lists every journal folder (10k names) and reads the distill state (10k paths) to "
-     "find the pending lessons; a pending list kept by write and distill would make it "
-     "proportional to what changed"),
+     "the pending list is kept now (a few stat calls while nothing changed); what remains "
+     "is start-up: imports, regular expressions compiled at import, and the config read "
+     "with tomllib"),
     ("guard, nothing under memory staged", "guard: pre-commit hook, nothing under memory "
      "staged", 1.5,
      "the hook is a shell script that starts python, which runs `git diff --cached` once: "
      "two process starts, against the goal's one and a half"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill folds the whole journal again (the fold is not incremental) and renders "
-     "every agent's files"),
+     "a distill loads every cached entry (10k) and folds the whole journal again; only "
+     "the parsing is incremental"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
-     "parsing 10k entries (YAML frontmatter) dominates"),
+     "parsing 10k entries (their YAML frontmatter) and folding them"),
     ("recall, warm index, 10k", "recall, warm index, 10k lessons", 2.5,
-     "the fast path opens SQLite and reads the config and the journal folders' mtimes "
-     "(the index signature) before the query"),
+     "before the query the fast path reads the config with tomllib (for the memory root) "
+     "and computes the index signature (the config bytes, every journal folder's mtime)"),
     ("`jmem log KEY` at 10k", "log KEY, 10k lessons", 12.0,
      "the log runs the click CLI and git (`git log` of every MEMORY.md and of the fact's "
      "entries); the journal itself is no longer read"),
