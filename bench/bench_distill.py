@@ -5,7 +5,8 @@ whole-process timings against a bare interpreter start measured in the same run.
     python bench/bench_distill.py [RUNS] [small|full]
 
 Goals (docs/DESIGN.md, "Budgets"): 10k <= 150x a bare start; 100k <= 30 s and
-<= 300 MB; incremental <= 35x; cost linear in lessons (checked as: 10x the lessons costs at most 12x the time).
+<= 300 MB; incremental <= 35x; cost linear in lessons (checked as: 10x the
+lessons costs at most 12x the time).
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).
 """
