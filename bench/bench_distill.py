@@ -4,8 +4,9 @@ whole-process timings against a bare interpreter start measured in the same run.
 
     python bench/bench_distill.py [RUNS] [small|full]
 
-Goals (docs/DESIGN.md, "Budgets"): 10k <= 3 s; 100k <= 30 s and <= 300 MB; incremental <= 1 s; cost
-linear in lessons (checked as: 10x the lessons costs at most 12x the time).
+Goals (docs/DESIGN.md, "Budgets"): 10k <= 150x a bare start; 100k <= 30 s and
+<= 300 MB; incremental <= 35x; cost linear in lessons (checked as: 10x the
+lessons costs at most 12x the time).
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).
 """
@@ -95,8 +96,8 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         name = f"distill, full, {label(count)} lessons (peak {t.peak:.0f} MB{growth})"
         linear = prev is None or t.median <= 10 * LINEAR_SLACK * prev.median
         if count == 10_000:
-            out.append(Row(name, t, "python -c pass", base, "≤ 3 s, linear",
-                           t.median <= 3000 and linear))
+            out.append(Row(name, t, "python -c pass", base, "≤ 150×, linear",
+                           t.median <= 150 * base.median and linear))
         elif count == 100_000:
             out.append(Row(name, t, "python -c pass", base, "≤ 30 s, ≤ 300 MB, linear",
                            t.median <= 30_000 and t.peak <= 300 and linear))
@@ -105,7 +106,7 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         prev = t
     inc = incremental(runs)
     out.append(Row(f"distill, 20 new lessons on 10k (peak {inc.peak:.0f} MB)", inc,
-                   "python -c pass", base, "≤ 1 s", inc.median <= 1000))
+                   "python -c pass", base, "≤ 35×", inc.median <= 35 * base.median))
     return out
 
 

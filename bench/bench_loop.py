@@ -83,8 +83,9 @@ def rows(runs: int = 10) -> list[Row]:
             stdin = json.dumps(CONTEXTS[point]).encode()
             cmd = time_command([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
                                env=bench_env(**SWITCHES))
+            goal = ("≤ 4×", cmd.median <= 4 * base.median) if point == "pre-work" else ("–", None)
             out.append(Row(f"jmem hook {point}, 10k lessons", cmd, "python -c pass", base,
-                           "–", None))
+                           *goal))
         return out
     finally:
         os.environ.clear()

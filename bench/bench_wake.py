@@ -1,6 +1,6 @@
 """Benchmark: `jmem wake --hook claude` on a repository with 10k lessons.
 
-Goal (docs/DESIGN.md, "Budgets"): median <= 60 ms and <= 6x a bare `python -c pass` with the
+Goal (docs/DESIGN.md, "Budgets"): median <= 3x a bare `python -c pass` with the
 same interpreter, measured in the same run. The repository has two agents,
 10,000 journal entries (all but `--pending` of them folded by the last
 distill, as after a distill at the default threshold), a 200-line MEMORY.md
@@ -94,8 +94,7 @@ def rows(runs: int = 10) -> list[Row]:
         shutil.rmtree(root, ignore_errors=True)
     label = "wake --hook claude, 10k lessons, from a worktree"
     return [
-        Row(label, hook, "python -c pass", base, "≤ 60 ms and ≤ 6×",
-            hook.median <= 60 and hook.median <= 6 * base.median),
+        Row(label, hook, "python -c pass", base, "≤ 3×", hook.median <= 3 * base.median),
         Row(label, hook, "cat MEMORY.md", cat, "–", None),
         Row("live check at a prompt, nothing changed (UserPromptSubmit)", live,
             "python -c pass", base, "≤ 15 ms over a bare start",

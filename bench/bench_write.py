@@ -1,4 +1,4 @@
-"""`jmem write` whole-process time vs a bare `python -c pass` (goal: <= 80 ms)."""
+"""`jmem write` whole-process time vs a bare `python -c pass` (goal: <= 3x)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ def rows(runs: int = 10) -> list[Row]:
                 "A lesson from the benchmark", "--body", "Body text."]
         main = time_command(argv, repo, runs)
         linked = time_command(argv, wt, runs)
-    goal = 80.0
+    goal = 3 * baseline.median
     return [
-        Row("write (main checkout)", main, "python -c pass", baseline, "≤ 80 ms",
+        Row("write (main checkout)", main, "python -c pass", baseline, "≤ 3×",
             main.median <= goal),
-        Row("write (linked worktree)", linked, "python -c pass", baseline, "≤ 80 ms",
+        Row("write (linked worktree)", linked, "python -c pass", baseline, "≤ 3×",
             linked.median <= goal),
     ]
 

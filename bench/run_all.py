@@ -1,6 +1,6 @@
 """Run every `bench/bench_*.py` and print one markdown table.
 
-    python bench/run_all.py [--runs N] [--scale small|full] [--only NAME]… [--out FILE]
+    python bench/run_all.py [--runs N] [--scale small|full] [--only NAME]… [--peers] [--out FILE]
 
 Run it with the python of a venv where journal-mem is installed (not editable):
 the runner then times the installed `jmem`, as a user runs it, with bytecode
@@ -10,7 +10,11 @@ same run: `python -c pass`, `git diff --cached --name-only`, `cat` of a
 MEMORY.md), the ratio, the goal from the issues, and whether it is met.
 `--scale full` adds the 100k-lesson distill and recall (generated once into
 bench/results/repos). Figures that are not times (the key share, related-fact
-recall) follow in a second table.
+recall) follow in a second table. `--peers` installs the pre-commit
+framework and agent-memory-git into venvs of their own (bench/results/peers)
+and times them beside journal-mem (bench_peers.py); then a goals table reads
+every goal as a ratio to a bare start measured in the same run, met or not,
+with why where one is not.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from runner import (  # noqa: E402
     Figure,
     Row,
     Skipped,
+    Timing,
     figure_table,
     installed_script,
     machine_line,
+    python_baseline,
     table,
 )
 
@@ -40,7 +46,39 @@ from runner import (  # noqa: E402
 # each bench_*.py is here and has the `rows` this runner calls).
 ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_batch", "bench_loop", "bench_history",
          "bench_distill", "bench_recall", "bench_import", "bench_scale", "bench_keys",
-         "bench_related", "bench_consolidate")
+         "bench_related", "bench_consolidate", "bench_peers")
+
+# The goals, each a ratio to a bare start: (what, the start of the row's path, at most this
+# many bare starts, why it is not met when it is not).
+GOALS = (
+    ("`write`", "write (main checkout)", 3.0,
+     "a write runs the click CLI and the entry model (click, yaml, the secret patterns, the "
+     "fold) before it does any work: imports are most of its time (`python -X importtime`); "
+     "a write path without click, like recall's, is what would reach 3×"),
+    ("`wake --hook claude`, 10k lessons, from a worktree",
+     "wake --hook claude, 10k lessons, from a worktree", 3.0,
+     "the pending list is kept now (a few stat calls while nothing changed); what remains "
+     "is start-up: imports, regular expressions compiled at import, and the config read "
+     "with tomllib"),
+    ("guard, nothing under memory staged", "guard: pre-commit hook, nothing under memory "
+     "staged", 1.5,
+     "the hook is a shell script that starts python, which runs `git diff --cached` once: "
+     "two process starts, against the goal's one and a half"),
+    ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
+     "a distill loads every cached entry (10k) and folds the whole journal again; only "
+     "the parsing is incremental"),
+    ("distill, full 10k", "distill, full, 10k lessons", 150.0,
+     "parsing 10k entries (their YAML frontmatter) and folding them"),
+    ("recall, warm index, 10k", "recall, warm index, 10k lessons", 2.5,
+     "before the query the fast path reads the config with tomllib (for the memory root) "
+     "and computes the index signature (the config bytes, every journal folder's mtime)"),
+    ("`jmem log KEY` at 10k", "log KEY, 10k lessons", 12.0,
+     "the log runs the click CLI and git (`git log` of every MEMORY.md and of the fact's "
+     "entries); the journal itself is no longer read"),
+    ("`jmem hook pre-work` as a command, 10k", "jmem hook pre-work, 10k lessons", 4.0,
+     "the hook queries the recall index through the full context (config, layout), not "
+     "through recall's standard-library fast path"),
+)
 
 
 def modules(only: list[str]) -> list[str]:
@@ -50,10 +88,14 @@ def modules(only: list[str]) -> list[str]:
     return [m for m in ordered if not only or m.removeprefix("bench_") in only or m in only]
 
 
-def run_module(name: str, runs: int, scale: str) -> tuple[list[Row | Figure], str | None]:
+def run_module(name: str, runs: int, scale: str,
+               peers: bool = False) -> tuple[list[Row | Figure], str | None]:
     """(rows, None), or ([], why it was skipped)."""
     module = importlib.import_module(name)
-    kwargs = {"scale": scale} if "scale" in inspect.signature(module.rows).parameters else {}
+    params = inspect.signature(module.rows).parameters
+    kwargs: dict[str, object] = {"scale": scale} if "scale" in params else {}
+    if "peers" in params:
+        kwargs["peers"] = peers
     try:
         return module.rows(runs, **kwargs), None
     except Skipped as exc:
@@ -65,8 +107,25 @@ def load() -> str:
     return f"load average {one:.1f} / {five:.1f} at the start"
 
 
+def goals(rows: list[Row], bare: Timing) -> tuple[list[Row], list[str]]:
+    """Every goal as a row against a bare start (the row's own when it has one, else
+    `bare`, measured at the start of this run), and why each missed goal is missed."""
+    out, why = [], []
+    for what, prefix, factor, reason in GOALS:
+        row = next((r for r in rows if r.path.startswith(prefix)), None)
+        if row is None:
+            why.append(f"{what}: not measured in this run")
+            continue
+        base = row.baseline if row.baseline_name == "python -c pass" and row.baseline else bare
+        met = row.timing.median <= factor * base.median
+        out.append(Row(what, row.timing, "python -c pass", base, f"≤ {factor:g}×", met))
+        if not met:
+            why.append(f"{what}: {reason}.")
+    return out, why
+
+
 def report(results: list[Row | Figure], skipped: list[str], seconds: float, runs: int,
-           scale: str, load_line: str) -> str:
+           scale: str, load_line: str, bare: Timing | None = None) -> str:
     how = "installed `jmem`" if installed_script() else "`python -m journal_mem` (not installed)"
     rows = [r for r in results if isinstance(r, Row)]
     figures = [f for f in results if isinstance(f, Figure)]
@@ -79,6 +138,10 @@ def report(results: list[Row | Figure], skipped: list[str], seconds: float, runs
                   "Baselines: " + "; ".join(f"**{k}** = {v}" for k, v in BASELINES.items()) + "."]
     if figures:
         lines += ["", figure_table(figures)]
+    if bare is not None:
+        goal_rows, why = goals(rows, bare)
+        lines += ["", table(goal_rows, "Goals: ratio to a bare start in this run"), ""]
+        lines += [f"Not met: {line}" for line in why]
     lines += [f"Skipped: {why}" for why in skipped]
     return "\n".join(lines)
 
@@ -90,6 +153,9 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="a module name without bench_ (" + ", ".join(
                             m.removeprefix("bench_") for m in modules([])) + ")")
+    parser.add_argument("--peers", action="store_true",
+                        help="install and time pre-commit and agent-memory-git beside us, "
+                             "then print the goals table")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.md")
     args = parser.parse_args()
     unknown = [n for n in args.only if not modules([n])]
@@ -97,16 +163,18 @@ def main() -> int:
         parser.error(f"no bench module {', '.join(unknown)}")
     load_line = load()
     start = time.monotonic()
+    bare = python_baseline(BENCH, args.runs) if args.peers else None
     results: list[Row | Figure] = []
     skipped: list[str] = []
     for name in modules(args.only):
         print(f"bench: {name} …", file=sys.stderr, flush=True)
         got, why = run_module(name, args.runs if name != "bench_distill" else min(args.runs, 3),
-                              args.scale)
+                              args.scale, args.peers)
         results += got
         if why:
             skipped.append(why)
-    text = report(results, skipped, time.monotonic() - start, args.runs, args.scale, load_line)
+    text = report(results, skipped, time.monotonic() - start, args.runs, args.scale, load_line,
+                  bare)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text + "\n")

@@ -45,11 +45,14 @@ _Item = tuple[int, int, int, bytes, object, bool]
 class Journal:
     """Every entry file of the main journal: valid ones, and invalid ones with problems."""
 
-    __slots__ = ("entries", "invalid", "parsed")
+    __slots__ = ("entries", "invalid", "parsed", "plain")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
         self.invalid: dict[str, tuple[str, ...]] = {}
+        # paths of the valid entries written without frontmatter: their topic depends on
+        # their agent's other entries (`_plain_topics`)
+        self.plain: set[str] = set()
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
 
 
@@ -185,7 +188,37 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     journal.parsed = files.parsed
     journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
     if plain:
+        journal.plain = {journal.entries[i][0] for i in plain}
         _plain_topics(journal, plain)
+    return journal
+
+
+def read_entries(layout: Layout, policy: Policy, rels: Iterable[str]) -> Journal:
+    """Only the entries at `rels` (memory-root-relative journal paths), judged as
+    `read_journal` judges them, without the cache: for a reader that needs a few of 10k.
+    A plain entry keeps the default topic (its topic from its agent's other entries is
+    `read_journal`'s)."""
+    journal = Journal()
+    for rel in rels:
+        agent, name = rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
+        path = os.path.join(layout.journal_dir(agent), name)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                journal.invalid[rel] = ("file: is a symlink; journal entries are regular files",)
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            journal.invalid[rel] = (f"file: cannot be read: {exc.strerror}",)
+            continue
+        judged = _judge(data, name, agent, policy)
+        journal.parsed += 1
+        if isinstance(judged, tuple):
+            journal.invalid[rel] = judged
+        else:
+            journal.entries.append((rel, judged))
     return journal
 
 

@@ -5,10 +5,23 @@ and disposable: it holds the live facts of the main checkout's journal as the
 distiller folds them (`fold.fold`, so retracted, superseded and expired facts
 are never held), with the team-wide key, the agents holding each fact, its
 topic, date and journal entry. `signature` is cheap (the journal folders'
-mtimes, the config inputs, the date); only when it changed does `update`
-re-read the journal (parsed entries come from the distiller's cache) and
-change the rows that differ: unchanged facts are left alone. Standard library
-only at import: the warm `jmem recall` reads the index through it.
+mtimes, the config inputs, the date); only when it changed is the index
+brought up to date, in one of two ways:
+
+* appending (`_append`): when the only change is new entry files that sort
+  after every entry indexed (the common case: a lesson was written), only
+  those files are read, and each is folded onto the rows it touches. The
+  index keeps what that needs: the entry files it has seen, every key the
+  journal has used, each fact's normalised title, and the newest entry. Any
+  case whose outcome depends on more than those rows (a `supersedes` or
+  `retracts`, a key seen before but not live, a title change of a live key,
+  a plain entry, a removed or replaced file, a new agent or config) is
+  left to the full update, so both ways give the same rows.
+* the full update re-reads the journal (parsed entries come from the
+  distiller's cache), folds it, and changes the rows that differ.
+
+Standard library only at import: the warm `jmem recall` reads the index
+through it.
 """
 
 from __future__ import annotations
@@ -23,10 +36,13 @@ from journal_mem.layout import Layout
 from journal_mem.settings import CONFIG_FILE
 
 if TYPE_CHECKING:
+    from journal_mem.journal.entry import Entry
     from journal_mem.journal.fold import Fact
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "5"
+# more new files than this at once: the full update costs no more than appending them
+APPEND_LIMIT = 200
 
 
 def index_path(layout: Layout) -> str:
@@ -43,6 +59,8 @@ def connect(path: str) -> sqlite3.Connection:
     row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
     if row is None or row[0] != SCHEMA_VERSION:  # disposable: rebuilt in the new shape
         conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
+                           " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
+                           " DROP TABLE IF EXISTS mentions;"
                            " DELETE FROM meta;")
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     conn.executescript(
@@ -52,7 +70,17 @@ def connect(path: str) -> sqlite3.Connection:
             id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, title TEXT NOT NULL,
             tags TEXT NOT NULL, topic TEXT NOT NULL, body TEXT NOT NULL,
             holders TEXT NOT NULL, created TEXT NOT NULL, path TEXT NOT NULL,
-            confidence REAL NOT NULL, type TEXT NOT NULL, stamp TEXT NOT NULL);
+            confidence REAL NOT NULL, type TEXT NOT NULL, stamp TEXT NOT NULL,
+            norm TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS facts_norm ON facts (norm) WHERE norm != '';
+        CREATE TABLE IF NOT EXISTS files (agent TEXT NOT NULL, name TEXT NOT NULL,
+            PRIMARY KEY (agent, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, norm TEXT NOT NULL)
+            WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS keys_norm ON keys (norm) WHERE norm != '';
+        CREATE TABLE IF NOT EXISTS mentions (key TEXT NOT NULL, role TEXT NOT NULL,
+            rel TEXT NOT NULL, by TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS mentions_key ON mentions (key, role);
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');
@@ -69,19 +97,26 @@ def signature(layout: Layout, date: dt.date) -> str:
     The config enters as its inputs (file bytes, `JMEM_*` variables), so that
     no config needs to be loaded to compare.
     """
+    base, folders = _parts(layout, date)
+    return json.dumps([base, folders], sort_keys=True, default=str)
+
+
+def _parts(layout: Layout, date: dt.date) -> tuple[list[object], dict[str, int | None]]:
+    """(the inputs besides the journal folders, each agent folder's mtime)."""
     try:
         with open(os.path.join(layout.repo.main_root, CONFIG_FILE), "rb") as fh:
             config_bytes = fh.read().hex()
     except OSError:
         config_bytes = ""
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("JMEM_"))
-    parts: list[object] = [SCHEMA_VERSION, date.isoformat(), config_bytes, env]
+    base: list[object] = [SCHEMA_VERSION, date.isoformat(), config_bytes, env]
+    folders: dict[str, int | None] = {}
     for agent in layout.agents_on_disk():
         try:
-            parts.append((agent, os.stat(layout.journal_dir(agent)).st_mtime_ns))
+            folders[agent] = os.stat(layout.journal_dir(agent)).st_mtime_ns
         except OSError:
-            parts.append((agent, None))
-    return json.dumps(parts, sort_keys=True, default=str)
+            folders[agent] = None
+    return base, folders
 
 
 def _stamp(fact: Fact) -> str:
@@ -94,6 +129,11 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     sig = signature(ctx.layout, date)
     if current(conn, sig) and not rebuild:
         return 0
+    if not rebuild:
+        appended = _append(ctx, conn, date, sig)
+        if appended is not None:
+            return appended
+    from journal_mem.journal.listing import MISNAMED
     from journal_mem.journal.reader import read_journal
     from journal_mem.progress import track
 
@@ -118,12 +158,215 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
                 _delete(conn, key)
             _insert(conn, fact, layout)
             changed += 1
+        files = [rel for rel, _ in journal.entries]
+        files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
+        _remember(conn, files, journal.entries, journal.plain)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return changed
+
+
+def _remember(conn: sqlite3.Connection, files: list[str],
+              entries: list[tuple[str, Entry]], plain: set[str]) -> None:
+    """Keep what appending needs: the files seen, every key used, the newest entry, and
+    the agents with plain entries (their topics depend on the rest of the journal)."""
+    conn.execute("DELETE FROM files")
+    conn.executemany("INSERT OR IGNORE INTO files VALUES (?, ?)",
+                     (_split(rel) for rel in files))
+    latest: dict[str, tuple[tuple[dt.datetime, str], Entry]] = {}
+    for rel, entry in entries:
+        seen = latest.get(entry.key)
+        if seen is None or (entry.created, rel) > seen[0]:
+            latest[entry.key] = ((entry.created, rel), entry)
+    conn.execute("DELETE FROM keys")
+    conn.executemany("INSERT INTO keys VALUES (?, ?)",
+                     ((key, _norm(entry)) for key, (_, entry) in latest.items()))
+    conn.execute("DELETE FROM mentions")
+    conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)",
+                     (row for rel, entry in entries for row in _mentions(rel, entry)))
+    newest = max((when for when, _ in latest.values()), default=None)
+    last = json.dumps([newest[0].isoformat(), newest[1]] if newest else None)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)", (last,))
+    agents = sorted({rel.split("/", 1)[0] for rel in plain})
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (json.dumps(agents),))
+
+
+def _mentions(rel: str, entry: Entry) -> list[tuple[str, str, str, str]]:
+    """(key, role, entry path, the entry's key): each key the entry writes or removes."""
+    out = [(entry.key, "key", rel, entry.key)]
+    out += [(old, "supersedes", rel, entry.key) for old in entry.supersedes]
+    out += [(old, "retracts", rel, entry.key) for old in entry.retracts]
+    return out
+
+
+def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
+    """Paths of the entries that wrote, superseded or retracted `key`, and of every entry
+    superseding a key that supersedes it, transitively (what `jmem log KEY` reads)."""
+    rels = {rel for (rel,) in conn.execute("SELECT rel FROM mentions WHERE key = ?", (key,))}
+    todo, seen = [key], {key}
+    while todo and len(seen) < 1000:
+        for rel, by in conn.execute("SELECT rel, by FROM mentions WHERE key = ? AND "
+                                    "role = 'supersedes'", (todo.pop(),)).fetchall():
+            rels.add(rel)
+            if by not in seen:
+                seen.add(by)
+                todo.append(by)
+    return sorted(rels)
+
+
+def _split(rel: str) -> tuple[str, str]:
+    """(agent, file name) of a memory-root-relative entry path."""
+    return rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
+
+
+def _meta(conn: sqlite3.Connection, name: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+class _Full(Exception):
+    """This change needs the full update (see the module docstring)."""
+
+
+def _append(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int | None:
+    """Index only the new entry files; None when the change needs the full update."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        changed = _append_new(ctx, conn, date, sig)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
+        conn.execute("COMMIT")
+        return changed
+    except _Full:
+        conn.execute("ROLLBACK")
+        return None
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int:
+    stored = _meta(conn, "signature")
+    last = json.loads(_meta(conn, "last") or "null")
+    if stored is None or last is None:
+        raise _Full
+    (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
+    if old_base != base or old_folders.keys() != folders.keys():
+        raise _Full  # another date, config or set of agents
+    found: list[tuple[str, str]] = []
+    for agent, mtime in folders.items():
+        if mtime != old_folders[agent]:
+            found += _new_files(ctx.layout, conn, agent)
+    if len(found) > APPEND_LIMIT:
+        raise _Full
+    entries = _read_new(ctx, conn, found, set(json.loads(_meta(conn, "plain") or "[]")))
+    newest = (dt.datetime.fromisoformat(last[0]), last[1])
+    changed = 0
+    for rel, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
+        if (entry.created, rel) <= newest:
+            raise _Full  # it sorts among the indexed entries: the replay changes
+        conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
+        changed += _fold_one(ctx, conn, rel, entry, date)
+        newest = (entry.created, rel)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
+                 (json.dumps([newest[0].isoformat(), newest[1]]),))
+    return changed
+
+
+def _new_files(layout: Layout, conn: sqlite3.Connection, agent: str) -> list[tuple[str, str]]:
+    """(agent, name) of the entry files of `agent`'s folder the index has not seen."""
+    from journal_mem.names import ENTRY_NAME_RE
+
+    try:
+        names = {n for n in os.listdir(layout.journal_dir(agent)) if ENTRY_NAME_RE.fullmatch(n)}
+    except OSError:
+        raise _Full from None
+    seen = {row[0] for row in conn.execute("SELECT name FROM files WHERE agent = ?", (agent,))}
+    if seen - names or names == seen:
+        raise _Full  # a file gone, or one replaced under the same name
+    return [(agent, name) for name in sorted(names - seen)]
+
+
+def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str]],
+              plain: set[str]) -> list[tuple[str, Entry]]:
+    """The valid entries of the new files, judged as the journal reader judges them;
+    every new file is remembered (an invalid one stays out of the facts)."""
+    import stat
+
+    from journal_mem.errors import InvalidEntry
+    from journal_mem.journal.validate import parse_valid
+    from journal_mem.layout import JOURNAL
+
+    out = []
+    for agent, name in found:
+        path = os.path.join(ctx.layout.journal_dir(agent), name)
+        conn.execute("INSERT INTO files VALUES (?, ?)", (agent, name))
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                continue  # never read through a link: the reader judges it invalid too
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            raise _Full from None
+        if not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+            raise _Full  # a plain entry: its topic depends on its agent's other entries
+        try:
+            entry = parse_valid(data, ctx.policy, filename=name, folder_agent=agent)
+        except InvalidEntry:
+            continue
+        if entry.agent in plain:
+            raise _Full  # a new topic may change the topic of that agent's plain entries
+        out.append((f"{agent}/{JOURNAL}/{name}", entry))
+    return out
+
+
+def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
+              date: dt.date) -> int:
+    """Fold one entry, newer than every indexed one, onto the rows; returns rows changed."""
+    import dataclasses
+
+    if entry.supersedes or entry.retracts:
+        raise _Full  # it reaches other keys' holders, live or not
+    seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
+    row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
+                       (entry.key,)).fetchone()
+    if seen and row is None:
+        raise _Full  # a key removed or dropped before: its past holders come back with it
+    fact = ctx.fold([(rel, entry)], date, report_near=False).facts.get(entry.key)
+    norm = "" if fact is None else _norm(fact)
+    if row is not None and row[1] and row[1] != norm and conn.execute(
+            "SELECT 1 FROM keys WHERE norm = ? AND key != ?", (row[1], entry.key)).fetchone():
+        raise _Full  # a live key leaves its title: facts merged into it may come apart
+    conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (entry.key, _norm(entry)))
+    if fact is None:  # dropped on this date (expired, refs gone)
+        if row is not None:
+            _delete(conn, entry.key)
+            return 1
+        return 0
+    holders = set(fact.holders)
+    if row is not None:
+        holders |= set(row[0].split())
+    changed = 0
+    if norm:  # the newest of the facts with this title takes their holders
+        same = conn.execute("SELECT key, holders FROM facts WHERE norm = ? AND key != ?",
+                            (norm, entry.key)).fetchall()
+        for key, their in same:
+            holders |= set(their.split())
+            _delete(conn, key)
+            changed += 1
+    if row is not None:
+        _delete(conn, entry.key)
+    _insert(conn, dataclasses.replace(fact, holders=tuple(sorted(holders))), ctx.layout)
+    return changed + 1
+
+
+def _norm(fact: Fact | Entry) -> str:
+    """The normalised title facts merge by ('' for an episodic record: never merged)."""
+    from journal_mem.journal.fold import normalise_title
+
+    return "" if fact.type == "episodic" else normalise_title(fact.title)
 
 
 def current(conn: sqlite3.Connection, sig: str) -> bool:
@@ -146,10 +389,10 @@ def _insert(conn: sqlite3.Connection, fact: Fact, layout: Layout) -> None:
     path = f"{layout.memory_root}/{fact.path}"
     cur = conn.execute(
         "INSERT INTO facts (key, title, tags, topic, body, holders, created, path, confidence,"
-        " type, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " type, stamp, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (fact.key, fact.title, " ".join(fact.tags), fact.topic, fact.body,
          " ".join(fact.holders), fact.created.date().isoformat(), path, fact.confidence,
-         fact.type, _stamp(fact)),
+         fact.type, _stamp(fact), _norm(fact)),
     )
     conn.execute("INSERT INTO fts(rowid, title, tags, topic, body) VALUES (?, ?, ?, ?, ?)",
                  (cur.lastrowid, fact.title, " ".join(fact.tags), fact.topic, fact.body))

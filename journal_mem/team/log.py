@@ -13,12 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import sqlite3
 from typing import Any
 
 from journal_mem.errors import JournalMemError
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.journal.fold import today
+from journal_mem.journal.reader import Journal, read_entries, read_journal
 from journal_mem.names import NAME
+from journal_mem.recall.index import connect, index_path, mentioning, update
 from journal_mem.repo import Context
 from journal_mem.team import history
 from journal_mem.wake import sessions
@@ -120,9 +123,25 @@ def loads(ctx: Context, key: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def fact_journal(ctx: Context, key: str) -> Journal:
+    """The entries the life of `key` is told from: through the recall index's table of
+    the keys each entry mentions (brought up to date first), so a log at 10k lessons
+    reads a few entries; the whole journal when the index cannot be used."""
+    try:
+        conn = connect(index_path(ctx.layout))
+        try:
+            update(ctx, conn, today())
+            rels = mentioning(conn, key)
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError):  # a damaged or unwritable index is only slower
+        return read_journal(ctx.layout, ctx.policy)
+    return read_entries(ctx.layout, ctx.policy, rels)
+
+
 def fact_log(ctx: Context, key: str) -> dict[str, Any]:
     """The whole history of `key` as one mapping (what `--json` prints)."""
-    journal = read_journal(ctx.layout, ctx.policy)
+    journal = fact_journal(ctx, key)
     entries = entry_events(ctx, key, journal)
     distills, spans = distill_events(ctx, key, journal)
     if not entries and not distills:

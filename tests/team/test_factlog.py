@@ -70,3 +70,26 @@ def test_log_of_an_unknown_key_says_so(story: Path) -> None:
     proc = jmem(story, "log", "no-such-key")
     assert proc.returncode == 1 and "no journal entry" in proc.stderr
     assert jmem(story, "log").returncode == 2
+
+
+def test_log_reads_only_the_entries_of_its_fact_and_tells_what_a_full_read_tells(
+        story: Path) -> None:
+    from journal_mem.journal.entry import build
+    from journal_mem.journal.files import record
+    from journal_mem.journal.reader import read_journal
+    from journal_mem.repo import open_context
+    from journal_mem.team import log as factlog
+
+    ctx = open_context(str(story))
+    for i in range(5):
+        record(ctx.layout, build(agent="api", topic="other", key=f"other-{i}",
+                                 title=f"Unrelated lesson {i}", body="x"))
+    everything = read_journal(ctx.layout, ctx.policy)
+    for key in {six_agents.WRONG_KEY, six_agents.RIGHT_KEY,
+                *(entry.key for _, entry in everything.entries)}:
+        few = factlog.fact_journal(ctx, key)
+        assert few.parsed == len(few.entries) < len(everything.entries), key
+        assert factlog.entry_events(ctx, key, few) == factlog.entry_events(ctx, key, everything)
+        assert factlog.successors(few, key) == factlog.successors(everything, key)
+    few = factlog.fact_journal(ctx, six_agents.WRONG_KEY)
+    assert len(few.entries) >= 8  # six writers, one correction, one supersedes
