@@ -5,14 +5,16 @@ Claude Code tells an agent with project memory to maintain its `MEMORY.md`
 with its own file tools, so such edits happen; they are adopted, not lost:
 
 * a fact line (`MEMORY.md`) or fact section (topic file) whose key is gone:
-  a retraction of that key;
+  a retraction of that key when the agent wrote the fact, else the agent
+  stops holding it (`drops`) and the fact stays live for the others;
 * one whose text changed: a lesson with the same key (it supersedes the old
   text for every holder), keeping the fact's other fields;
 * anything new (a line, a paragraph, a `##` section): a new lesson, its topic
   from its section (`MEMORY.md`) or the topic file.
 
-An edit that deletes more than a third of a file's facts (and more than
-one) is refused: that is an accident (a truncated file), not a decision.
+An edit that deletes more than a third of an agent's facts (and more than
+one), counted across its `MEMORY.md` and topic files, is refused: that is an
+accident (a truncated file), not a decision (`too_many_gone`).
 `edit_lessons` serves `jmem distill` in the main checkout and `jmem rescue`
 in a linked worktree alike.
 """
@@ -46,6 +48,8 @@ class Edit:
     deleted: int = 0
     facts: int = 0  # facts the distilled file held
     refused: str = ""  # why this edit is not adopted ("" when it is)
+    shown: set[str] = field(default_factory=set)  # keys the distilled file held
+    gone: set[str] = field(default_factory=set)  # keys the edit deleted
 
     def summary(self) -> str:
         return (f"{self.rel}: hand edit adopted: {self.added} added, {self.changed} changed, "
@@ -133,12 +137,19 @@ def pieces(rel: str, text: str) -> list[_Piece]:
 
 
 def retraction(agent: str, key: str, title: str, topic: str, source: str,
-               now: dt.datetime) -> Draft:
-    """A lesson retracting `key`. It expires the day before it is written, so it never
-    shows up as a fact itself; the retraction stays in the journal."""
-    note, _ = title_and_body(f"Retracted by hand: {title}")
+               now: dt.datetime, *, everyone: bool = True) -> Draft:
+    """A lesson retracting `key` (`everyone`), or dropping `agent` as one of its holders.
+    It expires the day before it is written, so it never shows up as a fact itself;
+    the retraction stays in the journal.
+
+    Only a writer of the fact retracts it for everyone by deleting its line: an
+    agent deleting a line of its own memory speaks for itself, not for the other
+    agents that hold the fact (`--retracts KEY` says so explicitly)."""
+    verb, prefix = ("Retracted", "retract") if everyone else ("Dropped", "drop")
+    note, _ = title_and_body(f"{verb} by hand: {title}")
     return Draft(agent=agent, topic=topic, title=note, type="episodic", created=now,
-                 source=source, key=f"retract-{key}"[:64].rstrip("-"), retracts=(key,),
+                 source=source, key=f"{prefix}-{key}"[:64].rstrip("-"),
+                 retracts=(key,) if everyone else (), drops=() if everyone else (key,),
                  valid_until=(now.date() - dt.timedelta(days=1)).isoformat(),
                  where=source)
 
@@ -155,6 +166,11 @@ def _changed(agent: str, fact: Fact, piece: _Piece, memory_md: bool, source: str
                  where=source)
 
 
+def too_many_gone(gone: int, held: int) -> bool:
+    """More than one fact, and more than a third of those held, deleted at once."""
+    return gone > 1 and gone * 3 > held
+
+
 def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, Fact],
                  now: dt.datetime) -> Edit:
     """The lessons that turn `base` (what the distiller wrote) into `edited` (on disk)."""
@@ -168,7 +184,8 @@ def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, 
     edit.facts = len(old)
     memory_md = rel.endswith(MEMORY_MD)
     gone = sorted(set(old) - set(new))
-    if len(gone) > 1 and len(gone) * 3 > len(old):
+    edit.shown, edit.gone = set(old), set(gone)
+    if too_many_gone(len(gone), len(old)):
         edit.deleted = len(gone)
         edit.refused = (f"{rel}: a hand edit deletes {len(gone)} of its {len(old)} facts; "
                         "more than a third at once looks like an accident, not a decision")
@@ -177,7 +194,8 @@ def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, 
         fact = facts.get(key)
         title = fact.title if fact else old[key].title
         edit.drafts.append(retraction(agent, key, title, fact.topic if fact else
-                                      old[key].topic, source, now))
+                                      old[key].topic, source, now,
+                                      everyone=fact is None or agent in fact.writers))
         edit.deleted += 1
     for key, piece in new.items():
         was = old.get(key)

@@ -136,12 +136,24 @@ def test_old_episodic_facts_are_dropped() -> None:
     assert later.removed["k"] == "episodic older than 90 days"
 
 
-def test_same_title_under_different_keys_is_merged_into_the_newest() -> None:
-    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use  the API, always!")),
-                 ("web/journal/b.md", entry("web", "b", 5, title="use the api always")))
+def test_one_writers_same_title_under_different_keys_is_merged_into_the_newest() -> None:
+    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use  the API, always!",
+                                             applies_to=("api", "web"))),
+                 ("api/journal/b.md", entry("api", "b", 5, title="use the api always")))
     assert list(result.facts) == ["b"]
     assert result.facts["b"].holders == ("api", "web")
     assert result.removed["a"] == "merged into b (same title)"
+
+
+def test_another_writers_same_title_replaces_nothing() -> None:
+    """Merging across writers let one agent rewrite another's fact without naming it:
+    "never against prod" became "directly against prod" for every holder."""
+    result = run(("web/journal/a.md", entry("web", "a", 0, title="Run migrations: never "
+                                             "against prod", body="Never run them on prod.")),
+                 ("api/journal/b.md", entry("api", "b", 5, title="Run migrations never "
+                                             "against prod!", body="Run them directly.")))
+    assert set(result.facts) == {"a", "b"}
+    assert result.facts["a"].holders == ("web",) and result.facts["b"].holders == ("api",)
 
 
 def test_near_duplicates_are_reported_not_merged() -> None:
