@@ -104,7 +104,7 @@ FIELDS = (
     "source",
 )  # fmt: skip
 EARLIEST_YEAR = 1970
-FUTURE_SLACK = dt.timedelta(days=1)
+FUTURE_SLACK = dt.timedelta(days=31)
 CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
 Date = dt.date | dt.datetime
@@ -204,10 +204,15 @@ def _parse_datetime(text: str, name: str, problems: list[str]) -> dt.datetime | 
 
 
 def _check_not_future(created: dt.datetime, problems: list[str]) -> None:
-    """A `created` over a day ahead would win every later correction of its key."""
+    """A `created` a month ahead is a typo (2099, a swapped month), not a clock.
+
+    Clocks of a team's machines disagree by minutes or days: a lesson from a
+    machine whose clock is ahead must stay valid on the others, or a machine
+    behind would not even see the fact it corrects. The order of corrections
+    does not depend on `created` (`journal/order.py`)."""
     if created - now() > FUTURE_SLACK:
-        problems.append(f"created: {iso(created)} is more than a day in the future "
-                        "(a lesson dated ahead would override every later correction)")
+        problems.append(f"created: {iso(created)} is more than {FUTURE_SLACK.days} days in "
+                        "the future (a typo, not a clock)")
 
 
 def _parse_date(text: str, name: str, problems: list[str]) -> Date | None:
