@@ -19,9 +19,10 @@ nothing changed. The new entries are committed with the distill.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field, replace
 
-from journal_mem.distill.files import is_distilled, recorded
+from journal_mem.distill.files import ever_written, is_distilled, recorded
 from journal_mem.distill.folding import previous_fold
 from journal_mem.distill.handedit import Edit, edit_lessons, too_many_gone
 from journal_mem.errors import InvalidEntry, PolicyViolation
@@ -35,6 +36,7 @@ from journal_mem.journal.foldstate import read_state
 from journal_mem.journal.order import latest_by_key, newest_of
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.journal.validate import Policy
+from journal_mem.layout import DISTILL_STATE
 from journal_mem.repo import Context
 
 HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
@@ -55,14 +57,32 @@ def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -
     changed = {path[len(prefix):] for xy, path in status
                if path.startswith(prefix) and "D" not in xy and is_distilled(path[len(prefix):])}
     mine = recorded(ctx.layout)
+    ever = ever_written(ctx.layout)
     out = []
     for f in files:
         if f.generated and f.rel in changed:
             with open(f.path, "rb") as fh:
                 blob = memgit.blob_id(fh.read())
-            if blob not in mine.get(prefix + f.rel, []):
+            path = prefix + f.rel
+            if blob not in mine.get(path, []) and blob not in ever.get(path, []) \
+                    and not history.had_blob(ctx.repo.main_root, path, blob):
                 out.append(f)
     return out
+
+
+def state_behind(ctx: Context) -> bool:
+    """True when the distill state on disk is an older one than HEAD's (a stash or a
+    checkout of files took the fresh distilled files): what is on disk then is the
+    distiller's own older output, not a hand edit."""
+    rel = f"{ctx.layout.memory_root}/{DISTILL_STATE}"
+    try:
+        with open(os.path.join(ctx.repo.main_root, rel), "rb") as fh:
+            disk = fh.read()
+    except OSError:
+        return False
+    head = history.file_at(ctx.repo.main_root, "HEAD", rel)
+    return head is not None and disk != head and history.had_blob(
+        ctx.repo.main_root, rel, memgit.blob_id(disk))
 
 
 def _base(ctx: Context, f: MemFile) -> str | None:
@@ -151,6 +171,10 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     edited = _edited(ctx, status, files)
     if not foreign and not edited:
         return Adopted()
+    if edited and state_behind(ctx):
+        return Adopted(lines=[f"{layout.memory_root}: the distilled files on disk are older "
+                              "than HEAD's (a stash or checkout took the newer ones): nothing "
+                              "adopted; they are written again"])
     now = stamp_now()  # the precision `write` stamps: no tie with the fact it retracts
     journal = read_journal(layout, ctx.policy)
     drafts = drafts_of(layout, foreign)
