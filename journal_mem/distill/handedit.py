@@ -35,6 +35,7 @@ _KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
                     r"\[(?P<key>" + NAME + r")\]$", re.DOTALL)
 _PROVENANCE = re.compile(r"^> key `(?P<key>" + NAME + r")`")
 PRINCIPLES = "Principles"
+_MARKED = re.compile(r"^possibly outdated \(see \[" + NAME + r"\]\): ")
 # What `render.py` generates around the facts: the header, the "possibly outdated"
 # section, the footer's count and a topic file's eviction note. Never content, whatever
 # an edit did to them (a native edit that fixes the footer's count is no lesson).
@@ -87,7 +88,8 @@ def _memory_pieces(text: str) -> list[_Piece]:
         if block.kind == ITEM:
             match = _KEYED.match(" ".join(block.text.split()))
             if match:
-                out.append(_Piece(match["key"], match["text"], block.detail, topic, principle))
+                text = _MARKED.sub("", match["text"], count=1)  # generated, never content
+                out.append(_Piece(match["key"], text, block.detail, topic, principle))
             else:
                 out.append(_Piece("", block.text, block.detail, topic, principle))
             continue
