@@ -19,20 +19,24 @@ nothing changed. The new entries are committed with the distill.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 
-from journal_mem.distill.files import is_distilled, recorded
+from journal_mem.distill.files import ever_written, is_distilled, recorded
 from journal_mem.distill.folding import previous_fold
-from journal_mem.distill.handedit import Edit, edit_lessons
+from journal_mem.distill.handedit import Edit, edit_lessons, too_many_gone
 from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers.intake import Known, write_drafts
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
 from journal_mem.journal.drafts import Draft, to_entry
+from journal_mem.journal.entry import now as stamp_now
 from journal_mem.journal.fold import Fact
 from journal_mem.journal.foldstate import read_state
+from journal_mem.journal.order import latest_by_key, newest_of
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.journal.validate import Policy
+from journal_mem.layout import DISTILL_STATE
 from journal_mem.repo import Context
 
 HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
@@ -53,14 +57,32 @@ def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -
     changed = {path[len(prefix):] for xy, path in status
                if path.startswith(prefix) and "D" not in xy and is_distilled(path[len(prefix):])}
     mine = recorded(ctx.layout)
+    ever = ever_written(ctx.layout)
     out = []
     for f in files:
         if f.generated and f.rel in changed:
             with open(f.path, "rb") as fh:
                 blob = memgit.blob_id(fh.read())
-            if blob not in mine.get(prefix + f.rel, []):
+            path = prefix + f.rel
+            if blob not in mine.get(path, []) and blob not in ever.get(path, []) \
+                    and not history.had_blob(ctx.repo.main_root, path, blob):
                 out.append(f)
     return out
+
+
+def state_behind(ctx: Context) -> bool:
+    """True when the distill state on disk is an older one than HEAD's (a stash or a
+    checkout of files took the fresh distilled files): what is on disk then is the
+    distiller's own older output, not a hand edit."""
+    rel = f"{ctx.layout.memory_root}/{DISTILL_STATE}"
+    try:
+        with open(os.path.join(ctx.repo.main_root, rel), "rb") as fh:
+            disk = fh.read()
+    except OSError:
+        return False
+    head = history.file_at(ctx.repo.main_root, "HEAD", rel)
+    return head is not None and disk != head and history.had_blob(
+        ctx.repo.main_root, rel, memgit.blob_id(disk))
 
 
 def _base(ctx: Context, f: MemFile) -> str | None:
@@ -101,7 +123,32 @@ def _edits(ctx: Context, edited: list[MemFile], journal: Journal,
         if edit.refused:
             problems.append(f"{ctx.layout.memory_root}/{edit.refused}")
         edits.append(edit)
+    problems += _too_much_per_agent(ctx, edits)
     return edits, problems
+
+
+def _too_much_per_agent(ctx: Context, edits: list[Edit]) -> list[str]:
+    """The one-third limit across an agent's files: deletions split between its
+    `MEMORY.md` and a topic file are one decision of one agent."""
+    shown: dict[str, set[str]] = {}
+    gone: dict[str, set[str]] = {}
+    for e in edits:
+        agent = e.rel.split("/", 1)[0]
+        shown.setdefault(agent, set()).update(e.shown)
+        gone.setdefault(agent, set()).update(e.gone)
+    return [f"{ctx.layout.memory_root}/{agent}: hand edits delete {len(gone[agent])} of its "
+            f"{len(shown[agent])} facts across its files; more than a third at once looks "
+            "like an accident, not a decision"
+            for agent in sorted(gone) if too_many_gone(len(gone[agent]), len(shown[agent]))
+            and not any(e.refused for e in edits if e.rel.startswith(agent + "/"))]
+
+
+def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
+    """Hand-edit lessons that change or retract a fact know the entry it showed
+    (`journal/order.py`): a deleted line beats the fact whatever the clocks say."""
+    last = latest_by_key(journal.entries)
+    return [replace(d, knew=newest_of(last, {d.identity, *d.retracts, *d.drops}))
+            if d.retracts or d.drops or d.replaces else d for d in drafts]
 
 
 def _validate(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
@@ -124,11 +171,15 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     edited = _edited(ctx, status, files)
     if not foreign and not edited:
         return Adopted()
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    if edited and state_behind(ctx):
+        return Adopted(lines=[f"{layout.memory_root}: the distilled files on disk are older "
+                              "than HEAD's (a stash or checkout took the newer ones): nothing "
+                              "adopted; they are written again"])
+    now = stamp_now()  # the precision `write` stamps: no tie with the fact it retracts
     journal = read_journal(layout, ctx.policy)
     drafts = drafts_of(layout, foreign)
     edits, problems = _edits(ctx, edited, journal, now)
-    drafts += [d for e in edits for d in e.drafts]
+    drafts += _knowing([d for e in edits for d in e.drafts], journal)
     problems += _validate(drafts, now, policy)
     if problems:
         raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(problems),

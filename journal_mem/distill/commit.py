@@ -28,13 +28,15 @@ def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
     return sorted(out)
 
 
-def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str]) -> str | None:
-    """Commit `paths` (nothing when empty) with `message()`; the new commit or None."""
+def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str],
+                 branch: str = "") -> str | None:
+    """Commit `paths` (nothing when empty) with `message()` on `branch` (the one the
+    distill started on); the new commit or None."""
     if not paths:
         return None
     layout = ctx.layout
     sha = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, message(),
-                        layout.state_dir) or None
+                        layout.state_dir, branch) or None
     if sha:  # HEAD vouches for these files now
         remember(layout, {}, paths, keep_old=True)
     return sha

@@ -22,7 +22,7 @@ from journal_mem.distill import adopt, commit, files, folding, safety, schedule
 from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
 from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
-from journal_mem.gitops import memgit, mergedriver
+from journal_mem.gitops import gitcore, memgit, mergedriver
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
@@ -122,6 +122,8 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     committing = writing and opts.commit and config.distill.commit
     if writing:  # a distill killed mid-commit: its index first, then judge the checkout
         memgit.recover(ctx.repo.main_root, layout.state_dir)
+    # The branch the commit goes to, fixed now: the checkout may switch meanwhile.
+    branch = config.distill.branch or gitcore.current_branch(ctx.repo.main_root)
     status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
     adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:
@@ -136,7 +138,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     out.adopted = adopted.lines
     _write(layout, opts, step, out)
     if committing:
-        _commit(ctx, out, step, journal, status, adopted.paths)
+        _commit(ctx, out, step, journal, status, adopted.paths, branch)
     if writing:  # every entry on disk is folded: a merge's request is met
         mergedriver.done(layout.state_dir)
     return out
@@ -188,13 +190,13 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> N
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], adopted: list[str]) -> None:
+            status: list[tuple[str, str]], adopted: list[str], branch: str) -> None:
     """Commit the distilled files and new entries; a commit makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
     paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted],
                              [*out.drained.moved, *adopted])
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
-                                    out.evicted, journal.invalid))
+                                    out.evicted, journal.invalid), branch)
     if out.commit:
         out.status = "distilled"

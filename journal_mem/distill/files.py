@@ -121,9 +121,35 @@ def recorded(layout: Layout) -> dict[str, list[str]]:
     return {str(k): [str(b) for b in v] for k, v in data.items() if isinstance(v, list)}
 
 
+HISTORY = "distilled-history.json"
+HISTORY_KEEP = 64  # versions kept per path
+
+
+def ever_written(layout: Layout) -> dict[str, list[str]]:
+    """{repo-relative path: blob ids} of the last versions this machine's distiller wrote,
+    committed or not: a file equal to one of them is its own output, not a hand edit
+    (after `git reset HEAD~1` undid the distill commit, or a stash took the newer copy)."""
+    try:
+        with open(os.path.join(layout.state_dir, HISTORY), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(b) for b in v] for k, v in data.items() if isinstance(v, list)}
+
+
 def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool) -> None:
     """Record the blob ids about to be written (`keep_old`: besides the old ones, else
-    only them); `gone` paths are forgotten (deleted, or committed)."""
+    only them); `gone` paths are forgotten (deleted, or committed). Every blob also
+    joins the paths' history (`ever_written`), which forgets only the oldest."""
+    if blobs:
+        history = ever_written(layout)
+        for path, blob in blobs.items():
+            kept = [b for b in history.get(path, []) if b != blob]
+            history[path] = [*kept, blob][-HISTORY_KEEP:]
+        fsutil.replace_atomic(os.path.join(layout.state_dir, HISTORY),
+                              json.dumps(history, sort_keys=True))
     data = recorded(layout)
     for path, blob in blobs.items():
         data[path] = sorted({*data.get(path, []), blob}) if keep_old else [blob]

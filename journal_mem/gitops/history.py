@@ -47,3 +47,11 @@ def blob(root: str, blob_id: str) -> bytes | None:
     """The bytes of the blob `blob_id`, or None when this repository does not have it."""
     res = gitcore.run(["cat-file", "blob", blob_id], root, clean=True, check=False)
     return res.stdout if res.ok else None
+
+
+def had_blob(root: str, path: str, blob_id: str, depth: int = 500) -> bool:
+    """True when `path` held `blob_id` in one of the last `depth` commits of HEAD that
+    changed it (`git log --raw`: each change's old and new blob)."""
+    res = gitcore.run(["log", "-n", str(depth), "--format=", "--raw", "--no-abbrev", "--no-renames",
+                       "HEAD", "--", path], root, clean=True, check=False)
+    return res.ok and blob_id in res.text().split()

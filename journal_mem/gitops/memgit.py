@@ -97,7 +97,8 @@ def last_commit_of(root: str, path: str) -> str | None:
     return sha or None
 
 
-def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str) -> str:
+def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str,
+           branch: str = "") -> str:
     """Commit exactly `paths` (all under `prefix`) as they are on disk now; return the
     new commit id ("" when HEAD already holds them).
 
@@ -109,12 +110,22 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     (the user's staged work) as it was. When HEAD moved meanwhile the tree is built
     again on the new tip; `MemoryMoved` when the new tip changed memory itself.
     No hook runs for this commit.
+
+    `branch` (default: the one checked out now) is the only ref that moves:
+    `refs/heads/BRANCH`, by compare-and-swap, never whatever HEAD names by
+    then. A `git checkout -b feat` while the distill ran would otherwise take
+    the distill commit to `feat`; it is `BranchSwitched` instead (checked
+    again under `index.lock`), nothing committed, the files left for the
+    next distill on BRANCH.
     """
 
     git_dir = recover(root, state_dir)
+    ref = f"refs/heads/{branch or _branch(root)}"
+    if ref == "refs/heads/":
+        raise BranchSwitched(f"{root}: HEAD is detached: the distilled memory is not committed")
     blobs = _hash(root, paths)
     msg = message_file(state_dir, message)
-    first = base = _head(root)
+    first = base = _tip(root, ref)
     for _ in range(ATTEMPTS):
         if base != first and _memory_changed(root, prefix, first, base, blobs):
             raise MemoryMoved(f"{root}: the branch moved on with changes to memory "
@@ -124,9 +135,9 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
             return ""  # the files already equal HEAD
         args = ["commit-tree", tree, *(["-p", base] if base else []), "-F", msg]
         new = gitcore.run(args, root, clean=True).text().strip()
-        if _publish(root, prefix, git_dir, state_dir, base, new, blobs, message):
+        if _publish(root, prefix, git_dir, state_dir, ref, base, new, blobs, message):
             return new
-        base = _head(root)
+        base = _tip(root, ref)
     raise GitError(f"the branch of {root} moved on during each of {ATTEMPTS} attempts to "
                    "commit the distilled memory", hint="the files are written; run "
                    "`jmem distill` again when the checkout is quieter")
@@ -146,6 +157,36 @@ def recover(root: str, state_dir: str) -> str:
 
 class MemoryMoved(GitError):
     """The branch moved on with changes under the memory root: distill again on it."""
+
+
+class BranchSwitched(GitError):
+    """The main checkout is no longer on the branch the distill commits to."""
+
+
+def _branch(root: str) -> str:
+    res = gitcore.run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, clean=True,
+                       check=False)
+    return res.text().strip() if res.ok else ""
+
+
+def _tip(root: str, ref: str) -> str | None:
+    res = gitcore.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root,
+                       clean=True, check=False)
+    return (res.text().strip() or None) if res.ok else None
+
+
+def _on(root: str, ref: str) -> None:
+    """Raise `BranchSwitched` unless HEAD names `ref` (the index and work tree are its)."""
+    res = gitcore.run(["symbolic-ref", "--quiet", "HEAD"], root, clean=True, check=False)
+    now = res.text().strip() if res.ok else ""
+    if now != ref:
+        raise BranchSwitched(
+            f"{root}: the main checkout switched from {ref.removeprefix('refs/heads/')!r} to "
+            f"{now.removeprefix('refs/heads/') or 'a detached HEAD'!r} while the distill ran: "
+            "nothing committed",
+            hint=f"the distilled files and new lessons are in the work tree; run `jmem "
+                 f"distill` again once the checkout is back on "
+                 f"{ref.removeprefix('refs/heads/')}")
 
 
 def _head(root: str) -> str | None:
@@ -226,13 +267,15 @@ def _read_index(git_dir: str) -> bytes:
         return b""
 
 
-def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | None, new: str,
-             blobs: Blobs, message: str) -> bool:
-    """Move the branch from `base` to `new` and update the index, together, under
-    `index.lock`; False when the branch had moved (nothing changed then)."""
+def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, base: str | None,
+             new: str, blobs: Blobs, message: str) -> bool:
+    """Move `ref` from `base` to `new` and update the index, together, under
+    `index.lock`; False when the branch had moved (nothing changed then);
+    `BranchSwitched` when HEAD no longer names `ref`."""
 
     seen = indexlock.wait_quiet(git_dir, state_dir)
-    if _head(root) != base:
+    _on(root, ref)
+    if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
     index = _new_index(root, prefix, state_dir, source, blobs)  # before the lock: hold it briefly
@@ -240,9 +283,10 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, base: str | N
     with indexlock.IndexLock(git_dir, state_dir) as lock:
         if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
             return False  # a git command ran meanwhile: wait for quiet again
+        _on(root, ref)  # a checkout takes index.lock: holding it, HEAD cannot move now
         lock.mark(base or "", new)
         lock.write(index)
-        res = gitcore.run(["update-ref", "-m", f"commit: {subject}", "HEAD", new, base or ""],
+        res = gitcore.run(["update-ref", "-m", f"commit: {subject}", ref, new, base or ""],
                            root, clean=True, check=False)
         if not res.ok:
             return False

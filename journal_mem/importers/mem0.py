@@ -30,7 +30,10 @@ _TAG_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 
 def records(data: bytes) -> list[Any]:
     """The memory records of an export (raises ValueError when it is not one)."""
-    raw = json.loads(data.decode("utf-8"))
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
     if isinstance(raw, dict):
         for name in ("results", "memories"):
             if isinstance(raw.get(name), list):
@@ -59,7 +62,8 @@ def _tags(meta: dict[str, Any], record: dict[str, Any], problems: list[str]) -> 
     given = meta.get("tags") or []
     given = [given] if isinstance(given, str) else given
     cats = record.get("categories") or []
-    if not isinstance(given, list) or not isinstance(cats, list):
+    if not isinstance(given, list) or not isinstance(cats, list) or not all(
+            isinstance(t, (str, int, float)) for t in [*given, *cats]):
         problems.append("tags: must be a list of words")
         return ()
     tags = sorted({_TAG_BAD.sub("-", str(t)).strip("-_") for t in [*given, *cats]} - {""})

@@ -73,6 +73,10 @@ def _fact_draft(raw: Any, number: int, source: str) -> tuple[Draft | None, str]:
         title, key, topic = str(raw["title"]), str(raw["key"]), str(raw["topic"])
     except (KeyError, ValueError) as exc:
         return None, f"missing or invalid field: {exc}"
+    lists = {name: raw.get(name) or [] for name in ("tags", "refs")}
+    for name, value in lists.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return None, f"{name}: must be a list of strings"
     origin = raw.get("source")
     where = f"{source}: {raw.get('entry', number)}"
     return Draft(
@@ -80,7 +84,7 @@ def _fact_draft(raw: Any, number: int, source: str) -> tuple[Draft | None, str]:
         type=str(raw.get("type") or "semantic"), created=created,
         source=f"{where}; {origin}" if origin else where, key=key,
         confidence=raw.get("confidence"), importance=raw.get("importance"),
-        tags=tuple(raw.get("tags") or ()), refs=tuple(raw.get("refs") or ()),
+        tags=tuple(lists["tags"]), refs=tuple(lists["refs"]),
         applies_to=tuple(holders), valid_until=raw.get("valid_until"), where=f"fact {key}",
     ), ""  # fmt: skip
 
@@ -91,6 +95,8 @@ def drafts(data: bytes, source: str) -> tuple[list[Draft], list[str]]:
         doc = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return [], [f"not a snapshot: {exc}"]
+    except RecursionError:
+        return [], ["not a snapshot: JSON nested too deeply to read"]
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return [], [f"not a snapshot: no \"format\": \"{FORMAT}\""]
     if doc.get("schema") != SCHEMA:

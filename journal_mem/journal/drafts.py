@@ -42,6 +42,8 @@ class Draft:
     valid_until: str | None = None
     retracts: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
+    drops: tuple[str, ...] = ()
+    knew: tuple[str, ...] = ()  # journal entries it was made knowing (`journal/order.py`)
     where: str = ""  # "file:line" for messages; not stored
     replaces: bool = False  # keep the key even when it names another fact (a hand edit)
 
@@ -116,6 +118,7 @@ def to_entry(draft: Draft, now: dt.datetime, policy: Policy) -> Entry:
         "tags": list(draft.tags), "refs": list(draft.refs),
         "applies_to": list(draft.applies_to), "valid_until": draft.valid_until,
         "retracts": list(draft.retracts), "supersedes": list(draft.supersedes),
+        "drops": list(draft.drops), "knew": list(draft.knew),
     }  # fmt: skip
     entry = build(agent=draft.agent, topic=draft.topic, title=draft.title, body=draft.body,
                   created=draft.created or now, entry_bytes=policy.entry_bytes, **fields)

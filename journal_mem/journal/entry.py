@@ -100,10 +100,11 @@ TYPES: dict[str, tuple[float, float, float]] = {  # type: (low, high, default)
 IMPORTANCE = ("critical", "high", "medium", "low")
 FIELDS = (
     "schema", "agent", "created", "topic", "type", "confidence", "importance", "key",
-    "supersedes", "retracts", "applies_to", "valid_until", "tags", "refs", "source",
+    "supersedes", "retracts", "drops", "knew", "applies_to", "valid_until", "tags", "refs",
+    "source",
 )  # fmt: skip
 EARLIEST_YEAR = 1970
-FUTURE_SLACK = dt.timedelta(days=1)
+FUTURE_SLACK = dt.timedelta(days=31)
 CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)", re.MULTILINE)
 
 Date = dt.date | dt.datetime
@@ -157,6 +158,29 @@ def _names(
     return tuple(sorted(out))
 
 
+MAX_KNEW = 64
+_KNEW_RE = re.compile(names.NAME + r"/journal/\d{4}-\d{2}-\d{2}-[^/\\\n]*\.md")
+
+
+def _knew(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
+    """`knew`: the journal entries (memory-root-relative paths) this one was written
+    after, as `write` read them; the fold replays it after each of them."""
+    value = raw.get("knew")
+    if value is None or value == "":
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        problems.append("knew: must be a list of journal paths (AGENT/journal/FILE.md)")
+        return ()
+    out = {i.strip() for i in items if i.strip()}
+    for item in sorted(out):
+        if not _KNEW_RE.fullmatch(item):
+            problems.append(f"knew: {item!r} is not a journal path (AGENT/journal/FILE.md)")
+    if len(out) > MAX_KNEW:
+        problems.append(f"knew: {len(out)} paths, at most {MAX_KNEW}")
+    return tuple(sorted(out))
+
+
 def _parse_datetime(text: str, name: str, problems: list[str]) -> dt.datetime | None:
     try:
         value = dt.datetime.fromisoformat(text)
@@ -180,10 +204,15 @@ def _parse_datetime(text: str, name: str, problems: list[str]) -> dt.datetime | 
 
 
 def _check_not_future(created: dt.datetime, problems: list[str]) -> None:
-    """A `created` over a day ahead would win every later correction of its key."""
+    """A `created` a month ahead is a typo (2099, a swapped month), not a clock.
+
+    Clocks of a team's machines disagree by minutes or days: a lesson from a
+    machine whose clock is ahead must stay valid on the others, or a machine
+    behind would not even see the fact it corrects. The order of corrections
+    does not depend on `created` (`journal/order.py`)."""
     if created - now() > FUTURE_SLACK:
-        problems.append(f"created: {iso(created)} is more than a day in the future "
-                        "(a lesson dated ahead would override every later correction)")
+        problems.append(f"created: {iso(created)} is more than {FUTURE_SLACK.days} days in "
+                        "the future (a typo, not a clock)")
 
 
 def _parse_date(text: str, name: str, problems: list[str]) -> Date | None:
@@ -217,6 +246,8 @@ def check_fields(
     out["key"] = key
     out["supersedes"] = _names(raw, "supersedes", problems)
     out["retracts"] = _names(raw, "retracts", problems)
+    out["drops"] = _names(raw, "drops", problems)
+    out["knew"] = _knew(raw, problems)
     out["applies_to"] = _names(raw, "applies_to", problems, allow_all=True)
     until = _scalar(raw, "valid_until", problems)
     out["valid_until"] = _parse_date(until, "valid_until", problems) if until else None
@@ -355,6 +386,8 @@ class Entry:
     key: str = ""
     supersedes: tuple[str, ...] = ()
     retracts: tuple[str, ...] = ()
+    drops: tuple[str, ...] = ()
+    knew: tuple[str, ...] = ()
     applies_to: tuple[str, ...] = ()
     valid_until: Date | None = None
     tags: tuple[str, ...] = ()
@@ -511,7 +544,7 @@ def render(entry: Entry) -> str:
     lines += [f"topic: {entry.topic}", f"type: {entry.type}"]
     lines += [f"confidence: {entry.confidence!r}", f"importance: {entry.importance}"]
     lines.append(f"key: {entry.key}")
-    for name in ("supersedes", "retracts"):
+    for name in ("supersedes", "retracts", "drops", "knew"):
         if getattr(entry, name):
             lines.append(f"{name}: {_flow(getattr(entry, name))}")
     if entry.applies_to and entry.applies_to != (entry.agent,):
@@ -592,6 +625,8 @@ def _make(values: dict[str, Any], title: str, body: str) -> Entry:
             title, episodic_at=values["created"] if values["type"] == "episodic" else None),
         supersedes=values["supersedes"],
         retracts=values["retracts"],
+        drops=values["drops"],
+        knew=values["knew"],
         applies_to=values["applies_to"] or (agent,),
         valid_until=values["valid_until"],
         tags=values["tags"],

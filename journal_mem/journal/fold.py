@@ -1,14 +1,17 @@
 """Live facts from the journal (docs/DESIGN.md, "Distilling"): pure, no disk, no git.
 
-The journal is replayed in time order (`created`, then path). A key is
-team-wide: its newest entry gives the fact's text and fields, and the agents
-that hold it are the union of every entry's writer and `applies_to` (`all`
-is every agent). A `supersedes` hands the replaced fact's holders to the new
-fact and removes the old key everywhere; a `retracts` removes it with no
-replacement; a newer entry that asserts a removed key again brings it back.
+The journal is replayed in causal order (`journal/order.py`: an entry after
+every entry it was written knowing; `created` and path only between entries
+that know nothing of each other). A key is team-wide: its latest entry gives
+the fact's text and fields, and the agents that hold it are the union of
+every entry's writer and `applies_to` (`all` is every agent). A `supersedes`
+hands the replaced fact's holders to the new fact and removes the old key
+everywhere; a `retracts` removes it with no replacement; a `drops` removes
+only its writer from the key's holders; a later entry that asserts a removed
+key again brings it back.
 Then the rules of the distill date drop expired, stale-ref'd and old
-episodic facts, and facts whose titles are equal once normalised are merged
-into the newest. Near-duplicate titles are only reported.
+episodic facts, and one writer's facts whose titles are equal once normalised
+are merged into the latest. Near-duplicate titles are only reported.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from journal_mem.journal.entry import IMPORTANCE, Entry
+from journal_mem.journal.order import causal_order
 from journal_mem.journal.similar import conflicts
 from journal_mem.schema import Config
 
@@ -45,6 +49,7 @@ class Fact:
     tags: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
     source: str | None = None
+    writers: tuple[str, ...] = ()  # agents that wrote an entry stating it
 
 
 @dataclass
@@ -84,13 +89,15 @@ def normalise_title(title: str) -> str:
 class _Acc:
     """What the replay knows about one key so far."""
 
-    __slots__ = ("entry", "holders", "live", "path")
+    __slots__ = ("entry", "holders", "live", "path", "seq", "writers")
 
     def __init__(self, path: str, entry: Entry, holders: set[str]) -> None:
         self.path = path
         self.entry = entry
         self.holders = holders
         self.live = True
+        self.seq = 0  # the place of `entry` in the replay: what "latest" means
+        self.writers: set[str] = set()
 
 
 def _holders(entry: Entry, agents: list[str]) -> set[str]:
@@ -104,11 +111,12 @@ def _holders(entry: Entry, agents: list[str]) -> set[str]:
 def _replay(
     entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str]
 ) -> dict[str, _Acc]:
-    """Apply every entry in time order; returns every key seen (live or not)."""
+    """Apply every entry in causal order; returns every key seen (live or not)."""
     accs: dict[str, _Acc] = {}
-    for path, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
-        if entry.retracts and not entry.supersedes:  # a pure retraction states no fact
+    for seq, (path, entry) in enumerate(causal_order(entries)):
+        if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
             _retract(entry, path, accs, removed)
+            _drop(entry, path, accs, removed)
             own = accs.get(entry.key)
             if own is None or not own.live:
                 removed.setdefault(entry.key, f"a retraction only ({path})")
@@ -116,8 +124,9 @@ def _replay(
         acc = accs.get(entry.key)
         if acc is None:
             acc = accs[entry.key] = _Acc(path, entry, set())
-        acc.path, acc.entry, acc.live = path, entry, True
+        acc.path, acc.entry, acc.live, acc.seq = path, entry, True, seq
         acc.holders |= _holders(entry, agents)
+        acc.writers.add(entry.agent)
         removed.pop(entry.key, None)
         for old in entry.supersedes:
             gone = accs.get(old)
@@ -135,6 +144,19 @@ def _retract(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, 
         if old != entry.key and gone is not None and gone.live:
             gone.live = False
             removed[old] = f"retracted by {path}"
+
+
+def _drop(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
+    """`drops`: the writer stops holding those keys (it deleted the fact's line from its own
+    memory); the fact stays live for every other holder, and goes when none is left."""
+    for old in entry.drops:
+        acc = accs.get(old)
+        if old == entry.key or acc is None or not acc.live:
+            continue
+        acc.holders.discard(entry.agent)
+        if not acc.holders:
+            acc.live = False
+            removed[old] = f"dropped by its last holder ({path})"
 
 
 def _utc_date(value: dt.date | dt.datetime) -> dt.date:
@@ -158,26 +180,31 @@ def _to_fact(acc: _Acc) -> Fact:
         key=e.key, title=e.title, body=e.body, topic=e.topic, type=e.type,
         confidence=e.confidence, importance=e.importance, created=e.created,
         holders=tuple(sorted(acc.holders)), path=acc.path, tags=e.tags, refs=e.refs,
-        source=e.source,
+        source=e.source, writers=tuple(sorted(acc.writers)),
     )  # fmt: skip
 
 
 def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
-    """Different keys, same normalised title: the newest wins and takes the holders.
+    """Different keys, same normalised title, one writer: the latest wins and takes the
+    holders (an agent that wrote its lesson twice under two keys).
 
-    Episodic records are events, not facts: one per run, never merged.
+    Across writers a same title is no proof of the same fact ("never against
+    prod" and "directly against prod" fold to one title once punctuation
+    goes): one agent must not replace another's fact without naming it, so
+    the pair stays and is reported as a probable correction. Episodic records
+    are events, not facts: one per run, never merged.
     """
-    groups: dict[str, list[_Acc]] = {}
+    groups: dict[tuple[str, str], list[_Acc]] = {}
     for acc in live.values():
         if acc.entry.type == "episodic":
             continue  # one record per run, whatever its title
         norm = normalise_title(acc.entry.title)
-        if norm and acc.entry.type != "episodic":
-            groups.setdefault(norm, []).append(acc)
+        if norm:
+            groups.setdefault((acc.entry.agent, norm), []).append(acc)
     for group in groups.values():
         if len(group) < 2:
             continue
-        group.sort(key=lambda a: (a.entry.created, a.path))
+        group.sort(key=lambda a: a.seq)
         winner = group[-1]
         for loser in group[:-1]:
             winner.holders |= loser.holders

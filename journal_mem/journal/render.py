@@ -161,17 +161,25 @@ def header(agent: str, width: int) -> list[str]:
     return [clip(line, width) for line in lines]
 
 
-def fact_line(fact: Fact, width: int, principle: bool, file: str = "") -> str | None:
-    """`- title [key]` (principles also name their topic file); None if the key cannot fit."""
+OUTDATED_MARK = "possibly outdated (see [{key}]): "
+
+
+def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
+              outdated: str = "") -> str | None:
+    """`- title [key]` (principles also name their topic file); None if the key cannot fit.
+
+    `outdated`: the key of a newer lesson that probably corrects this fact; the line
+    itself then says so, so every holder sees it on the fact, however many there are."""
     where = f" ({TOPICS}/{file or fact.topic}.md)" if principle else ""
     tail = f"{where} [{fact.key}]"
-    room = width - 2 - len(tail)
+    mark = OUTDATED_MARK.format(key=outdated) if outdated else ""
+    room = width - 2 - len(tail) - len(mark)
     if room < 8 and where:
         tail = f" [{fact.key}]"
-        room = width - 2 - len(tail)
+        room = width - 2 - len(tail) - len(mark)
     if room < 2:
         return None
-    return f"- {clip(inline(fact.title), room)}{tail}"
+    return f"- {mark}{clip(inline(fact.title), room)}{tail}"
 
 
 def _nbytes(line: str) -> int:
@@ -238,7 +246,8 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
 
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
                   placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
-                  notes: list[str] | None = None) -> tuple[str, int]:
+                  notes: list[str] | None = None,
+                  outdated: dict[str, str] | None = None) -> tuple[str, int]:
     """MEMORY.md's text and how many fact lines it holds. `facts` (rank order) are those in
     topic files; `evicted` counts the rest; `placed` names each key's topic file; `notes`
     (the "possibly outdated" section) follow the header."""
@@ -267,7 +276,8 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
     opened: set[str] = set()
     for fact in facts:
         principle = fact.type == "principle"
-        line = fact_line(fact, width, principle, placed.get(fact.key, ""))
+        line = fact_line(fact, width, principle, placed.get(fact.key, ""),
+                         (outdated or {}).get(fact.key, ""))
         if line is None:
             continue
         section = "\x00principles" if principle else fact.topic
@@ -289,6 +299,10 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
 def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
     """Every agent's topic files and MEMORY.md."""
     out = Rendered()
+    marks: dict[str, str] = {}
+    for old, new in fold.conflicts:
+        if old in fold.facts and new in fold.facts:
+            marks.setdefault(old, new)
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:
@@ -312,7 +326,8 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
         shown = [f for f in by_agent[agent] if f.key in placed]
         text, report.in_memory = render_memory(
             agent, shown, budget, evicted=len(report.evicted), placed=placed,
-            parts=report.parts, notes=outdated_lines(agent, fold, budget.line_chars))
+            parts=report.parts, notes=outdated_lines(agent, fold, budget.line_chars),
+            outdated=marks)
         out.files[f"{agent}/{MEMORY_MD}"] = text.encode("utf-8")
     return out
 

@@ -122,6 +122,7 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
     refuse_symlink(ctx, entry, outbox)
+    entry = knowing(ctx, entry)
     try:
         return record(ctx.layout, entry, outbox=outbox)
     except OSError as exc:
@@ -135,6 +136,24 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
             hint="free some disk space (or raise the quota or file size limit) and run the "
                  "same command again",
         ) from exc
+
+
+def knowing(ctx: Context, entry: Entry) -> Entry:
+    """`entry` with `knew`: the newest entry of each key it speaks about (its own, those it
+    supersedes or retracts) in the main journal as it is on disk now.
+
+    This is what makes a correction win by cause, not by clock: the fold
+    replays the entry after those (`journal/order.py`), whatever the clocks
+    of the machines said. Paths already in `knew` (a `--from-file` entry) stay.
+    """
+    import dataclasses
+
+    from journal_mem.journal.order import concerns, newest_of
+    from journal_mem.journal.reader import read_journal
+
+    entries = read_journal(ctx.layout, ctx.policy).entries
+    knew = set(entry.knew) | set(newest_of(entries, concerns(entry)))
+    return dataclasses.replace(entry, knew=tuple(sorted(knew))) if knew else entry
 
 
 def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:

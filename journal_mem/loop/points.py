@@ -73,20 +73,16 @@ def pre_spawn(ctx: Context, context: dict[str, Any]) -> Result:
     goal = text_field(context, "goal")
     if not goal:
         raise InvalidEntry(["pre-spawn needs a goal"])
-    target = _pack_file(ctx, context)
+    target = _pack_file(context)
     floor = _number(context, "min_confidence", ctx.config.loop.min_confidence, 0.0, 1.0)
     budget = int(_number(context, "max_tokens", ctx.config.loop.pack_tokens, 50, 200_000))
     hits = [h for h in recall(ctx, goal, agent=context.get("agent"), limit=60)
             if h.confidence >= floor]
     block, kept, tokens = pack.build(goal, hits, budget)
-    try:
-        with open(target, encoding="utf-8") as fh:
-            before = fh.read()
-    except FileNotFoundError:
-        before = ""
+    before, mode = _read_own_file(target)
     after = pack.replace_block(before, block)
     if after != before:
-        replace_atomic(target, after.encode("utf-8"), durable=True)
+        replace_atomic(target, after.encode("utf-8"), durable=True, mode=mode)
     return Result(found=[h.as_json() for h in kept],
                   details={"path": target, "tokens": tokens, "facts": len(kept),
                            "left_out": len(hits) - len(kept), "changed": after != before})
@@ -100,8 +96,33 @@ def _number(context: dict[str, Any], name: str, default: float, low: float,
     return float(value)
 
 
-def _pack_file(ctx: Context, context: dict[str, Any]) -> str:
-    folder = text_field(context, "worker_dir") or ctx.repo.main_root
+def _read_own_file(target: str) -> tuple[str, int | None]:
+    """The pack file's text and permissions ("" and None when there is none yet).
+
+    Opened with `O_NOFOLLOW`: a `CLAUDE.md` that is a symlink points at a file
+    the caller did not name (a private note, the repository's own `CLAUDE.md`),
+    and rewriting it would copy that file's text into a new, readable one.
+    """
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return "", None
+    except OSError as exc:
+        if os.path.islink(target):
+            raise InvalidEntry([f"file: {target} is a symlink; pre-spawn writes only the "
+                                "file it is told to, never through a link (make it a plain "
+                                "file, or give another worker_dir)"]) from None
+        raise InvalidEntry([f"file: {target} cannot be read ({exc.strerror})"]) from None
+    with os.fdopen(fd, encoding="utf-8") as fh:
+        return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
+
+
+def _pack_file(context: dict[str, Any]) -> str:
+    """The worker's file; `worker_dir` is required: the pack never lands in a file of
+    the repository's own checkout by default."""
+    folder = text_field(context, "worker_dir")
+    if not folder:
+        raise InvalidEntry(["pre-spawn needs worker_dir, the folder the worker starts in"])
     name = text_field(context, "file") or "CLAUDE.md"
     if name not in ("CLAUDE.md", "AGENTS.md"):
         raise InvalidEntry(["file: must be CLAUDE.md or AGENTS.md"])

@@ -54,12 +54,43 @@ ZERO = "0" * 40
 def render_workflow(branch: str, memory_root: str, install: str, curator: bool = False) -> str:
     """The workflow file's text; `install` (one or more shell lines) runs as a block.
 
-    With `curator`, a scheduled `curate` job runs `jmem consolidate --propose` and
-    opens a pull request with the lessons it files (it never pushes to `branch`)."""
-    values = {"branch": branch, "memory_root": memory_root.strip("/"),
-              "install": install.strip().replace("\n", "\n" + " " * 10)}
-    text = fill("github-workflow.yml", zero=ZERO, **values)
-    return text + fill("github-curator-job.yml", **values) if curator else text
+    Every other value is written as a YAML double-quoted string (JSON's escapes
+    are YAML's): a newline or a `#` in a value cannot add a key or a step to a
+    job that holds `contents: write`, and scripts read them as environment
+    variables, never pasted into shell. The branch filter also escapes the
+    characters GitHub reads as a pattern (`+`, `!`). With `curator`, a scheduled
+    `curate` job runs `jmem consolidate --propose` and opens a pull request with
+    the lessons it files (it never pushes to `branch`).
+    """
+    install = install.strip().replace("\n", "\n" + " " * 10)
+    text = fill("github-workflow.yml", branch=json.dumps(branch),
+                branch_filter=json.dumps(_literal(branch)),
+                journals=json.dumps(_literal(memory_root.strip("/")) + "/*/journal/**"),
+                install=install, zero=ZERO)
+    if not curator:
+        return text
+    return text + fill("github-curator-job.yml", branch=json.dumps(branch), install=install,
+                       curator_journal=json.dumps(memory_root.strip("/") + "/curator/journal"))
+
+
+def _literal(value: str) -> str:
+    """`value` as a GitHub filter pattern that matches only itself."""
+    return _FILTER_SPECIAL.sub(lambda m: "\\" + m.group(), value)
+
+
+_FILTER_SPECIAL = re.compile(r"[+!?\[\]*]")
+
+
+def check_branch(root: str, branch: str) -> None:
+    """Refuse a branch name git would refuse (`check-ref-format --branch`), or one that
+    GitHub would evaluate as an expression (`${{`): it is pasted into the workflow."""
+    res = gitcore.run(["check-ref-format", "--branch", branch], root, clean=True, check=False)
+    if not res.ok or res.text().strip() != branch or "${{" in branch:
+        raise ConfigError(f"--ci: distill.branch {branch!r} is not a branch name git accepts "
+                          "as it is (git check-ref-format --branch), so it cannot go into "
+                          f"{WORKFLOW}",
+                          hint="set distill.branch in .claude/journal-mem.toml to a plain "
+                               "branch name such as main")
 
 
 def write_workflow(root: str, branch: str, memory_root: str, install: str,
@@ -69,6 +100,7 @@ def write_workflow(root: str, branch: str, memory_root: str, install: str,
     Returns (repository-relative path, created). An existing file is never
     overwritten: it may hold the team's own changes.
     """
+    check_branch(root, branch)
     path = os.path.join(root, WORKFLOW)
     return WORKFLOW, create_new(path, render_workflow(branch, memory_root, install, curator))
 

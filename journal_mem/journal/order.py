@@ -1,0 +1,93 @@
+"""The order the fold replays the journal in: by cause first, by clock only between
+strangers (docs/DESIGN.md, "Order by cause").
+
+A machine's clock says nothing about what its writer knew: a correction
+written on a laptop two minutes behind the machine that wrote the fact it
+corrects carries the earlier `created`. So an entry records what it was
+written after (`knew`: the newest entry of each key it names, as `write`
+read the journal on disk), and the replay is a topological order of those
+edges; `created`, then the path, only decides between entries that are not
+ordered by them.
+
+Why naming only the newest entry of a key is enough: an entry knows only
+entries that existed before it, so every edge points from an older file to a
+newer one. Adding entries that nobody knew yet never changes the relative
+order of the ones already there (they become ready exactly as before, and
+the heap picks among them exactly as before). So the order the distiller
+computes, restricted to the entries the writer read, is the order the writer
+computed, and an entry placed after the newest of them is after all of them.
+
+Pure and standard library only: `write` asks it at write time, the fold at
+distill time, and both must agree.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+
+from journal_mem.journal.entry import Entry
+
+Item = tuple[str, Entry]  # (memory-root-relative path, entry)
+
+
+def causal_order(entries: Iterable[Item]) -> list[Item]:
+    """`entries` with each one after every entry it `knew`; else by (`created`, path).
+
+    Hand-made cycles (two entries that each claim to know the other) cannot
+    come from `write`; they are broken at the earliest (`created`, path) so
+    that the order stays total and deterministic.
+    """
+    items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
+    index = {path: n for n, (path, _) in enumerate(items)}
+    waiting = [0] * len(items)
+    after: dict[int, list[int]] = {}
+    for n, (_, entry) in enumerate(items):
+        for known in entry.knew:
+            first = index.get(known)
+            if first is not None and first != n:
+                after.setdefault(first, []).append(n)
+                waiting[n] += 1
+    ready = [n for n in range(len(items)) if not waiting[n]]  # sorted: a valid heap
+    out: list[Item] = []
+    done = [False] * len(items)
+    low = 0  # the earliest item not yet placed, for breaking a cycle
+    while len(out) < len(items):
+        if not ready:
+            while done[low]:
+                low += 1
+            ready.append(low)
+            waiting[low] = 0
+        n = heapq.heappop(ready)
+        if done[n]:
+            continue
+        done[n] = True
+        out.append(items[n])
+        for later in after.get(n, ()):
+            waiting[later] -= 1
+            if waiting[later] == 0 and not done[later]:
+                heapq.heappush(ready, later)
+    return out
+
+
+def concerns(entry: Entry) -> set[str]:
+    """The keys an entry speaks about: its own, and those it supersedes, retracts or
+    drops."""
+    return {entry.key, *entry.supersedes, *entry.retracts, *entry.drops}
+
+
+def latest_by_key(entries: Iterable[Item]) -> dict[str, str]:
+    """Each key's last entry (in causal order) that concerns it, by path."""
+    last: dict[str, str] = {}
+    for path, entry in causal_order(entries):
+        for key in concerns(entry):
+            last[key] = path
+    return last
+
+
+def newest_of(entries: Iterable[Item] | dict[str, str], keys: Iterable[str]) -> tuple[str, ...]:
+    """For each of `keys`, the path of the last entry (in causal order) that concerns
+    it: what a new entry about those keys was written after (its `knew`). `entries`
+    may be a `latest_by_key` already made, for many questions about one journal."""
+    last = entries if isinstance(entries, dict) else latest_by_key(entries)
+    return tuple(sorted({last[key] for key in keys if key in last}))

@@ -1,0 +1,49 @@
+"""Probable corrections reach every holder on the fact's own line: every flagged fact of
+an agent's MEMORY.md says "possibly outdated (see [KEY])", however many there are (the
+section at the top shows five); a hand edit never reads the mark as content."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from distill_helpers import MEM, memory_md
+from helpers import jmem, journal_files
+
+from journal_mem.journal.entry import Entry, render
+
+SERVICES = ["billing", "search", "auth", "media", "mail", "maps", "chat", "feeds"]
+
+
+def write(repo: Path, agent: str, key: str, title: str, hours: int, **kw: object) -> None:
+    created = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(hours=hours)
+    entry = Entry(agent=agent, key=key, title=title, topic="deploy", created=created,
+                  body=f"{title}.", **kw)  # type: ignore[arg-type]
+    folder = repo / MEM / agent / "journal"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{created.date()}-{key}.md").write_text(render(entry))
+
+
+def test_every_flagged_fact_is_marked_on_its_own_line(repo: Path) -> None:
+    for n, name in enumerate(SERVICES):
+        write(repo, "web", f"old-{name}", f"The {name} service deploys from the main branch",
+              48, applies_to=("api", "web"))
+        write(repo, "api", f"new-{name}", f"The {name} service deploys from the release branch",
+              n + 1)
+    proc = jmem(repo, "distill")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = memory_md(repo, "web")
+    for name in SERVICES:
+        line = next(x for x in text.splitlines() if x.endswith(f"[old-{name}]"))
+        assert line.startswith(f"- possibly outdated (see [new-{name}]): "), line
+    assert "… and 3 more" in text  # the section keeps its cap; the lines do not
+    entries = journal_files(repo, "web")
+    again = jmem(repo, "distill")  # its own marks are no hand edit
+    assert again.returncode == 0 and journal_files(repo, "web") == entries
+    settle = jmem(repo, "write", "--agent", "web", "--topic", "deploy", "--title",
+                  "The billing service deploys from the release branch now",
+                  "--supersedes", "old-billing")
+    assert settle.returncode == 0, settle.stderr
+    assert jmem(repo, "distill").returncode == 0
+    assert "see [new-billing]" not in memory_md(repo, "web")
+    assert jmem(repo, "check").returncode == 0
