@@ -43,7 +43,7 @@ from urllib.parse import unquote, urlsplit
 import journal_mem
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import create_new
-from journal_mem.gitops import checkout
+from journal_mem.gitops import checkout, gitcore
 from journal_mem.resources import fill
 
 WORKFLOW = os.path.join(".github", "workflows", "journal-mem.yml")

@@ -26,7 +26,10 @@ def test_the_curate_job_opens_a_pull_request_and_never_pushes_the_branch(tmp_pat
     assert job["needs"] == "distill" and "schedule" in job["if"]
     assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
     runs = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "jmem consolidate --propose" in runs and "gh pr create --base main" in runs
+    assert "jmem consolidate --propose" in runs and 'gh pr create --base "$MEMORY_BRANCH"' in runs
+    # values reach the scripts as YAML strings in the job's env, never pasted into shell
+    assert job["env"] == {"MEMORY_BRANCH": "main",
+                          "CURATOR_JOURNAL": ".claude/agent-memory/curator/journal"}
     pushes = [line.strip() for line in runs.splitlines() if "git push" in line]
     assert pushes == ['git push origin "HEAD:refs/heads/$topic"']  # a topic branch only
     assert 'topic="jmem-curator/$RUN_ID"' in runs
