@@ -88,6 +88,10 @@ def test_each_pattern_is_found(name: str) -> None:
     "npm_config_registry is read from the environment",
     "base64 of the empty tree: " + "K7MDENGbPxRfiCYz" + "/" + "etc/passwd",
     "Names like sk-ant-xxx or sk-proj-... are placeholders",
+    'apiKey = context.Request.Headers["X-API-Key"]',  # code reading a header, not a secret
+    'var apiKey = context.Request.Headers["X-API-Key"];',
+    "api_key = config.ApiSettings.Key;",
+    "token = self.settings.get_token()",
 ])
 def test_ordinary_text_is_not_flagged(text: str) -> None:
     assert scan(text) == []
@@ -103,3 +107,12 @@ def test_entropy() -> None:
     assert entropy("") == 0.0
     assert entropy("aaaa") == 0.0
     assert entropy("ab") == 1.0
+
+
+@pytest.mark.parametrize("text", [
+    'api_key = "Zx8Kq2mP9vLr4TnW"',
+    "secret: a8F3kq.Zm29Lq8x",  # a dot does not make a generated value code
+    "apiKey = Zx8Kq2mP9vLr4TnWq1[",
+])
+def test_values_that_only_look_like_code_are_still_secrets(text: str) -> None:
+    assert [f.kind for f in scan(text)] == ["high-entropy secret assignment"]
