@@ -1,0 +1,143 @@
+"""Claude Code's native memory, in every shape the corpus lays, becomes lessons: counted.
+
+For every shape: facts before = facts live after + facts refused with a reason. The
+corpus (fixtures/native_memory.py) marks each fact `(NM-nnnn)`; after `init`, `distill`
+and `check` (all green), every adopted marker is in exactly one live fact, no refused
+marker is, every native file is gone from the memory folder in the distill's commit, and
+every link of every distilled `MEMORY.md` resolves to a topic file and an anchor in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fixtures.native_memory import (
+    ADOPT,
+    MEMORY_ROOT,
+    REFUSE,
+    SHAPES,
+    Manifest,
+    lay_all,
+    make_gitignored,
+    make_symlinked,
+)
+from journal_mem.importers.native import is_native
+from tests.helpers import git, jmem, make_repo
+
+MARK_RE = re.compile(r"NM-\d+")
+LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _live_markers(repo: Path) -> dict[str, list[str]]:
+    """{marker: [keys of the live facts holding it]}, from `jmem export` (every live fact)."""
+    out = jmem(repo, "export")
+    assert out.returncode == 0, out.stderr
+    found: dict[str, list[str]] = {}
+    for fact in json.loads(out.stdout)["facts"]:
+        for marker in set(MARK_RE.findall(fact["title"] + "\n" + fact.get("body", ""))):
+            found.setdefault(marker, []).append(fact["key"])
+    return found
+
+
+@pytest.fixture
+def adopted(tmp_path: Path) -> tuple[Path, Manifest, str]:
+    repo = make_repo(tmp_path / "repo")
+    made = lay_all(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "native memory")
+    init = jmem(repo, "init", "--agent", "api", "--no-claude")
+    assert init.returncode == 0, init.stdout + init.stderr
+    for step in ("distill", "check"):
+        out = jmem(repo, step)
+        assert out.returncode == 0, f"{step}: {out.stdout}{out.stderr}"
+    return repo, made, init.stdout + init.stderr
+
+
+def test_every_fact_is_live_once_or_refused_with_a_reason(
+        adopted: tuple[Path, Manifest, str]) -> None:
+    repo, made, said = adopted
+    live = _live_markers(repo)
+    counts = {}
+    for shape in SHAPES:
+        part = made.shape(shape)
+        facts = [f for f in part.facts if f.marker]
+        alive = [f for f in facts if f.expect.outcome == ADOPT]
+        refused = [f for f in facts if f.expect.outcome == REFUSE]
+        for fact in alive:
+            assert len(live.get(fact.marker or "", [])) == 1, (shape, fact)
+        for fact in refused:
+            assert fact.marker not in live, (shape, fact)
+        counts[shape] = (len(facts), sum(f.marker in live for f in facts), len(refused))
+        assert counts[shape][0] == counts[shape][1] + counts[shape][2], (shape, counts)
+    # the refused file is named, with its reason, by init
+    refused_files = [f.path for f in made.files if f.expect and f.expect.outcome == REFUSE]
+    for path in refused_files:
+        assert re.search(re.escape(path) + r".*refused \(secret: line \d+: looks like", said)
+    print(counts)
+
+
+def test_native_files_leave_the_memory_folder_in_a_commit(
+        adopted: tuple[Path, Manifest, str]) -> None:
+    repo, _, _ = adopted
+    tracked = git(repo, "ls-files", str(MEMORY_ROOT)).stdout.split()
+    rel = [p[len(str(MEMORY_ROOT)) + 1:] for p in tracked]
+    assert [p for p in rel if is_native(p)] == []
+    status = git(repo, "status", "--porcelain", "--", str(MEMORY_ROOT)).stdout.splitlines()
+    assert [line for line in status if not line.endswith("/.gitkeep")] == []
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors of a file's headings."""
+    out: set[str] = set()
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            words = line.lstrip("#").strip().lower()
+            slug = re.sub(r"[^\w\- ]", "", words).replace(" ", "-")
+            n, name = 0, slug
+            while name in out:
+                n += 1
+                name = f"{slug}-{n}"
+            out.add(name)
+    return out
+
+
+def test_every_link_in_a_distilled_memory_md_resolves(
+        adopted: tuple[Path, Manifest, str]) -> None:
+    repo, _, _ = adopted
+    links = 0
+    for memory_md in (repo / MEMORY_ROOT).glob("*/MEMORY.md"):
+        for target in LINK_RE.findall(memory_md.read_text()):
+            path, _, anchor = target.partition("#")
+            topic = memory_md.parent / path
+            assert topic.is_file(), (memory_md, target)
+            assert anchor and anchor in _anchors(topic.read_text()), (memory_md, target)
+            links += 1
+    assert links > 200
+
+
+def test_a_symlinked_memory_folder_gets_one_message_and_the_fix(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    lay_all(repo)
+    make_symlinked(repo, tmp_path / "elsewhere")
+    out = jmem(repo, "init", "--agent", "api", "--no-claude")
+    assert out.returncode != 0
+    said = out.stdout + out.stderr
+    assert "beyond a symbolic link" not in said
+    assert said.count("is a symlink") == 1 and "cp -R " in said, said
+
+
+def test_gitignored_memory_is_refused_by_every_import(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    make_gitignored(repo)
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore memory")
+    claude_md = tmp_path / "CLAUDE.md"
+    claude_md.write_text("# Rules\n\n- Never push to main\n")
+    out = jmem(repo, "import", "claude-md", str(claude_md), "--agent", "api")
+    assert out.returncode != 0
+    assert "ignored" in out.stdout + out.stderr
+    assert git(repo, "log", "--oneline").stdout.count("\n") == 2
