@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from journal_mem.importers.markdown import ITEM, Block, blocks, plain_heading, topic_of
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.journal.fold import Fact, normalise_title
+from journal_mem.journal.render import unlinked
 from journal_mem.names import MEMORY_MD, NAME, is_name
 
 SOURCE = "hand edit"
@@ -75,7 +76,8 @@ def _memory_pieces(text: str) -> list[_Piece]:
         if block.kind == ITEM:
             match = _KEYED.match(" ".join(block.text.split()))
             if match:
-                out.append(_Piece(match["key"], match["text"], block.detail, topic, principle))
+                out.append(_Piece(match["key"], unlinked(match["text"]), block.detail, topic,
+                                  principle))
             else:
                 out.append(_Piece("", block.text, block.detail, topic, principle))
             continue

@@ -42,8 +42,8 @@ from journal_mem.importers.memfiles import provenance
 from journal_mem.journal.drafts import Draft, join_body, title_and_body, to_entry
 from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
-from journal_mem.layout import JOURNAL, Layout
-from journal_mem.names import MEMORY_MD, TOPICS, is_name, slugify
+from journal_mem.layout import Layout, is_native
+from journal_mem.names import MEMORY_MD, is_name, slugify
 
 KIND = "adopt native"
 ROOT_TOPIC = "team"
@@ -63,18 +63,6 @@ class NativeFile:
     def is_index(self) -> bool:
         """The root `MEMORY.md` (an agent's own is read with the distilled files)."""
         return self.rel == MEMORY_MD
-
-
-def is_native(rel: str) -> bool:
-    """True for a memory-root-relative path of a memory file the client wrote itself:
-    a markdown file in an agent folder outside `journal/` and `topics/` (not its
-    `MEMORY.md`), or any markdown file at the root (the root `MEMORY.md` too)."""
-    parts = rel.split("/")
-    if not rel.endswith(".md") or any(p.startswith(".") or not p for p in parts):
-        return False
-    if len(parts) == 1:
-        return True
-    return is_name(parts[0]) and parts[1] not in (JOURNAL, TOPICS) and parts[1:] != [MEMORY_MD]
 
 
 def native_files(layout: Layout) -> list[NativeFile]:

@@ -11,8 +11,8 @@ from journal_mem.errors import ConfigError
 from journal_mem.fsutil import create_new
 from journal_mem.gitops import gitcore, mergedriver
 from journal_mem.gitops.mergedriver import patterns
-from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers import native
+from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.run import import_memory, refuse_symlinks
 from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.layout import KEEP, Layout

@@ -25,7 +25,7 @@ from fixtures.native_memory import (
     make_gitignored,
     make_symlinked,
 )
-from journal_mem.importers.native import is_native
+from journal_mem.layout import is_native
 from tests.helpers import git, jmem, make_repo
 
 MARK_RE = re.compile(r"NM-\d+")
