@@ -43,7 +43,7 @@ class ImportReport:
     files: list[str] = field(default_factory=list)  # files read
     commit: str | None = None
     note: str = ""
-    native: list[str] = field(default_factory=list)  # what became of each native file
+    details: list[str] = field(default_factory=list)  # what became of each native file or record
     removed: list[str] = field(default_factory=list)  # native files filed (repo-relative)
 
     @property
@@ -53,7 +53,7 @@ class ImportReport:
     def as_dict(self) -> dict[str, object]:
         return {"source": self.source, "found": self.found, "written": self.written,
                 "skipped": self.skipped, "invalid": self.invalid, "files": self.files,
-                "commit": self.commit, "note": self.note, "native": self.native}
+                "commit": self.commit, "note": self.note, "details": self.details}
 
     def lines(self) -> list[str]:
         """The report as text."""
@@ -61,7 +61,7 @@ class ImportReport:
                f"file(s), {len(self.written)} new, {self.skipped} already in the journal"]
         if self.commit:
             out.append(f"committed {self.commit[:12]}")
-        out += self.native
+        out += self.details
         out += [f"invalid: {line}" for line in self.invalid]
         if self.note:
             out.append(f"note: {self.note}")
@@ -105,7 +105,7 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
         report.skipped = done.skipped
         report.invalid += done.invalid
         if judged is not None and not done.invalid:
-            report.removed, report.native = native.clear(layout, judged)
+            report.removed, report.details = native.clear(layout, judged)
         if (report.written or report.removed) and commit:
             report.commit, report.note = _commit(ctx, report)
         elif report.written:
@@ -211,9 +211,13 @@ def import_mem0(ctx: Context, path: str, agent: str, commit: bool = True) -> Imp
     """A mem0 JSON export: one lesson per memory; invalid records listed."""
 
     source, _ = _origin_of(ctx, path, "import mem0")
-    drafts, invalid = mem0_drafts(_read(path), source, agent)
+    gone: list[str] = []
+    drafts, invalid = mem0_drafts(_read(path), source, agent, gone)
     report = ImportReport("mem0", files=[path], invalid=invalid)
-    return file_entries(ctx, report, drafts, commit)
+    report = file_entries(ctx, report, drafts, commit)
+    if gone:
+        report.details += [f"skipped: {line}" for line in gone]
+    return report
 
 
 def import_snapshot(ctx: Context, path: str, commit: bool = True) -> ImportReport:

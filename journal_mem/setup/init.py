@@ -138,8 +138,8 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
     where = f" (commit {done.commit[:12]})" if done.commit else ""
     report.done.append(f"{seen}: imported {len(done.written)} new lessons{where}, "
                        f"{done.skipped} already in the journal")
-    report.done += [line for line in done.native if ": native memory adopted" in line]
-    report.notes += [line for line in done.native if ": native memory refused" in line]
+    report.done += [line for line in done.details if ": native memory adopted" in line]
+    report.notes += [line for line in done.details if ": native memory refused" in line]
     report.notes += [f"not imported: {line}" for line in done.invalid]
     if done.note:
         report.notes.append(done.note)

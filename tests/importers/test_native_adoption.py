@@ -24,6 +24,7 @@ from fixtures.native_memory import (
     lay_all,
     make_gitignored,
     make_symlinked,
+    write_mem0_snapshot,
 )
 from journal_mem.layout import is_native
 from tests.helpers import git, jmem, make_repo
@@ -141,3 +142,24 @@ def test_gitignored_memory_is_refused_by_every_import(tmp_path: Path) -> None:
     assert out.returncode != 0
     assert "ignored" in out.stdout + out.stderr
     assert git(repo, "log", "--oneline").stdout.count("\n") == 2
+
+
+def test_a_mem0_snapshot_keeps_dates_and_history_decides_liveness(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert jmem(repo, "init", "--agent", "billing", "--no-claude").returncode == 0
+    made = write_mem0_snapshot(tmp_path / "mem0.json")
+    out = jmem(repo, "import", "mem0", str(tmp_path / "mem0.json"), "--agent", "billing")
+    said = out.stdout + out.stderr
+    assert out.returncode == 1, said  # the record holding a token is refused, and named
+    assert re.search(r"invalid: .*id 7c1e9a40-5b2d-4f6e-9a31-000000000006.*github token", said)
+    assert "record 3 (id " in said and "deleted (its last history event is DELETE)" in said
+    facts = {f["key"]: f for f in json.loads(jmem(repo, "export").stdout)["facts"]}
+    live = {m: f for f in facts.values() for m in MARK_RE.findall(f["title"] + f["body"])}
+    expected = made.facts
+    adopted = [f for f in expected if f.expect.outcome == ADOPT]
+    assert sorted(live) == sorted(f.marker for f in adopted)  # 4 live, 1 refused, 1 deleted
+    for fact in adopted:
+        assert fact.marker is not None and fact.expect.created is not None
+        created = live[fact.marker]["created"]
+        assert created[:19] == fact.expect.created[:19], (fact.marker, created)
+    assert len(expected) == len(adopted) + 2
