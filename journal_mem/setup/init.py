@@ -127,8 +127,10 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
     agents = sorted({f.agent for f in found} | {nf.agent or ctx.config.default_agent
                                                 for nf in natives})
     seen = (f"found existing memory not written by jmem: {len(found) + len(natives)} files, "
-            f"{facts} facts ({', '.join(agents)}); {len(judged.adopted)} native memory files "
-            f"to adopt, {len(judged.refused)} refused")
+            f"{facts} facts ({', '.join(agents)})")
+    if natives:
+        seen += (f"; {len(judged.adopted)} of the files are native memory adopted whole, "
+                 f"{len(judged.refused)} refused")
     if not do_import:
         report.notes.append(f"{seen}; import it with `jmem import memory` before the first "
                             "distill (a distill imports it too, never overwriting it unread)")

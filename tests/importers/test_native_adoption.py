@@ -9,11 +9,14 @@ every link of every distilled `MEMORY.md` resolves to a topic file and an anchor
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from fixtures.native_memory import (
     ADOPT,
@@ -30,7 +33,7 @@ from journal_mem.layout import is_native
 from tests.helpers import git, jmem, make_repo
 
 MARK_RE = re.compile(r"NM-\d+")
-LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
+FACT_LINK_RE = re.compile(r"^- \[(?:\\.|[^\\\]])*\]\(([^)\s]+)\) \[[a-z0-9-]+\]$", re.MULTILINE)
 
 
 def _live_markers(repo: Path) -> dict[str, list[str]]:
@@ -92,32 +95,42 @@ def test_native_files_leave_the_memory_folder_in_a_commit(
 
 
 def _anchors(text: str) -> set[str]:
-    """GitHub's anchors of a file's headings."""
+    """The ids GitHub gives a file's headings: the rendered text, lower case, letters,
+    digits, `-` and `_` kept, spaces as `-`, `-1`, `-2`… for repeats."""
     out: set[str] = set()
     for line in text.split("\n"):
-        if line.startswith("#"):
-            words = line.lstrip("#").strip().lower()
-            slug = re.sub(r"[^\w\- ]", "", words).replace(" ", "-")
-            n, name = 0, slug
-            while name in out:
-                n += 1
-                name = f"{slug}-{n}"
-            out.add(name)
+        if not line.startswith("#"):
+            continue
+        shown = html.unescape(re.sub(r"<[^>]*>", "", MarkdownIt("commonmark").render(line)))
+        words = "".join(c for c in shown.strip().lower()
+                        if c in "-_ " or unicodedata.category(c)[0] in "LNM")
+        slug = words.replace(" ", "-")
+        n, name = 0, slug
+        while name in out:
+            n += 1
+            name = f"{slug}-{n}"
+        out.add(name)
     return out
 
 
 def test_every_link_in_a_distilled_memory_md_resolves(
         adopted: tuple[Path, Manifest, str]) -> None:
     repo, _, _ = adopted
-    links = 0
+    links = anchored = 0
     for memory_md in (repo / MEMORY_ROOT).glob("*/MEMORY.md"):
-        for target in LINK_RE.findall(memory_md.read_text()):
+        text = memory_md.read_text()
+        assert "\\*" not in text and "\\_" not in text  # emphasis is not escaped away
+        for target in FACT_LINK_RE.findall(text):
             path, _, anchor = target.partition("#")
             topic = memory_md.parent / path
             assert topic.is_file(), (memory_md, target)
-            assert anchor and anchor in _anchors(topic.read_text()), (memory_md, target)
             links += 1
-    assert links > 200
+            if anchor:  # a title too long to fit beside its anchor links the file alone
+                assert anchor in _anchors(topic.read_text()), (memory_md, target)
+                anchored += 1
+    facts = sum(len(re.findall(r"^- .* \[[a-z0-9-]+\]$", p.read_text(), re.MULTILINE))
+                for p in (repo / MEMORY_ROOT).glob("*/MEMORY.md"))
+    assert links == facts > 100 and anchored > facts * 0.6, (links, anchored, facts)
 
 
 def test_a_symlinked_memory_folder_gets_one_message_and_the_fix(tmp_path: Path) -> None:
