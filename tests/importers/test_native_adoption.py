@@ -176,3 +176,24 @@ def test_a_mem0_snapshot_keeps_dates_and_history_decides_liveness(tmp_path: Path
         created = live[fact.marker]["created"]
         assert created[:19] == fact.expect.created[:19], (fact.marker, created)
     assert len(expected) == len(adopted) + 2
+
+
+NATIVE_TYPES = {"feedback": "procedural", "project": "semantic", "reference": "semantic",
+                "user": "semantic"}
+
+
+def test_each_memory_file_is_one_lesson_keyed_by_its_name(
+        adopted: tuple[Path, Manifest, str]) -> None:
+    repo, made, _ = adopted
+    facts = json.loads(jmem(repo, "export").stdout)["facts"]
+    by_key = {f["key"]: f for f in facts}
+    files = [laid for laid in made.files if laid.expect and laid.expect.outcome == ADOPT]
+    assert len(files) == 68
+    for laid in files:
+        expect = laid.expect
+        assert expect is not None and expect.key is not None and expect.title is not None
+        fact = by_key[expect.key]
+        assert fact["title"] == " ".join(expect.title.split())[:150] or \
+            fact["title"].endswith("…"), (laid.path, fact["title"])
+        assert fact["type"] == NATIVE_TYPES.get(expect.type or "", "semantic"), laid.path
+        assert f"{MEMORY_ROOT}/{laid.path}@" in fact["source"], laid.path
