@@ -48,9 +48,10 @@ def memory_file(payload: dict[str, object]) -> tuple[str, str] | None:
     cwd = payload.get("cwd")
     path = os.path.abspath(os.path.join(cwd if isinstance(cwd, str) else os.getcwd(), path))
     checkout = _checkout(os.path.dirname(path))
-    if checkout is None:
-        return None
     from journal_mem import settings
+
+    if checkout is None or not os.path.isfile(os.path.join(checkout, settings.CONFIG_FILE)):
+        return None  # not a checkout journal-mem was set up in
     from journal_mem.layout import is_native
     from journal_mem.names import MEMORY_MD
 
