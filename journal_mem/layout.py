@@ -7,6 +7,7 @@ import os
 from journal_mem.gitops.gitcore import Repo
 from journal_mem.names import MEMORY_MD as MEMORY_MD
 from journal_mem.names import TOPICS as TOPICS
+from journal_mem.names import is_name
 
 JOURNAL = "journal"
 KEEP = ".gitkeep"
@@ -57,8 +58,6 @@ class Layout:
 
     def agents_on_disk(self) -> list[str]:
         """Agents with a folder under the memory root, sorted."""
-        from journal_mem.names import is_name
-
         try:
             names = os.listdir(self.main_memory)
         except (FileNotFoundError, NotADirectoryError):
@@ -142,3 +141,15 @@ def root_at(cwd: str, rev: str, *, clean: bool = False) -> str | None:
         data = {}  # reported by every other command; judge with the defaults
     merged = settings.gather(cwd, file_data=data)[0]
     return str(settings.get(merged, "memory_root")).strip().strip("/")
+
+
+def is_native(rel: str) -> bool:
+    """True for a memory-root-relative path of a memory file the client wrote itself:
+    a markdown file in an agent folder outside `journal/` and `topics/` (not its
+    `MEMORY.md`), or any markdown file at the root (the root `MEMORY.md` too)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md") or any(p.startswith(".") or not p for p in parts):
+        return False
+    if len(parts) == 1:
+        return True
+    return is_name(parts[0]) and parts[1] not in (JOURNAL, TOPICS) and parts[1:] != [MEMORY_MD]

@@ -198,8 +198,11 @@ def test_beyond_ascii_and_literal_markdown_are_laid_as_written(
                    for f in made.shape("non-ascii").files)
     for sample in ("é", "한글", "日本", "术语", "طلب", "₫", "👩\u200d💻", "🇫🇷", "⚠️", "e\u0301"):
         assert sample in text, sample
-    titles = {f.expect.title for f in made.shape("literal-markdown").files if f.expect}
-    assert "**Never** add inline styles" in titles
+    # the title is the description, markdown kept; the `name` (`**Never** …`) is the key
+    expects = {f.expect.title: f.expect.key for f in made.shape("literal-markdown").files
+               if f.expect}
+    assert expects["Use the tb- utility classes: never `style={{…}}`"] == \
+        "never-add-inline-styles"
     web = "".join((root / MEMORY_ROOT / f.path).read_text(encoding="utf-8")
                   for f in made.shape("literal-markdown").files)
     for sample in ("`style={{…}}`", "[[feedback_never_inline_styles]]", "\\|", "C:\\build",

@@ -27,6 +27,7 @@ from journal_mem.distill.folding import previous_fold
 from journal_mem.distill.handedit import Edit, edit_lessons, too_many_gone
 from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.gitops import history, memgit
+from journal_mem.importers import native
 from journal_mem.importers.intake import Known, write_drafts
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
 from journal_mem.journal.drafts import Draft, to_entry
@@ -49,6 +50,7 @@ class Adopted:
 
     paths: list[str] = field(default_factory=list)  # absolute paths of new entries
     lines: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # native files filed (memory-root rel)
 
 
 def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -> list[MemFile]:
@@ -169,7 +171,8 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     files = memory_files(layout)
     foreign = [f for f in files if not f.generated and f.text.strip()]
     edited = _edited(ctx, status, files)
-    if not foreign and not edited:
+    natives = native.native_files(layout)
+    if not foreign and not edited and not natives:
         return Adopted()
     if edited and state_behind(ctx):
         return Adopted(lines=[f"{layout.memory_root}: the distilled files on disk are older "
@@ -177,7 +180,9 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
                               "adopted; they are written again"])
     now = stamp_now()  # the precision `write` stamps: no tie with the fact it retracts
     journal = read_journal(layout, ctx.policy)
-    drafts = drafts_of(layout, foreign)
+    filed = native.adopted_paths(layout, [e.source or "" for _, e in journal.entries])
+    judged = native.judge(layout, ctx.config.default_agent, policy, natives, filed)
+    drafts = drafts_of(layout, foreign, adopted=filed) + judged.drafts
     edits, problems = _edits(ctx, edited, journal, now)
     drafts += _knowing([d for e in edits for d in e.drafts], journal)
     problems += _validate(drafts, now, policy)
@@ -186,7 +191,10 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
                               hint=HINT)
     done = write_drafts(layout, drafts, Known(journal.entries), policy, now=now)
     out = Adopted(paths=done.paths)
-    out.lines = [f"{layout.memory_root}/{f.rel}: not written by jmem: its facts imported "
-                 "as lessons" for f in foreign]
+    removed, out.lines = native.clear(layout, judged)
+    prefix = layout.memory_root + "/"
+    out.removed = [p[len(prefix):] for p in removed]
+    out.lines += [f"{layout.memory_root}/{f.rel}: not written by jmem: its facts imported "
+                  "as lessons" for f in foreign]
     out.lines += [f"{layout.memory_root}/{e.summary()}" for e in edits]
     return out

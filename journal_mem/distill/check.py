@@ -15,6 +15,7 @@ import re
 from journal_mem.distill.files import distilled_on_disk
 from journal_mem.gitops import gitcore, memgit, staged
 from journal_mem.importers.memfiles import foreign, not_imported
+from journal_mem.importers.native import adopted_paths
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.foldstate import FoldState, read_state, render_state
 from journal_mem.journal.reader import read_journal
@@ -92,7 +93,8 @@ def hand_written(ctx: Context, entries: list[tuple[str, Entry]]) -> tuple[set[st
     found = foreign(ctx.layout)
     if not found:
         return set(), []
-    lacking = not_imported(ctx.layout, found, entries, ctx.policy)
+    filed = adopted_paths(ctx.layout, [e.source or "" for _, e in entries])
+    lacking = not_imported(ctx.layout, found, entries, ctx.policy, filed)
     return {f.rel for f in found}, [
         f"{_mem(ctx, rel)}: hand-written memory not in the journal yet: run `jmem import "
         "memory` (a distill imports it too)" for rel in lacking]

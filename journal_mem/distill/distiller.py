@@ -138,7 +138,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     out.adopted = adopted.lines
     _write(layout, opts, step, out)
     if committing:
-        _commit(ctx, out, step, journal, status, adopted.paths, branch)
+        _commit(ctx, out, step, journal, status, adopted, branch)
     if writing:  # every entry on disk is folded: a merge's request is met
         mergedriver.done(layout.state_dir)
     return out
@@ -190,11 +190,12 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> N
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], adopted: list[str], branch: str) -> None:
-    """Commit the distilled files and new entries; a commit makes the status `distilled`."""
+            status: list[tuple[str, str]], adopted: adopt.Adopted, branch: str) -> None:
+    """Commit the distilled files, new entries and the native files they replace; a commit
+    makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
-    paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted],
-                             [*out.drained.moved, *adopted])
+    paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted, *adopted.removed],
+                             [*out.drained.moved, *adopted.paths])
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
                                     out.evicted, journal.invalid), branch)

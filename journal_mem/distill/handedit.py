@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from journal_mem.importers.markdown import ITEM, Block, blocks, plain_heading, topic_of
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.journal.fold import Fact, normalise_title
+from journal_mem.journal.render import unlinked
 from journal_mem.names import MEMORY_MD, NAME, is_name
 
 SOURCE = "hand edit"
@@ -89,7 +90,7 @@ def _memory_pieces(text: str) -> list[_Piece]:
             match = _KEYED.match(" ".join(block.text.split()))
             if match:
                 text = _MARKED.sub("", match["text"], count=1)  # generated, never content
-                out.append(_Piece(match["key"], text, block.detail, topic, principle))
+                out.append(_Piece(match["key"], unlinked(text), block.detail, topic, principle))
             else:
                 out.append(_Piece("", block.text, block.detail, topic, principle))
             continue

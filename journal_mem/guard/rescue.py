@@ -24,10 +24,15 @@ from dataclasses import dataclass, field
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
 from journal_mem.gitops import gitcore, staged
 from journal_mem.guard.rules import classify
+from journal_mem.importers import native
+from journal_mem.importers.markdown import Origin
+from journal_mem.journal.drafts import to_entry
 from journal_mem.journal.entry import TITLE_MAX, Entry, build
 from journal_mem.journal.files import record
 from journal_mem.journal.ignored import refuse_ignored
+from journal_mem.journal.render import unlinked
 from journal_mem.journal.validate import check_built, parse_valid
+from journal_mem.layout import is_native
 from journal_mem.names import MEMORY_MD, is_name
 from journal_mem.repo import Context, open_context
 
@@ -35,7 +40,8 @@ INBOX = "inbox"
 _MARKUP_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)")
 _WORDS_RE = re.compile(r"\w")
 _HEADING_RE = re.compile(r"^#+\s*")
-# `- title (topics/t.md) [key]`: the line `render.fact_line` writes
+# `- [title](topics/t.md#anchor) [key]` (older: `- title (topics/t.md) [key]`): the
+# line `render.fact_line` writes
 _KEY_RE = re.compile(r"(?:\s+\(topics/[^()]*\.md\))?\s+\[([^\[\]]+)\]\s*$")
 
 
@@ -102,9 +108,31 @@ def _sources(ctx: Context) -> list[_Source]:
     return sources
 
 
+def rescue_path(ctx: Context, path: str) -> RescueReport:
+    """File one memory file of the checkout `ctx` was opened in (repo-relative `path`,
+    under the memory root) as `rescue` would, main checkout or worktree: what the
+    capture hook does the moment an agent writes one."""
+    top, root = ctx.repo.worktree_root, ctx.layout.memory_root
+    full = os.path.join(top, path)
+    data: bytes | None = None
+    if os.path.isfile(full) and not os.path.islink(full):
+        with open(full, "rb") as fh:
+            data = fh.read()
+    in_head = gitcore.has_head(top) and path in staged.tree_blobs(top, "HEAD", path)
+    report = RescueReport()
+    try:
+        _rescue_one(ctx, _Source(path, path[len(root) + 1:], data, in_head), report)
+    except (JournalMemError, OSError) as exc:
+        reason = exc.message if isinstance(exc, JournalMemError) else str(exc)
+        report.failed.append(f"{path}: left in place: {reason}")
+    return report
+
+
 def _rescue_one(ctx: Context, source: _Source, report: RescueReport) -> None:
     kind, agent = classify(source.rel)
-    if source.data is None:
+    if source.data is not None and is_native(source.rel) and source.rel != MEMORY_MD:
+        _file_native(ctx, source, report)
+    elif source.data is None:
         _restore(ctx, source)
         report.lines.append(f"{source.path}: deleted here; restored from HEAD (to delete a "
                             "fact everywhere: jmem write … --retracts KEY)")
@@ -112,6 +140,8 @@ def _rescue_one(ctx: Context, source: _Source, report: RescueReport) -> None:
         _file_entry(ctx, source, agent, report)
     elif agent is not None and (kind == "distilled" or source.rel.endswith(".md")):
         _file_lines(ctx, source, agent, report)
+    elif source.rel == MEMORY_MD:  # the root index: every agent's
+        _file_lines(ctx, source, ctx.config.default_agent, report)
     elif kind in ("keep", "distilled"):
         _restore(ctx, source)
         report.lines.append(f"{source.path}: restored from HEAD (only the distiller writes it)")
@@ -127,6 +157,28 @@ def _file_entry(ctx: Context, source: _Source, agent: str, report: RescueReport)
     if source.in_head:  # an edit of a committed entry: file it as the newer lesson (same key)
         entry = dataclasses.replace(entry, created=dt.datetime.now(dt.UTC))
     written = record(ctx.layout, entry)
+    _restore(ctx, source)
+    report.lines.append(f"{source.path} -> {written.path}")
+    if written.note:
+        report.lines.append(f"  note: {written.note}")
+
+
+def _file_native(ctx: Context, source: _Source, report: RescueReport) -> None:
+    """A memory file the client wrote itself: one lesson, keyed by its `name` (an edit of
+    it is a correction of the same key), filed in the main journal; then put back."""
+    assert source.data is not None
+    agent = classify(source.rel)[1]
+    branch = gitcore.current_branch(ctx.repo.worktree_root) or "detached HEAD"
+    origin = Origin(agent or ctx.config.default_agent,
+                    f"jmem capture: {source.path} on {branch}"[:480],
+                    applies_to=("all",) if agent is None else ())
+    nf = native.NativeFile(source.rel, os.path.join(ctx.repo.worktree_root, source.path), agent)
+    draft = native.file_draft(nf, source.data.decode("utf-8", "replace"), origin)
+    if isinstance(draft, str):
+        raise PolicyViolation(f"{source.path}: native memory refused: {draft}",
+                              hint="remove it (rotate it if it was real), then write it again")
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    written = record(ctx.layout, to_entry(draft, now, ctx.policy))
     _restore(ctx, source)
     report.lines.append(f"{source.path} -> {written.path}")
     if written.note:
@@ -202,7 +254,7 @@ def fact_key(line: str) -> str | None:
 def _line_entry(ctx: Context, agent: str, line: str, origin: str, facts: bool) -> Entry:
     key = fact_key(line) if facts else None
     if key:  # an edited fact line: the corrected lesson replaces the fact
-        line = _KEY_RE.sub("", line).strip() or line
+        line = unlinked(_KEY_RE.sub("", line).strip()) or line
     title, body = line, ""
     if len(line) > TITLE_MAX:
         title, body = line[: TITLE_MAX - 1].rstrip() + "…", line
@@ -213,7 +265,7 @@ def _line_entry(ctx: Context, agent: str, line: str, origin: str, facts: bool) -
 
 def _retraction(ctx: Context, agent: str, line: str, key: str, origin: str) -> Entry:
     """A lesson retracting the fact whose MEMORY.md line was deleted."""
-    text = _KEY_RE.sub("", line).strip() or key
+    text = unlinked(_KEY_RE.sub("", line).strip()) or key
     title = f"Retracted: {text}"
     if len(title) > TITLE_MAX:
         title = title[: TITLE_MAX - 1].rstrip() + "…"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -258,18 +259,110 @@ def _section_topic(block: Block, default: str) -> str:
     return topic_of(outer[0], default) if outer else default
 
 
-def memory_drafts(text: str, origin: Origin, topic: str | None = None) -> list[Draft]:
-    """Lessons from a hand-written `MEMORY.md` (`topic` None) or topic file (`topic`)."""
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
+_PLACEHOLDER_RE = re.compile(
+    r"(?i)^[\s_*(\[-]*(?:(?:none|nothing)(?: else)? yet\b[^\n]{0,80}"
+    r"|no (?:active |current )?[\w -]{0,40}(?:entries|items|notes|memories|lessons|findings)"
+    r"(?: yet)?[.\s_*)\]]*|(?:tbd|todo|empty|none|n/a)[.\s_*)\]]*)$")
+_LINK_RE = re.compile(r"^\s*(\*\*|__)?\[(?P<text>[^\]]+)\]\((?P<target>[^)\s]+)\)(\*\*|__)?")
+_HOOK_LEAD_RE = re.compile(r"^\s*(?:—|–|--|-|:)?\s*")
+Resolver = Callable[[str], bool]  # an index link's target -> the file exists
+
+
+def drop_comments(text: str) -> str:
+    """`text` without HTML comments outside code fences (each becomes as many blank lines,
+    so line numbers stay): a comment is hidden when rendered, it never held a fact."""
+    parts = _FENCE_RE.split(text)
+    out, fenced, i = [], False, 0
+    while i < len(parts):
+        part = parts[i]
+        if i % 2 == 1:  # a fence marker
+            out.append(part)
+            fenced = not fenced
+        elif fenced:
+            out.append(part)
+        else:
+            out.append(_COMMENT_RE.sub(lambda m: "\n" * m.group().count("\n"), part))
+        i += 1
+    return "".join(out)
+
+
+def is_placeholder(text: str) -> bool:
+    """"No active feedback entries.", "(none yet — add … here)", "_Nothing else yet._": a
+    line holding a place for memory, not a fact."""
+    return _PLACEHOLDER_RE.match(" ".join(text.split())) is not None
+
+
+def index_link(text: str) -> tuple[str, str, str] | None:
+    """(link text, target, the hook after the link) of an index line
+    `[Title](file.md) — hook` (bold links too), or None for any other text."""
+    match = _LINK_RE.match(text)
+    if match is None or "://" in match.group("target") or match.group("target").startswith("#"):
+        return None
+    hook = _HOOK_LEAD_RE.sub("", text[match.end():], count=1).strip()
+    return match.group("text"), match.group("target"), hook
+
+
+def _index_draft(origin: Origin, topic: str, block: Block, exists: Resolver) -> Draft | None:
+    """An index line: None when its file exists (the file is the memory; an item nested
+    under it is kept with the link's text as its title); else the memory the line names."""
+    found = index_link(block.text)
+    assert found is not None
+    label, target, hook = found
+    stem = target.rsplit("/", 1)[-1].removesuffix(".md")
+    if exists(target):
+        if not block.detail.strip():
+            return None
+        return _draft(origin, topic, label, block.detail, block)
+    kind = native_type(stem.split("_", 1)[0]) if "_" in stem else None
+    draft = _draft(origin, topic, label, hook, block)
+    key = slugify(stem, 64)
+    return replace(draft, body=join_body(draft.body, block.detail), key=key if is_name(key)
+                   else "", type=kind or "semantic", tags=(stem.split("_", 1)[0],) if kind
+                   else ())
+
+
+NATIVE_TYPES = {"feedback": "procedural", "project": "semantic", "reference": "semantic",
+                "user": "semantic"}
+
+
+def native_type(kind: str | None) -> str | None:
+    """Our lesson type for one of Claude Code's memory types (None: not one of them)."""
+    return NATIVE_TYPES.get((kind or "").strip().lower())
+
+
+def memory_drafts(text: str, origin: Origin, topic: str | None = None,
+                  index: Resolver | None = None) -> list[Draft]:
+    """Lessons from a hand-written `MEMORY.md` (`topic` None) or topic file (`topic`).
+
+    HTML comments and placeholders are not facts. With `index` (a Claude Code index,
+    `- [Title](file.md) — hook`), a line whose file exists is skipped (the file is the
+    memory) and one whose file does not is the memory it names, keyed by that file.
+    """
     out: list[Draft] = []
     plain = KindOf()
-    for group in _sections(blocks(text)):
+    for group in _sections(blocks(drop_comments(text))):
+        group = [b for b in group if b.kind != "html" and not (
+            b.kind in (ITEM, PARAGRAPH) and not b.detail and is_placeholder(b.text))]
+        if not group:
+            continue
         section = group[0].section
         if topic is not None and section and section[0] >= 2 and not any(
                 b.kind == ITEM for b in group):
             out.append(_whole(origin, group, topic, "semantic"))
             continue
         where = topic or _section_topic(group[0], DEFAULT_TOPIC)
-        out += _per_block(origin, group, where, plain)
+        if index is None:
+            out += _per_block(origin, group, where, plain)
+            continue
+        for block in group:
+            if block.kind in (ITEM, PARAGRAPH) and index_link(block.text):
+                draft = _index_draft(origin, where, block, index)
+                if draft is not None:
+                    out.append(draft)
+            elif not _attach(out, block):
+                out.append(_draft(origin, where, block.text, block.detail, block))
     return out
 
 
@@ -277,7 +370,7 @@ def claude_md_drafts(text: str, origin: Origin) -> list[Draft]:
     """Lessons from a CLAUDE.md or AGENTS.md: rules become principles."""
     out: list[Draft] = []
     kinds = KindOf(rules=True)
-    for group in _sections(blocks(text)):
+    for group in _sections(blocks(drop_comments(text))):
         out += _per_block(origin, group, _section_topic(group[0], DEFAULT_TOPIC), kinds)
     return out
 
@@ -301,7 +394,7 @@ def retro_drafts(text: str, origin: Origin, topic: str) -> list[Draft]:
     """Reflective lessons from a retrospective's lesson and finding sections."""
     out: list[Draft] = []
     plain = KindOf()
-    for group in _sections(blocks(text)):
+    for group in _sections(blocks(drop_comments(text))):
         heads = group[0].headings
         marked = [i for i, (_, h) in enumerate(heads) if _LESSON_SECTION.search(h)]
         if not marked:

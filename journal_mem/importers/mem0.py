@@ -9,6 +9,16 @@ list or under `"results"` (or `"memories"`). Teams keep jmem-like fields in
 tags (plus its categories), `valid_until` from `expires_at` (or
 `expiration_date`), dated `created_at`, written by its `agent_id` when that
 is a valid agent name, with its id and scope ids in `source`.
+
+A snapshot (what a mem0-backed agent's daily backup writes from `get(id)` and
+`history(id)`) wraps each memory with its history:
+`{"memories": [{"memory": {...}, "history": [...]}]}`, the memory's dates in
+camelCase (`createdAt`, `updatedAt`: the TypeScript SDK's `MemoryItem`). The
+memory keeps `createdAt` as its date (an import must not reset an episodic
+fact's age) and names `updatedAt` in its source; the last history event, by
+time (the Python store lists rows oldest first, the TypeScript one newest
+first), decides whether it is live: a memory whose last event is DELETE is
+skipped and counted, never imported.
 """
 
 from __future__ import annotations
@@ -109,6 +119,37 @@ def _topic(meta: dict[str, Any], tags: tuple[str, ...]) -> str:
     return slugify(tags[0], 64) if tags and is_name(slugify(tags[0], 64)) else "general"
 
 
+def _row_time(row: dict[str, Any]) -> str:
+    when = row.get("updated_at") or row.get("created_at") or ""
+    return str(when).replace("Z", "+00:00")
+
+
+def _row_order(row: Any) -> tuple[str, int]:
+    if not isinstance(row, dict):
+        return "", 0
+    rid = row.get("id")
+    return _row_time(row), rid if isinstance(rid, int) else 0
+
+
+def deleted(history: list[Any]) -> bool:
+    """True when the last event of a memory's history, by time, deletes it."""
+    rows = sorted((r for r in history if isinstance(r, dict)), key=_row_order)
+    if not rows:
+        return False
+    last = rows[-1]
+    event = str(last.get("event") or last.get("action") or "").upper()
+    return event == "DELETE" or last.get("is_deleted") in (True, 1)
+
+
+def unwrap(record: Any) -> tuple[Any, bool]:
+    """(the memory object, whether its history deleted it) of a snapshot record
+    `{"memory": {...}, "history": [...]}`; any other record as it is."""
+    if isinstance(record, dict) and isinstance(record.get("memory"), dict):
+        history = record.get("history")
+        return record["memory"], isinstance(history, list) and deleted(history)
+    return record, False
+
+
 def one(record: Any, number: int, source: str, agent: str) -> tuple[Draft | None, list[str]]:
     """The draft for one record, or None and why it is invalid."""
     problems: list[str] = []
@@ -124,7 +165,10 @@ def one(record: Any, number: int, source: str, agent: str) -> tuple[Draft | None
         meta = {}
     kind, confidence = _kind(meta, problems)
     tags = _tags(meta, record, problems)
-    created = _when(record.get("created_at"), "created_at", problems)
+    created = _when(record.get("created_at") or record.get("createdAt"), "created_at",
+                    problems)
+    updated = _when(record.get("updated_at") or record.get("updatedAt"), "updated_at",
+                    problems)
     until = _when(meta.get("expires_at") or record.get("expiration_date"), "expires_at",
                   problems)
     importance = meta.get("importance")
@@ -136,6 +180,8 @@ def one(record: Any, number: int, source: str, agent: str) -> tuple[Draft | None
     scope = " ".join(f"{s.removesuffix('_id')} {record[s]}" for s in SCOPES
                      if isinstance(record.get(s), str) and record[s])
     where = f"id {record.get('id', number)}" + (f" ({scope})" if scope else "")
+    if updated is not None and updated != created:
+        where += f", updated {updated.isoformat()}"
     title, body = title_and_body(text)
     return Draft(
         agent=_agent(record, agent), topic=_topic(meta, tags), title=title, body=body,
@@ -145,15 +191,24 @@ def one(record: Any, number: int, source: str, agent: str) -> tuple[Draft | None
     ), []  # fmt: skip
 
 
-def mem0_drafts(data: bytes, source: str, agent: str) -> tuple[list[Draft], list[str]]:
-    """(drafts, one line per invalid record) from a mem0 export's bytes."""
+def mem0_drafts(data: bytes, source: str, agent: str,
+                gone: list[str] | None = None) -> tuple[list[Draft], list[str]]:
+    """(drafts, one line per invalid record) from a mem0 export's bytes; `gone` collects
+    one line per record its history deleted."""
     try:
         found = records(data)
     except (ValueError, UnicodeDecodeError) as exc:
         return [], [f"not a mem0 export: {exc}"]
     drafts: list[Draft] = []
     invalid: list[str] = []
-    for number, record in enumerate(found, 1):
+    for number, wrapped in enumerate(found, 1):
+        record, was_deleted = unwrap(wrapped)
+        if was_deleted:
+            rid = record.get("id") if isinstance(record, dict) else None
+            if gone is not None:
+                gone.append(f"record {number}" + (f" (id {rid})" if rid else "")
+                            + ": deleted (its last history event is DELETE)")
+            continue
         draft, problems = one(record, number, source, agent)
         if draft is not None:
             drafts.append(draft)

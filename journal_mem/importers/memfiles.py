@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import history, memgit
 from journal_mem.importers.intake import Known, settle
-from journal_mem.importers.markdown import Origin, is_generated, memory_drafts
+from journal_mem.importers.markdown import Origin, Resolver, is_generated, memory_drafts
 from journal_mem.journal.drafts import Draft, unique_keys
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.validate import Policy
@@ -91,7 +93,17 @@ def foreign(layout: Layout, agents: list[str] | None = None) -> list[MemFile]:
     return [f for f in memory_files(layout, agents) if not f.generated and f.text.strip()]
 
 
-def provenance(layout: Layout, files: list[MemFile], kind: str = KIND,
+class Located(Protocol):
+    """A file under the memory root: memory-root-relative and absolute path."""
+
+    @property
+    def rel(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+def provenance(layout: Layout, files: Sequence[Located], kind: str = KIND,
                ) -> dict[str, tuple[str, dt.datetime | None]]:
     """{rel: (source text, original date)}: the commit that last wrote each file, and when.
 
@@ -114,18 +126,34 @@ def provenance(layout: Layout, files: list[MemFile], kind: str = KIND,
     return out
 
 
-def drafts_of(layout: Layout, files: list[MemFile], kind: str = KIND) -> list[Draft]:
-    """Every fact of `files` as lesson drafts, with provenance."""
+def drafts_of(layout: Layout, files: list[MemFile], kind: str = KIND,
+              adopted: set[str] | frozenset[str] = frozenset()) -> list[Draft]:
+    """Every fact of `files` as lesson drafts, with provenance (`adopted`: absolute paths of
+    native memory files already filed: an index line naming one is not a new fact)."""
     where = provenance(layout, files, kind)
     out: list[Draft] = []
     for f in files:
         source, created = where[f.rel]
-        out += memory_drafts(f.text, Origin(f.agent, source, created), f.topic)
+        out += memory_drafts(f.text, Origin(f.agent, source, created), f.topic,
+                             index=_index_of(f, adopted))
     return out
 
 
+def _index_of(f: MemFile, adopted: set[str] | frozenset[str]) -> Resolver | None:
+    """For an agent's `MEMORY.md`: whether a link names a memory file beside it (on disk,
+    or one already adopted)."""
+    if f.topic is not None:
+        return None
+    folder = os.path.dirname(f.path)
+
+    def exists(link: str) -> bool:
+        path = os.path.normpath(os.path.join(folder, link))
+        return path in adopted or os.path.isfile(path)
+    return exists
+
+
 def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, Entry]],
-                 policy: Policy) -> list[str]:
+                 policy: Policy, adopted: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The memory-root-relative paths of `files` holding a fact the journal lacks."""
 
     known = Known(entries)
@@ -136,7 +164,7 @@ def not_imported(layout: Layout, files: list[MemFile], entries: list[tuple[str, 
     for f in files:
         source, created = where[f.rel]
         drafts += [(f.rel, d) for d in memory_drafts(f.text, Origin(f.agent, source, created),
-                                                     f.topic)]
+                                                     f.topic, index=_index_of(f, adopted))]
     keyed = unique_keys([d for _, d in drafts])
     for (rel, _), draft in zip(drafts, keyed, strict=True):
         try:

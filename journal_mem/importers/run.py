@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shlex
 from dataclasses import dataclass, field
 
 from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
 from journal_mem.gitops import gitcore, history, memgit
+from journal_mem.importers import native
 from journal_mem.importers.intake import Known, Progress, write_drafts
 from journal_mem.importers.markdown import Origin, claude_md_drafts, retro_date, retro_drafts
 from journal_mem.importers.mem0 import mem0_drafts
 from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.snapshot import drafts
 from journal_mem.journal.drafts import Draft
+from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.journal.lock import DistillLock
 from journal_mem.journal.reader import read_journal
+from journal_mem.layout import Layout
 from journal_mem.repo import Context
 
 
@@ -39,6 +43,8 @@ class ImportReport:
     files: list[str] = field(default_factory=list)  # files read
     commit: str | None = None
     note: str = ""
+    details: list[str] = field(default_factory=list)  # what became of each native file or record
+    removed: list[str] = field(default_factory=list)  # native files filed (repo-relative)
 
     @property
     def exit_code(self) -> int:
@@ -47,7 +53,7 @@ class ImportReport:
     def as_dict(self) -> dict[str, object]:
         return {"source": self.source, "found": self.found, "written": self.written,
                 "skipped": self.skipped, "invalid": self.invalid, "files": self.files,
-                "commit": self.commit, "note": self.note}
+                "commit": self.commit, "note": self.note, "details": self.details}
 
     def lines(self) -> list[str]:
         """The report as text."""
@@ -55,30 +61,52 @@ class ImportReport:
                f"file(s), {len(self.written)} new, {self.skipped} already in the journal"]
         if self.commit:
             out.append(f"committed {self.commit[:12]}")
+        out += self.details
         out += [f"invalid: {line}" for line in self.invalid]
         if self.note:
             out.append(f"note: {self.note}")
         return out
 
 
+def refuse_symlinks(layout: Layout, what: str) -> None:
+    """Raise PolicyViolation, naming the fix, when a memory folder is a symlink: a write
+    through one would land outside the repository (or in another checkout)."""
+    links = layout.symlinked_folders()
+    if not links:
+        return
+    top = layout.repo.main_root
+    fixes = []
+    for link in links:
+        target = os.path.realpath(os.path.join(top, link))
+        quoted, there = shlex.quote(link), shlex.quote(target)
+        fixes.append(f"rm {quoted} && mkdir {quoted} && cp -R {there}/. {quoted}/"
+                     if os.path.isdir(target) else f"rm {quoted} && mkdir {quoted}")
+    raise PolicyViolation(f"{what} refused, nothing written: {', '.join(links)} is a symlink "
+                          f"(to {', '.join(os.path.realpath(os.path.join(top, x)) for x in links)}"
+                          "); memory folders must be real folders inside the repository",
+                          hint="make each one a real folder holding what it points at: "
+                               + "; ".join(fixes) + " (then commit)")
+
+
 def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
-                 commit: bool, progress: Progress | None = None) -> ImportReport:
-    """Write the drafts not yet in the journal and commit them (the lock held)."""
+                 commit: bool, progress: Progress | None = None,
+                 judged: native.Judged | None = None) -> ImportReport:
+    """Write the drafts not yet in the journal and commit them (the lock held); the native
+    files `judged` then leave the memory folder in the same commit."""
 
     layout = ctx.layout
     report.found = len(drafts)
-    links = layout.symlinked_folders()
-    if links:  # a write through one would land outside the repository
-        raise PolicyViolation(f"import refused, nothing written: {', '.join(links)} "
-                              "is a symlink; memory folders must be real folders",
-                              hint="replace each link with a real folder")
+    refuse_symlinks(layout, f"import {report.source}")
+    refuse_ignored(layout, sorted({d.agent for d in drafts}), f"import {report.source}")
     with DistillLock(layout.state_dir):
         journal = read_journal(layout, ctx.policy)
         done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid
-        if report.written and commit:
+        if judged is not None and not done.invalid:
+            report.removed, report.details = native.clear(layout, judged)
+        if (report.written or report.removed) and commit:
             report.commit, report.note = _commit(ctx, report)
         elif report.written:
             report.note = "not committed (--no-commit): commit the new journal entries"
@@ -95,8 +123,8 @@ def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:
         return None, f"the main checkout is in the middle of {busy}: entries not committed"
     message = (f"jmem import {report.source}: {len(report.written)} lessons\n\n"
                + "\n".join(f"from {f}" for f in report.files[:50]) + "\n")
-    sha = memgit.commit(root, ctx.layout.memory_root, sorted(report.written), message,
-                        ctx.layout.state_dir)
+    sha = memgit.commit(root, ctx.layout.memory_root, sorted(report.written + report.removed),
+                        message, ctx.layout.state_dir)
     return sha or None, ""
 
 
@@ -111,12 +139,21 @@ def import_memory(ctx: Context, agents: list[str], commit: bool = True,
     if unknown:
         raise ConfigError(f"no memory folder for agent(s) {', '.join(unknown)} under "
                           f"{ctx.layout.memory_root}")
+    refuse_symlinks(ctx.layout, "import memory")
     files = foreign(ctx.layout, agents or None)
-    report = ImportReport("memory", files=[ctx.layout.rel(f.path) for f in files])
-    if not files:
-        report.note = "no hand-written memory files (every MEMORY.md and topic file is jmem's)"
+    natives = [nf for nf in native.native_files(ctx.layout)
+               if not agents or (nf.agent or ctx.config.default_agent) in agents]
+    journal = read_journal(ctx.layout, ctx.policy)
+    filed = native.adopted_paths(ctx.layout, [e.source or "" for _, e in journal.entries])
+    judged = native.judge(ctx.layout, ctx.config.default_agent, ctx.policy, natives, filed)
+    report = ImportReport("memory", files=[ctx.layout.rel(f.path) for f in files]
+                          + [ctx.layout.rel(nf.path) for nf in natives])
+    if not files and not natives:
+        report.note = ("no memory files jmem did not write (every MEMORY.md and topic file "
+                       "is jmem's, and no agent wrote a memory file of its own)")
         return report
-    return file_entries(ctx, report, drafts_of(ctx.layout, files), commit, progress)
+    return file_entries(ctx, report, drafts_of(ctx.layout, files, adopted=filed)
+                        + judged.drafts, commit, progress, judged)
 
 
 def _read(path: str) -> bytes:
@@ -174,9 +211,13 @@ def import_mem0(ctx: Context, path: str, agent: str, commit: bool = True) -> Imp
     """A mem0 JSON export: one lesson per memory; invalid records listed."""
 
     source, _ = _origin_of(ctx, path, "import mem0")
-    drafts, invalid = mem0_drafts(_read(path), source, agent)
+    gone: list[str] = []
+    drafts, invalid = mem0_drafts(_read(path), source, agent, gone)
     report = ImportReport("mem0", files=[path], invalid=invalid)
-    return file_entries(ctx, report, drafts, commit)
+    report = file_entries(ctx, report, drafts, commit)
+    if gone:
+        report.details += [f"skipped: {line}" for line in gone]
+    return report
 
 
 def import_snapshot(ctx: Context, path: str, commit: bool = True) -> ImportReport:

@@ -81,6 +81,9 @@ _PLACEHOLDER_RE = re.compile(
 )
 _PLACEHOLDER_WORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p",
                                 "token", "user", "username", "mypassword", "hunter2"})
+# Code that reads a value (`context.Request.Headers[`, `config.Api.Key`): a dotted path of
+# words, digits only at a word's end, optionally opening a subscript or a call.
+_CODE_RE = re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*(?:\.[A-Za-z_$][A-Za-z_$]*\d*)+[\[(]?")
 # A path segment: a lower-case word, a capitalised word, or a `${VAR}`.
 _PATH_SEGMENT_RE = re.compile(r"[a-z0-9._~-]*|[A-Z][a-z0-9._-]*|\$\{?\w+\}?")
 MIN_ENTROPY = 3.5  # bits per character; random base64/hex keys of 16+ chars exceed it
@@ -123,8 +126,10 @@ def _looks_like_path(value: str) -> bool:
 
 
 def _secret_value(value: str) -> bool:
-    """A value that looks generated (high entropy), not a word, path or placeholder."""
-    if _PLACEHOLDER_RE.search(value) or _looks_like_path(value) or "(" in value:
+    """A value that looks generated (high entropy), not a word, path, placeholder or code
+    reading the value from somewhere (`apiKey = context.Request.Headers["X-API-Key"]`)."""
+    if (_PLACEHOLDER_RE.search(value) or _looks_like_path(value) or "(" in value
+            or _CODE_RE.fullmatch(value)):
         return False
     return len(value) >= 12 and entropy(value) >= MIN_ENTROPY
 

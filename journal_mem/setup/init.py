@@ -11,8 +11,9 @@ from journal_mem.errors import ConfigError
 from journal_mem.fsutil import create_new
 from journal_mem.gitops import gitcore, mergedriver
 from journal_mem.gitops.mergedriver import patterns
+from journal_mem.importers import native
 from journal_mem.importers.memfiles import drafts_of, foreign
-from journal_mem.importers.run import import_memory
+from journal_mem.importers.run import import_memory, refuse_symlinks
 from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.layout import KEEP, Layout
 from journal_mem.names import NAME_PATTERN, is_name
@@ -74,6 +75,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     branch = gitcore.current_branch(root)
     source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
     layout = Layout(repo, load(root).memory_root)
+    refuse_symlinks(layout, "init")
     refuse_ignored(layout, sorted(set(agents) | set(layout.agents_on_disk())), "init",
                    extra=[CONFIG_FILE])
     _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
@@ -123,21 +125,30 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
     import it (before the git hooks exist, so no background distill starts mid-init)."""
 
     found = foreign(layout)
-    if not found:
+    natives = native.native_files(layout)
+    if not found and not natives:
         return
-    facts = len(drafts_of(layout, found))
-    agents = sorted({f.agent for f in found})
-    seen = (f"found existing memory not written by jmem: {len(found)} files, {facts} facts "
-            f"({', '.join(agents)})")
+    ctx = open_context(cwd)
+    judged = native.judge(layout, ctx.config.default_agent, ctx.policy, natives)
+    facts = len(drafts_of(layout, found)) + len(judged.drafts)
+    agents = sorted({f.agent for f in found} | {nf.agent or ctx.config.default_agent
+                                                for nf in natives})
+    seen = (f"found existing memory not written by jmem: {len(found) + len(natives)} files, "
+            f"{facts} facts ({', '.join(agents)})")
+    if natives:
+        seen += (f"; {len(judged.adopted)} of the files are native memory adopted whole, "
+                 f"{len(judged.refused)} refused")
     if not do_import:
         report.notes.append(f"{seen}; import it with `jmem import memory` before the first "
                             "distill (a distill imports it too, never overwriting it unread)")
         return
 
-    done = import_memory(open_context(cwd), [])
+    done = import_memory(ctx, [])
     where = f" (commit {done.commit[:12]})" if done.commit else ""
     report.done.append(f"{seen}: imported {len(done.written)} new lessons{where}, "
                        f"{done.skipped} already in the journal")
+    report.done += [line for line in done.details if ": native memory adopted" in line]
+    report.notes += [line for line in done.details if ": native memory refused" in line]
     report.notes += [f"not imported: {line}" for line in done.invalid]
     if done.note:
         report.notes.append(done.note)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from journal_mem.gitops import gitcore
+from journal_mem.journal.render import unlinked
 from journal_mem.names import MEMORY_MD, NAME
 from journal_mem.repo import Context
 
@@ -51,7 +52,7 @@ def fact_lines(text: str) -> dict[str, str]:
     for line in text.splitlines():
         m = FACT_LINE.match(line.rstrip("\r"))
         if m:
-            out[m["key"]] = m["text"]
+            out[m["key"]] = unlinked(m["text"])
     return out
 
 

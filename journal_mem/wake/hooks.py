@@ -35,6 +35,7 @@ import os
 import sys
 
 from journal_mem import settings
+from journal_mem.guard import capture
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import clients, sessions
 
@@ -138,6 +139,11 @@ def wake_hook(data: bytes, agent: str | None = None,
     event = protocol.text_field(payload, "hook_event_name") or "SessionStart"
     if plugin and project_runs_us(payload, event):
         return 0
+    if event == "PostToolUse" and payload.get("tool_name") in capture.TOOLS:
+        said = capture.capture(payload)  # native memory written with a file tool: filed now
+        if said:
+            print(protocol.context_output(event, said))
+            return 0
     if event in LIVE_EVENTS:
         from journal_mem.wake import live
 

@@ -93,7 +93,7 @@ def test_hand_edits_of_distilled_files_are_adopted_not_overwritten(repo: Path) -
     assert proc.returncode == 0, proc.stderr
     assert "api/MEMORY.md: hand edit adopted: 1 added" in proc.stdout
     text = target.read_text()
-    assert "- my own note [my-own-note]" in text and "[k2]" in text
+    assert "- [my own note](topics/" in text and "[my-own-note]" in text and "[k2]" in text
     assert git(repo, "status", "--porcelain", MEM).stdout.strip() == ""
 
 

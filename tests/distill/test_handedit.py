@@ -46,8 +46,10 @@ def _distilled(n: int = 6) -> tuple[dict[str, Fact], dict[str, str]]:
 def test_memory_md_added_changed_and_deleted_lines() -> None:
     facts, files = _distilled()
     base = files["api/MEMORY.md"]
-    edited = (base.replace("- Fact number 1 [k1]\n", "")
-              .replace("Fact number 2 [k2]", "Fact number two, corrected [k2]")
+    # each fact line links its topic file: `- [title](topics/db.md#anchor) [key]`
+    assert "- [Fact number 1](topics/db.md#fact-number-1) [k1]\n" in base
+    edited = (base.replace("- [Fact number 1](topics/db.md#fact-number-1) [k1]\n", "")
+              .replace("[Fact number 2](", "[Fact number two, corrected](")
               .replace("## db · topics/db.md\n", "## db · topics/db.md\n- Vacuum runs nightly\n"))
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
     assert (edit.added, edit.changed, edit.deleted, edit.refused) == (1, 1, 1, "")
@@ -88,14 +90,14 @@ def test_deleting_more_than_a_third_is_refused_one_line_never() -> None:
     facts, files = _distilled(9)
     base = files["api/MEMORY.md"]
     lines = base.split("\n")
-    three = [x for x in lines if x.startswith("- Fact number")][:4]
+    three = [x for x in lines if x.startswith("- [Fact number")][:4]
     edited = "\n".join(x for x in lines if x not in three)
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
     assert edit.refused and "deletes 4 of its 9 facts" in edit.refused and not edit.drafts
     small, small_files = _distilled(2)
     text = small_files["api/MEMORY.md"]
-    one = edit_lessons("api", "api/MEMORY.md", text, text.replace("- Fact number 0 [k0]\n", ""),
-                       small, NOW)
+    gone = "- [Fact number 0](topics/tests.md#fact-number-0) [k0]\n"
+    one = edit_lessons("api", "api/MEMORY.md", text, text.replace(gone, ""), small, NOW)
     assert not one.refused and one.deleted == 1
 
 

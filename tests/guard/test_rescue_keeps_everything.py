@@ -40,8 +40,10 @@ def test_untracked_notes_keep_every_line_with_content(repo: Path, tmp_path: Path
     put(wt, NOTES, "# Deploys\n\nThe staging deploy needs VPN\n- Use uv for installs\n---\n")
     proc = jmem(wt, "rescue")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    titles = sorted(e.title for e in filed(repo))
-    assert titles == ["Deploys", "The staging deploy needs VPN", "Use uv for installs"]
+    # a markdown file in an agent's folder is a memory the client wrote: one lesson, whole
+    [entry] = filed(repo)
+    assert entry.title == "Deploys"
+    assert "The staging deploy needs VPN\n- Use uv for installs" in entry.body
     assert not (wt / NOTES).exists()
 
 

@@ -24,7 +24,8 @@ def test_the_documented_shape_becomes_lessons() -> None:
     assert first.tags == ("billing", "payments", "retries")  # tags and categories
     assert first.created == dt.datetime(2026, 7, 26, 6, 57, 0, 108347, tzinfo=dt.UTC)
     assert first.source == ("mem0: export.json: id f38b689d-6b24-45b7-bced-17fbb4d8bac7 "
-                            "(user alex agent billing run run-42)")
+                            "(user alex agent billing run run-42), "
+                            "updated 2026-07-26T08:00:00-07:00")
     assert (rule.type, rule.confidence, rule.importance) == ("principle", 1.0, "critical")
     assert expiring.agent == "main"  # no agent_id: the default agent
     assert expiring.valid_until == dt.datetime(2027, 1, 31, tzinfo=dt.UTC)

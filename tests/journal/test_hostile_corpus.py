@@ -48,8 +48,13 @@ def corpus(tmp_path: Path) -> tuple[Path, list[str]]:
 
 
 def _memory_structure(lines: list[str], keys: list[str]) -> None:
-    """Header (5 lines), then only our headings, fact lines ending in a real key, the footer."""
-    fact = re.compile(r"^- (?!#|>|-|\[).* \[([a-z0-9-]+)\]$")
+    """Header (5 lines), then only our headings, fact lines ending in a real key, the footer.
+
+    A fact line is a link to its topic file whose text escapes every bracket (so the
+    link holds and no key can be forged inside it), or plain text that cannot open a
+    block."""
+    fact = re.compile(r"^- (?:\[(?:\\.|[^\\\[\]])*\]\(topics/testing\.md(?:#[^()\s]+)?\)"
+                      r"|(?!#|>|-|\[).*) \[([a-z0-9-]+)\]$")
     seen = []
     for line in lines[5:]:
         if not line or (line.startswith("## ") and line in (

@@ -37,8 +37,9 @@ def test_memory_md_lists_principles_first_then_topics_with_keys() -> None:
                    ["api"], Budget()).files
     text = memory(files)
     assert text.index("## Principles") < text.index("## testing")
-    assert "- Always pin versions (topics/build.md) [p]\n" in text
-    assert "- Run tests serially [t]\n" in text
+    # every fact line links the fact's heading in its topic file
+    assert "- [Always pin versions](topics/build.md#always-pin-versions) [p]\n" in text
+    assert "- [Run tests serially](topics/testing.md#run-tests-serially) [t]\n" in text
     assert text.endswith("\n2 live facts: 2 here, 0 more only in the topic files (topics/).\n")
     assert text.endswith("\n") and not text.endswith("\n\n")
 
@@ -170,3 +171,18 @@ def test_memory_md_is_never_over_any_budget_and_no_fact_is_lost(
     evicted = set(out.agents["api"].evicted)
     for f in facts:  # every fact is in its topic file or reported evicted
         assert (f"key `{f.key}`" in topics) != (f.key in evicted)
+
+
+def test_fact_lines_are_links_that_keep_markdown_and_cannot_break() -> None:
+    titles = {"e": "**Never** add `style={{…}}` props", "b": "Brackets ] [x](http://evil) \\",
+              "c": "<!-- hidden --> text", "h": "# not a heading"}
+    out = render(fold_of(*(fact(k, t, topic="web") for k, t in titles.items())), ["api"],
+                 Budget()).files
+    text = memory(out)
+    topic = out["api/topics/web.md"].decode()
+    assert "- [**Never** add `style={{…}}` props](topics/web.md#never-add-style-props) [e]" in text
+    assert "- [Brackets \\] \\[x\\](http://evil) \\\\](topics/web.md#brackets--x-) [b]" \
+        in text
+    assert "<!--" not in text and "-->" not in text
+    assert "- [# not a heading](topics/web.md#-not-a-heading) [h]" in text
+    assert "## \\# not a heading" in topic

@@ -124,6 +124,10 @@ def test_each_pattern_is_found(name: str) -> None:
     "Use a Bearer token in the Authorization header",
     "Authorization: Bearer ${TOKEN}",
     "call hf_hub_download for the weights",
+    'apiKey = context.Request.Headers["X-API-Key"]',  # code reading a header, not a secret
+    'var apiKey = context.Request.Headers["X-API-Key"];',
+    "api_key = config.ApiSettings.Key;",
+    "token = self.settings.get_token()",
 ])
 def test_ordinary_text_is_not_flagged(text: str) -> None:
     assert scan(text) == []
@@ -154,3 +158,12 @@ def test_check_fails_on_a_lesson_committed_past_the_guard(repo: Path, name: str)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "looks like a" in proc.stdout + proc.stderr
     assert CASES[name].split()[-1] not in proc.stdout + proc.stderr  # never the secret
+
+
+@pytest.mark.parametrize("text", [
+    'api_key = "Zx8Kq2mP9vLr4TnW"',
+    "secret: a8F3kq.Zm29Lq8x",  # a dot does not make a generated value code
+    "apiKey = Zx8Kq2mP9vLr4TnWq1[",
+])
+def test_values_that_only_look_like_code_are_still_secrets(text: str) -> None:
+    assert [f.kind for f in scan(text)] == ["high-entropy secret assignment"]

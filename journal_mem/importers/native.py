@@ -1,0 +1,305 @@
+"""Claude Code's native memory files: what the client's agents write themselves, as lessons.
+
+Claude Code tells an agent with `memory: project` to keep its memory with its
+own file tools: one file per memory in `.claude/agent-memory/<agent>/`
+(frontmatter `name`, `description` and a type, `metadata: {type: …}` or `type:`
+at the top, then a body), indexed by a `MEMORY.md` of `- [Title](file.md)`
+lines; some teams also keep such files, and an index, at the memory root. Each
+file is one lesson, adopted whole:
+
+* key: the `name` as a slug when it is ASCII (`name` is the memory's identity:
+  the agent edits the file under that name), else the file's stem;
+* type: Claude Code's `feedback` is our `procedural`, `project`, `reference` and
+  `user` are `semantic`; the native type is kept as the topic and as a tag;
+* title: the `description`, else the first heading, else the first line;
+  the body whole (HTML comments dropped: hidden when rendered, never a fact);
+* the date of the commit that last wrote it, and a `source` naming file,
+  commit and line. A memory at the root is every agent's (`applies_to: all`),
+  written by the default agent.
+
+A file holding a secret is refused whole, with the line and kind of the
+finding (never the secret). Frontmatter is read line by line rather than as
+YAML: agents write `name: **Never** …` and descriptions holding `: `, which a
+YAML parser rejects, and the file is still memory. Pure but for reading files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+
+from journal_mem.errors import InvalidEntry
+from journal_mem.importers.markdown import (
+    Origin,
+    Resolver,
+    drop_comments,
+    memory_drafts,
+    native_type,
+)
+from journal_mem.importers.memfiles import provenance
+from journal_mem.journal.drafts import Draft, join_body, title_and_body, to_entry
+from journal_mem.journal.secrets import scan
+from journal_mem.journal.validate import Policy
+from journal_mem.layout import Layout, is_native
+from journal_mem.names import MEMORY_MD, is_name, slugify
+
+KIND = "adopt native"
+ROOT_TOPIC = "team"
+_FIELD_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.-]*)\s*:\s?(?P<value>.*)$")
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class NativeFile:
+    """One native memory file: memory-root-relative path, and whose it is."""
+
+    rel: str
+    path: str  # absolute
+    agent: str | None  # None at the memory root
+
+    @property
+    def is_index(self) -> bool:
+        """The root `MEMORY.md` (an agent's own is read with the distilled files)."""
+        return self.rel == MEMORY_MD
+
+
+def native_files(layout: Layout) -> list[NativeFile]:
+    """Every native memory file in the main checkout, sorted; never through a symlink."""
+    top = layout.main_memory
+    if not os.path.isdir(top) or layout.symlink_on_way(top) is not None:
+        return []
+    out: list[NativeFile] = []
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, top).replace(os.sep, "/")
+            if is_native(rel) and not os.path.islink(path) and os.path.isfile(path):
+                out.append(NativeFile(rel, path, rel.split("/")[0] if "/" in rel else None))
+    return out
+
+
+def read_text(path: str) -> str | None:
+    """A file as text (LF), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace").replace("\r\n", "\n")
+    except OSError:
+        return None
+
+
+def frontmatter(text: str) -> tuple[dict[str, str], str, int]:
+    """(fields, body, 1-based line the body starts on). Nested keys under `metadata:`
+    are `metadata.KEY`; values lose their quotes. No frontmatter: ({}, text, 1)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, text, 1
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
+    except StopIteration:
+        return {}, text, 1
+    fields: dict[str, str] = {}
+    parent = ""
+    for line in lines[1:end]:
+        match = _FIELD_RE.match(line)
+        if match is None:
+            continue
+        key, value = match.group("key"), match.group("value").strip()
+        if match.group("indent") and parent:
+            key = f"{parent}.{key}"
+        elif not value:
+            parent = key
+            continue
+        else:
+            parent = ""
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        fields[key] = value
+    return fields, "\n".join(lines[end + 1:]), end + 2
+
+
+def _first_line(body: str) -> str:
+    """The first heading outside code, else the first non-empty line."""
+    fenced = False
+    for line in body.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING_RE.match(line)):
+            return match.group(1)
+    return next((line.strip() for line in body.split("\n") if line.strip()), "")
+
+
+def _demoted(body: str, title: str) -> str:
+    """The body under its title: a first `# heading` equal to the title is the title; any
+    other `# ` heading outside code becomes `## ` (an entry's `# ` line is its title)."""
+    lines = body.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and (m := _HEADING_RE.match(lines[first])) and m.group(1) == title \
+            and lines[first].lstrip().startswith("# "):
+        lines = lines[first + 1:]
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            lines[i] = "#" + line
+    return "\n".join(lines).strip("\n")
+
+
+_SOURCE_RE = re.compile(re.escape(KIND) + r": (\S+?)(?:@[0-9a-f]+| \(uncommitted\))")
+
+
+def adopted_paths(layout: Layout, sources: list[str]) -> set[str]:
+    """Absolute paths of the native files the journal's entries were adopted from (their
+    `source`): an index line naming one names a memory already filed, not a lost one."""
+    top = layout.repo.main_root
+    return {os.path.normpath(os.path.join(top, m.group(1)))
+            for s in sources if (m := _SOURCE_RE.match(s))}
+
+
+def memory_key(name: str | None, stem: str) -> str:
+    """The key of a memory: its `name` as a slug when that is ASCII, else its file stem."""
+    for value in (name if name and name.isascii() else "", stem):
+        key = slugify(value, 64)
+        if is_name(key):
+            return key
+    return ""
+
+
+def file_draft(nf: NativeFile, text: str, origin: Origin) -> Draft | str:
+    """The lesson a native memory file is, or why it cannot be one."""
+    findings = scan(text)
+    if findings:
+        return "secret: " + "; ".join(f.describe() for f in findings)
+    fields, body, start = frontmatter(drop_comments(text))
+    body = body.strip("\n")
+    stem = nf.rel.rsplit("/", 1)[-1].removesuffix(".md")
+    prefix = stem.split("_", 1)[0] if "_" in stem else ""
+    native = fields.get("type") or fields.get("metadata.type") or prefix
+    kind = native_type(native)
+    title, extra = title_and_body(fields.get("description") or _first_line(body))
+    if not title:
+        return "empty: no description, heading or text"
+    body = _demoted(body, title)
+    topic = native.strip().lower() if kind else (ROOT_TOPIC if nf.agent is None else "general")
+    return Draft(agent=origin.agent, topic=topic, title=title, body=join_body(extra, body),
+                 type=kind or "semantic", created=origin.created,
+                 source=f"{origin.source}, line {start}", key=memory_key(fields.get("name"),
+                                                                        stem),
+                 tags=(native.strip().lower(),) if kind else (),
+                 applies_to=origin.applies_to, where=f"{nf.rel}:{start}", replaces=True)
+
+
+@dataclass
+class Judged:
+    """Every native memory file, judged: the drafts of each adopted one, and the refused."""
+
+    adopted: list[tuple[NativeFile, list[Draft]]]
+    refused: list[tuple[NativeFile, str]]
+
+    @property
+    def drafts(self) -> list[Draft]:
+        return [d for _, found in self.adopted for d in found]
+
+
+def judge(layout: Layout, default_agent: str, policy: Policy,
+          files: list[NativeFile] | None = None,
+          adopted: set[str] | frozenset[str] = frozenset()) -> Judged:
+    """Read every native memory file (or `files`) into drafts, with provenance; a file
+    whose facts cannot all become valid lessons is refused, naming the problems."""
+    found = native_files(layout) if files is None else files
+    now = dt.datetime.now(dt.UTC)
+    where = provenance(layout, found, KIND)
+    out = Judged([], [])
+    for nf in found:
+        text = read_text(nf.path)
+        if text is None:
+            out.refused.append((nf, "unreadable"))
+            continue
+        source, created = where[nf.rel]
+        origin = Origin(nf.agent or default_agent, source, created,
+                        ("all",) if nf.agent is None else ())
+        if nf.is_index:
+            drafts = memory_drafts(text, origin, None, index=root_resolver(layout, adopted))
+            leaks = scan(text)
+            if leaks:
+                out.refused.append((nf, "secret: " + "; ".join(f.describe() for f in leaks)))
+                continue
+        else:
+            draft = file_draft(nf, text, origin)
+            if isinstance(draft, str):
+                out.refused.append((nf, draft))
+                continue
+            drafts = [draft]
+        problems = _problems(drafts, now, policy)
+        if problems:
+            out.refused.append((nf, "cannot become a lesson: " + "; ".join(problems)))
+        else:
+            out.adopted.append((nf, drafts))
+    return out
+
+
+def _problems(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
+    out = []
+    for d in drafts:
+        try:
+            to_entry(d, now, policy)
+        except InvalidEntry as exc:
+            out += exc.problems
+    return out
+
+
+def root_resolver(layout: Layout, adopted: set[str] | frozenset[str] = frozenset(),
+                  ) -> Resolver:
+    """Whether a root index link names a memory file: the path itself, or a bare file name
+    that exactly one agent folder holds; on disk, or already adopted (`adopted`)."""
+    top = layout.main_memory
+
+    def there(path: str) -> bool:
+        path = os.path.normpath(path)
+        return path in adopted or os.path.isfile(path)
+
+    def exists(link: str) -> bool:
+        if there(os.path.join(top, link)):
+            return True
+        if "/" in link:
+            return False
+        return sum(there(os.path.join(top, a, link)) for a in layout.agents_on_disk()) == 1
+    return exists
+
+
+REFUSED_DIR = "refused"  # in the state dir: native files refused, kept out of the memory
+
+
+def clear(layout: Layout, judged: Judged) -> tuple[list[str], list[str]]:
+    """Take the judged files out of the memory folder once their facts are in the journal,
+    so that each fact lives in one place; a refused file is kept, whole, in the state dir
+    (never committed: it holds a secret). Returns (repo-relative paths removed, one line
+    per file saying what became of it and why)."""
+    removed: list[str] = []
+    lines: list[str] = []
+    for nf, found in judged.adopted:
+        if _unlink(nf.path):
+            removed.append(layout.rel(nf.path))
+        lines.append(f"{layout.rel(nf.path)}: native memory adopted: {len(found)} fact(s) "
+                     "filed in the journal, the file removed from the memory folder")
+    for nf, why in judged.refused:
+        kept = os.path.join(layout.state_dir, REFUSED_DIR, nf.rel)
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        os.replace(nf.path, kept)
+        removed.append(layout.rel(nf.path))
+        lines.append(f"{layout.rel(nf.path)}: native memory refused ({why}); kept whole in "
+                     f"{kept}, out of the memory folder: remove the secret and write it "
+                     "again (`jmem write`) if it is a lesson")
+    return removed, lines
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
