@@ -162,6 +162,7 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
         files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
         _remember(conn, files, journal.entries, journal.plain)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (_head(ctx),))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -255,6 +256,8 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
     if old_base != base or old_folders.keys() != folders.keys():
         raise _Full  # another date, config or set of agents
+    if _head(ctx) != _meta(conn, "head"):
+        raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
     found: list[tuple[str, str]] = []
     for agent, mtime in folders.items():
         if mtime != old_folders[agent]:
@@ -273,6 +276,15 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
                  (json.dumps([newest[0].isoformat(), newest[1]]),))
     return changed
+
+
+def _head(ctx: Context) -> str:
+    """The commit HEAD names ("" before the first): the tree the facts' refs were judged in."""
+    from journal_mem.gitops import gitcore
+
+    res = gitcore.run(["rev-parse", "--verify", "--quiet", "HEAD"], ctx.repo.main_root,
+                      clean=True, check=False)
+    return res.text().strip() if res.ok else ""
 
 
 def _new_files(layout: Layout, conn: sqlite3.Connection, agent: str) -> list[tuple[str, str]]:
@@ -327,7 +339,7 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
     """Fold one entry, newer than every indexed one, onto the rows; returns rows changed."""
     import dataclasses
 
-    if entry.supersedes or entry.retracts:
+    if entry.supersedes or entry.retracts or entry.drops:
         raise _Full  # it reaches other keys' holders, live or not
     seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
     row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
@@ -348,14 +360,10 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
     holders = set(fact.holders)
     if row is not None:
         holders |= set(row[0].split())
+    if norm and conn.execute("SELECT 1 FROM facts WHERE norm = ? AND key != ?",
+                             (norm, entry.key)).fetchone():
+        raise _Full  # a same title: merged only within one writer, as the fold decides
     changed = 0
-    if norm:  # the newest of the facts with this title takes their holders
-        same = conn.execute("SELECT key, holders FROM facts WHERE norm = ? AND key != ?",
-                            (norm, entry.key)).fetchall()
-        for key, their in same:
-            holders |= set(their.split())
-            _delete(conn, key)
-            changed += 1
     if row is not None:
         _delete(conn, entry.key)
     _insert(conn, dataclasses.replace(fact, holders=tuple(sorted(holders))), ctx.layout)

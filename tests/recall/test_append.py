@@ -78,8 +78,10 @@ def test_appending_gives_the_rows_of_a_rebuild(repo: Path, tmp_path: Path,
         assert journal.check(True, monkeypatch) == 1
         write(repo, "web", "one-new", "A new lesson about caches, web side")  # same key
         assert journal.check(True, monkeypatch) == 1
-        write(repo, "web", "other-key", "Seed lesson 1")  # same title: merges, takes holders
-        assert journal.check(True, monkeypatch) == 2
+        # a title another writer's fact has: never merged across writers (a probable
+        # correction), and who merges is the fold's to say: a full update
+        write(repo, "web", "other-key", "Seed lesson 1")
+        journal.check(False, monkeypatch)
         write(repo, "api", "for-all", "A lesson for everyone", applies_to=["all"])
         write(repo, "web", "twice-1", "Lesson one of two at once")
         assert journal.check(True, monkeypatch) == 2
@@ -101,12 +103,12 @@ def test_appending_gives_the_rows_of_a_rebuild(repo: Path, tmp_path: Path,
         journal.check(False, monkeypatch)
         write(repo, "api", "gone", "A retraction", retracts=["for-all"])
         journal.check(False, monkeypatch)
-        write(repo, "web", "other-key", "A new title for a merged key")  # un-merges seed-1
+        write(repo, "web", "other-key", "A new title for a key seed-1's title had")
         journal.check(False, monkeypatch)
         write(repo, "api", "seed-0", "Seed lesson 0")
-        write(repo, "web", "merge-0", "Seed lesson 0")  # merges seed-0 into it
-        journal.check(True, monkeypatch)
-        write(repo, "web", "merge-0", "Expiring now", valid_until="2000-01-02")  # un-merges
+        write(repo, "api", "merge-0", "Seed lesson 0")  # the same writer: merges seed-0 into it
+        journal.check(False, monkeypatch)
+        write(repo, "api", "merge-0", "Expiring now", valid_until="2000-01-02")  # un-merges
         journal.check(False, monkeypatch)
         plain = repo / ".claude/agent-memory/api/journal/2026-01-01-ops-plain-note.md"
         plain.write_text("# A plain note\n\nNo frontmatter.\n")
