@@ -25,12 +25,12 @@ from dataclasses import dataclass, field, replace
 from journal_mem.distill.files import ever_written, is_distilled, recorded
 from journal_mem.distill.folding import previous_fold
 from journal_mem.distill.handedit import Edit, edit_lessons, too_many_gone
-from journal_mem.errors import InvalidEntry, PolicyViolation
+from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers import native
 from journal_mem.importers.intake import Known, write_drafts
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
-from journal_mem.journal.drafts import Draft, to_entry
+from journal_mem.journal.drafts import Draft, problems_of
 from journal_mem.journal.entry import now as stamp_now
 from journal_mem.journal.fold import Fact
 from journal_mem.journal.foldstate import read_state
@@ -154,13 +154,8 @@ def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
 
 
 def _validate(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
-    problems = []
-    for d in drafts:
-        try:
-            to_entry(d, now, policy)
-        except InvalidEntry as exc:
-            problems += [f"{d.source}: cannot become a lesson: {p}" for p in exc.problems]
-    return problems
+    return [f"{d.source}: cannot become a lesson: {p}" for d, p in problems_of(drafts, now,
+                                                                                policy)]
 
 
 def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:

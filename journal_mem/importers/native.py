@@ -30,7 +30,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from journal_mem.errors import InvalidEntry
 from journal_mem.importers.markdown import (
     Origin,
     Resolver,
@@ -39,7 +38,7 @@ from journal_mem.importers.markdown import (
     native_type,
 )
 from journal_mem.importers.memfiles import provenance
-from journal_mem.journal.drafts import Draft, join_body, title_and_body, to_entry
+from journal_mem.journal.drafts import Draft, join_body, problems_of, title_and_body
 from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout, is_native
@@ -242,13 +241,7 @@ def judge(layout: Layout, default_agent: str, policy: Policy,
 
 
 def _problems(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
-    out = []
-    for d in drafts:
-        try:
-            to_entry(d, now, policy)
-        except InvalidEntry as exc:
-            out += exc.problems
-    return out
+    return [p for _, p in problems_of(drafts, now, policy)]
 
 
 def root_resolver(layout: Layout, adopted: set[str] | frozenset[str] = frozenset(),

@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
+from journal_mem.errors import InvalidEntry
 from journal_mem.journal.entry import TITLE_MAX, Entry, build, default_key
 from journal_mem.journal.validate import Policy, check_built
 
@@ -123,3 +124,15 @@ def to_entry(draft: Draft, now: dt.datetime, policy: Policy) -> Entry:
     entry = build(agent=draft.agent, topic=draft.topic, title=draft.title, body=draft.body,
                   created=draft.created or now, entry_bytes=policy.entry_bytes, **fields)
     return check_built(entry, policy)
+
+
+def problems_of(drafts: list[Draft], now: dt.datetime,
+                policy: Policy) -> list[tuple[Draft, str]]:
+    """(draft, problem) for every draft that cannot become a valid entry."""
+    out = []
+    for d in drafts:
+        try:
+            to_entry(d, now, policy)
+        except InvalidEntry as exc:
+            out += [(d, p) for p in exc.problems]
+    return out
