@@ -1,9 +1,10 @@
-"""The Claude Code hook commands' fast path: `jmem wake|remind --hook claude`.
+"""The agent hook commands' fast path: `jmem wake|remind --hook claude|codex|gemini`.
 
 `main.py` dispatches here before click or pydantic is imported. Only the
 standard library and journal-mem's stdlib modules are used: git runs through
-`gitfacts.spawn_git`, settings come from `settings.py` and the TOML file is
-parsed only when it sets a value these hooks read.
+`gitcore.spawn_git`, settings come from `settings.py` and the TOML file is
+parsed only when it sets a value these hooks read. The other clients'
+payloads and answers are translated in `clients.py`.
 
 One command serves every event: SessionStart/SubagentStart wake a session
 (by `source`: startup, clear and fork get the pack; resume only what changed
@@ -11,22 +12,17 @@ since the session's last injection; compact the pack again, with the
 session's clock kept; a fork subagent nothing, `fork.py`),
 UserPromptSubmit, PostToolUse, PostToolUseFailure and PostToolBatch bring a
 running session what changed since, once however many run at the same moment
-(the live check, `live.py`), Stop/SubagentStop may remind it once to record a
-lesson. A session without memory gets nothing. A hook
+(the live check, `live.py`), and a file tool's write of native memory is
+filed in the main journal (`guard/capture.py`); Stop/SubagentStop may remind
+it once to record a lesson. A session without memory gets nothing. A hook
 never fails a session: a problem is one line on stderr and in the session
 log (and, when memory could not be loaded, a `systemMessage` to the user,
 never text in the model's context); the exit code is always 0: `main.main`
-runs these hooks in the error boundary's hook mode, with `warn` below. What
-is injected and recorded per session is built in `hook_packs.py`.
+runs these hooks in the error boundary's hook mode, with `warn` below.
 
-What a Claude Code hook injects into a session, and what it records about it.
-
-A session start gets the pack by its `source`; a running session whose
-memory changed gets only what it lacks (the live check, `live.py`). Each
-injection is remembered in the session's state (what it holds, the files to
-watch) and appended to the session log (`status --sessions`). Standard
-library only at module level: `claude_hooks.py` imports this on the hook fast
-path, and the pack builder only when a pack is built.
+What is injected is remembered in the session's state (what it holds, the
+files to watch) and appended to the session log (`status --sessions`); the
+pack builder is imported only when a pack is built.
 """
 
 from __future__ import annotations
@@ -41,6 +37,7 @@ from journal_mem.wake import clients, sessions
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
+    from journal_mem.journal.validate import Policy
     from journal_mem.layout import Layout
 
 WAIT = 3.0  # seconds a start hook waits for the session's lock (a live hook holding it)
@@ -283,12 +280,6 @@ def _problem(message: str, user: bool = False) -> int:
         print(shown)
     print(line, file=sys.stderr)
     return 0
-
-
-TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
-if TYPE_CHECKING:
-    from journal_mem.journal.validate import Policy
-    from journal_mem.layout import Layout
 
 
 def session_start(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
