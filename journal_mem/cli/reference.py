@@ -69,18 +69,19 @@ def context(command: click.Command, name: str, parent: click.Context | None) -> 
     return click.Context(command, info_name=name, parent=parent, **command.context_settings)
 
 
-def walk(command: click.Command, ctx: click.Context) -> list[tuple[click.Command, click.Context]]:
+def walk(command: click.Command,
+         click_ctx: click.Context) -> list[tuple[click.Command, click.Context]]:
     """`command` and every command below it, depth first, each with its context."""
-    found = [(command, ctx)]
+    found = [(command, click_ctx)]
     if isinstance(command, click.Group):
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
+        for name in command.list_commands(click_ctx):
+            sub = command.get_command(click_ctx, name)
             if sub is not None:
-                found.extend(walk(sub, context(sub, name, ctx)))
+                found.extend(walk(sub, context(sub, name, click_ctx)))
     return found
 
 
-def option_record(param: click.Parameter, ctx: click.Context) -> tuple[str, str] | None:
+def option_record(param: click.Parameter, click_ctx: click.Context) -> tuple[str, str] | None:
     """An option's names and help as `--help` shows them; hidden ones too, marked."""
     if not isinstance(param, click.Option):
         return None
@@ -88,7 +89,7 @@ def option_record(param: click.Parameter, ctx: click.Context) -> tuple[str, str]
     if param.hidden:
         shown = copy.copy(param)
         shown.hidden = False
-    record = shown.get_help_record(ctx)
+    record = shown.get_help_record(click_ctx)
     if record is None:
         return None
     names, text = record
@@ -97,10 +98,10 @@ def option_record(param: click.Parameter, ctx: click.Context) -> tuple[str, str]
     return names, text
 
 
-def render_command(command: click.Command, ctx: click.Context) -> list[str]:
+def render_command(command: click.Command, click_ctx: click.Context) -> list[str]:
     """One command's section: heading, usage, help, options, and its subcommands."""
-    path = ctx.command_path
-    usage = " ".join([path, *command.collect_usage_pieces(ctx)])
+    path = click_ctx.command_path
+    usage = " ".join([path, *command.collect_usage_pieces(click_ctx)])
     out = [f"## {path}", "", "```text", usage, "```", ""]
     if command.hidden:
         out += ["Hidden from `--help`: other programs run it, not people.", ""]
@@ -108,8 +109,8 @@ def render_command(command: click.Command, ctx: click.Context) -> list[str]:
         out += ["Deprecated.", ""]
     for paragraph in help_paragraphs(command.help):
         out += [paragraph, ""]
-    help_names = set(command.get_help_option_names(ctx))
-    records = [option_record(p, ctx) for p in command.get_params(ctx)
+    help_names = set(command.get_help_option_names(click_ctx))
+    records = [option_record(p, click_ctx) for p in command.get_params(click_ctx)
                if not help_names & set(getattr(p, "opts", []))]
     options = [r for r in records if r is not None]
     if options:
@@ -119,8 +120,8 @@ def render_command(command: click.Command, ctx: click.Context) -> list[str]:
         out.append("")
     if isinstance(command, click.Group):
         out += ["Commands:", ""]
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
+        for name in command.list_commands(click_ctx):
+            sub = command.get_command(click_ctx, name)
             if sub is not None:
                 out.append(f"* [{path} {name}](#{slug(f'{path} {name}')})")
         out.append("")
@@ -147,8 +148,8 @@ def render() -> str:
         "",
     ]
     root = context(cli, PROG, None)
-    for command, ctx in walk(cli, root):
-        out += render_command(command, ctx)
+    for command, click_ctx in walk(cli, root):
+        out += render_command(command, click_ctx)
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -30,6 +30,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from journal_mem.fsutil import rename_into_place
 from journal_mem.importers.markdown import (
     Origin,
     Resolver,
@@ -281,7 +282,10 @@ def clear(layout: Layout, judged: Judged) -> tuple[list[str], list[str]]:
     for nf, why in judged.refused:
         kept = os.path.join(layout.state_dir, REFUSED_DIR, nf.rel)
         os.makedirs(os.path.dirname(kept), exist_ok=True)
-        os.replace(nf.path, kept)
+        stem, n = kept, 1
+        while os.path.lexists(kept):  # an earlier refusal of the same name is kept too
+            kept, n = f"{stem}.{n}", n + 1
+        rename_into_place(nf.path, kept)
         removed.append(layout.rel(nf.path))
         lines.append(f"{layout.rel(nf.path)}: native memory refused ({why}); kept whole in "
                      f"{kept}, out of the memory folder: remove the secret and write it "

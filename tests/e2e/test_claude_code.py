@@ -239,9 +239,6 @@ def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
     assert "forked off" in whole
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
         assert whole.count(line) == 1 and line in held, line
-    # the copied transcript holds the parent's reminder: the fork is not reminded again
-    for request in scenario.phases["fork"]:
-        assert text(request).count("record what you LEARNED") == 1
 
 
 def test_compaction_restores_the_pack(scenario: Scenario) -> None:

