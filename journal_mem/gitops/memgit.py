@@ -175,10 +175,15 @@ def _tip(root: str, ref: str) -> str | None:
     return (res.text().strip() or None) if res.ok else None
 
 
-def _on(root: str, ref: str) -> None:
-    """Raise `BranchSwitched` unless HEAD names `ref` (the index and work tree are its)."""
-    res = gitcore.run(["symbolic-ref", "--quiet", "HEAD"], root, clean=True, check=False)
-    now = res.text().strip() if res.ok else ""
+def _on(root: str, ref: str, git_dir: str = "") -> None:
+    """Raise `BranchSwitched` unless HEAD names `ref` (the index and work tree are its).
+
+    With `git_dir`, HEAD is read from its file when the ref store keeps it there
+    (no git spawned: this runs under `index.lock`)."""
+    now = _symbolic_head(git_dir) if git_dir else None
+    if now is None:
+        res = gitcore.run(["symbolic-ref", "--quiet", "HEAD"], root, clean=True, check=False)
+        now = res.text().strip() if res.ok else ""
     if now != ref:
         raise BranchSwitched(
             f"{root}: the main checkout switched from {ref.removeprefix('refs/heads/')!r} to "
@@ -187,6 +192,20 @@ def _on(root: str, ref: str) -> None:
             hint=f"the distilled files and new lessons are in the work tree; run `jmem "
                  f"distill` again once the checkout is back on "
                  f"{ref.removeprefix('refs/heads/')}")
+
+
+def _symbolic_head(git_dir: str) -> str | None:
+    """The ref `<git_dir>/HEAD` names ("" when detached); None when the file cannot say
+    (the reftable store keeps `refs/heads/.invalid` there)."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return None
+    if text.startswith("ref: "):
+        name = text[5:].strip()
+        return None if name == "refs/heads/.invalid" else name
+    return "" if len(text) in (40, 64) else None
 
 
 def _head(root: str) -> str | None:
@@ -271,27 +290,85 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
              new: str, blobs: Blobs, message: str) -> bool:
     """Move `ref` from `base` to `new` and update the index, together, under
     `index.lock`; False when the branch had moved (nothing changed then);
-    `BranchSwitched` when HEAD no longer names `ref`."""
+    `BranchSwitched` when HEAD no longer names `ref`.
+
+    Every git command of the checkout fails while we hold `index.lock` (git never
+    waits for it), so nothing is spawned inside: the new index is computed before,
+    HEAD is read from its file, and the ref moves through an `update-ref --stdin`
+    started before the lock (a pipe round trip, about a millisecond)."""
 
     seen = indexlock.wait_quiet(git_dir, state_dir)
     _on(root, ref)
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
-    index = _new_index(root, prefix, state_dir, source, blobs)  # before the lock: hold it briefly
+    index = _new_index(root, prefix, state_dir, source, blobs)
     subject = message.split("\n", 1)[0]
-    with indexlock.IndexLock(git_dir, state_dir) as lock:
+    with RefUpdate(root, f"commit: {subject}") as update, \
+            indexlock.IndexLock(git_dir, state_dir) as lock:
         if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
             return False  # a git command ran meanwhile: wait for quiet again
-        _on(root, ref)  # a checkout takes index.lock: holding it, HEAD cannot move now
+        _on(root, ref, git_dir)  # a checkout takes index.lock: holding it, HEAD cannot move now
         lock.mark(base or "", new)
         lock.write(index)
-        res = gitcore.run(["update-ref", "-m", f"commit: {subject}", ref, new, base or ""],
-                           root, clean=True, check=False)
-        if not res.ok:
+        if not update.move(ref, new, base or ZERO):
             return False
         lock.commit()
     return True
+
+
+class RefUpdate:
+    """`git update-ref --stdin`, started ahead: `move` is one compare-and-swap
+    transaction written to its pipe (start, update, prepare, commit)."""
+
+    def __init__(self, root: str, message: str) -> None:
+        self.root = root
+        self.message = message
+
+    def __enter__(self) -> RefUpdate:
+        import subprocess
+
+        env = gitcore.git_env(gitcore.clean_env())
+        env.setdefault("LC_ALL", "C")
+        self.proc = subprocess.Popen(
+            ["git", "update-ref", "--stdin", "-m", self.message], cwd=self.root, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            close_fds=True)
+        if not self._say("start\n", 1):  # git is up and reading: the rest is a round trip
+            raise GitError(f"git update-ref --stdin did not start in {self.root}: "
+                           f"{self._end()}")
+        return self
+
+    def move(self, ref: str, new: str, old: str) -> bool:
+        """Move `ref` to `new` if it still holds `old`; False (nothing moved) otherwise."""
+        return self._say(f"update {ref} {new} {old}\nprepare\ncommit\n", 2)
+
+    def _say(self, commands: str, replies: int) -> bool:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(commands.encode())
+            self.proc.stdin.flush()
+            return all(self.proc.stdout.readline().endswith(b": ok\n") for _ in range(replies))
+        except BrokenPipeError:
+            return False
+
+    def _end(self) -> str:
+        """Close git's input (an open transaction is aborted: nothing moves), wait for
+        it, and return what it wrote to stderr."""
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        err = self.proc.stderr.read().decode("utf-8", "replace").strip()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        self.proc.wait()
+        return err
+
+    def __exit__(self, *exc: object) -> None:
+        self._end()
 
 
 def _memory_changed(root: str, prefix: str, old: str | None, new: str | None,
