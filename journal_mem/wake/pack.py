@@ -1,25 +1,20 @@
-"""The wake-up pack (docs/DESIGN.md, "Claude Code hooks"): what an agent must know when it starts.
+"""The wake-up pack (docs/DESIGN.md, "Claude Code hooks"): what an agent must know when it
+starts, and its fitting to the budget.
 
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
 branch), the lessons for the agent written since the last distill (journal
 and outbox, newest first), the keys corrected since then ("do not rely on"),
 and with a query the live facts the agent holds that best answer it (the
 `recall` index: the same facts its topic files hold, ranked by bm25, with
-their exact confidence). Standard library only without a query: the
-SessionStart hook builds this pack on every session start.
-
-Budget cutting (`wakefit.py`) drops whole lines, lowest-ranked first:
-MEMORY.md from its end (the distiller ranks it top-down, and it stays on
-disk), then the oldest pending lessons, then the weakest query facts; the
-header and the corrections go last. One final line says what was cut and
-where to read it.
-
-The wake-up pack's lines and their fitting to the budget.
+their exact confidence).
 
 Budget cutting drops whole lines, highest rank first (a lower rank survives
-longer); a heading goes with the last line of its section. One final line
-says what was cut and where to read it. Standard library only: the
-SessionStart hook builds a pack on every session start.
+longer): MEMORY.md from its end (the distiller ranks it top-down, and it stays
+on disk), then the oldest pending lessons, then the weakest query facts; the
+header and the corrections go last, and a heading goes with the last line of
+its section. One final line says what was cut and where to read it. Standard
+library only without a query: the SessionStart hook builds a pack on every
+session start.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from fakeapi import FakeApi
 from helpers import REPO_ROOT, add_worktree, base_env, git, jmem, make_repo
 from seen import hook_context, injected
 
+from journal_mem.wake.remind import TOLD
+
 MEM = Path(".claude/agent-memory")
 FILLER = 140  # main's MEMORY.md is longer than the cap allows: the pack is cut
 STALE_REVIEWER = ("# reviewer\n- Same fact 🦀 [rv-same]\n- Changed fact OLD text [rv-changed]\n"
@@ -239,6 +241,11 @@ def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
     assert "forked off" in whole
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
         assert whole.count(line) == 1 and line in held, line
+    # the copied transcript holds the parent's reminder: the fork is not reminded again
+    # (the reminder's own words: the instructions in CLAUDE.md say "record what you
+    # LEARNED" too, once in every request)
+    for request in scenario.phases["fork"]:
+        assert text(request).count(TOLD.decode()) == 1
 
 
 def test_compaction_restores_the_pack(scenario: Scenario) -> None:
