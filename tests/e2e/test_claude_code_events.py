@@ -415,3 +415,26 @@ def test_the_kept_payloads_hold_no_path_of_the_machine_that_made_them() -> None:
         for found in re.findall(r"/tmp/[^\s\"<>]*", text):
             assert found.startswith(("/tmp/e2e/", "/tmp/claude-1000/")), (path.name, found)
         assert json.loads(text)["hook_event_name"] in EVENTS
+
+
+def test_a_settings_file_naming_an_event_the_client_lacks_keeps_the_other_hooks(
+        tmp_path: Path) -> None:
+    """`jmem init` names PostToolBatch and PostToolUseFailure, which older clients lack:
+    a client ignores the events it does not know and runs the others. Checked here with
+    a made-up event on the pinned client; 2.1.110 (whose binary holds no
+    "PostToolBatch") behaved the same way, run by hand (docs/claude-code.md)."""
+    exe, why = binary()
+    if exe is None:
+        pytest.skip(why)
+    world = Events(tmp_path, exe)
+    settings_path = world.project / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"]["EventFromAFutureRelease"] = settings["hooks"]["Stop"]
+    settings_path.write_text(json.dumps(settings, indent=1))
+    with FakeApi() as api:
+        world.env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{api.port}"
+        world.claude(api, "plain", "hello")
+    ran = names(world.hooks["plain"])
+    assert ran[:2] == ["SessionStart", "UserPromptSubmit"] and "Stop" in ran, ran
+    first = main_requests(world.requests["plain"])[0]
+    assert "CAPTURED" in hook_context(first, "SessionStart")

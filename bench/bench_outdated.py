@@ -1,0 +1,157 @@
+"""How well the distiller flags a fact as "possibly outdated" when another agent's newer
+lesson corrects it without naming its key: precision and recall on two labelled sets.
+
+    python bench/bench_outdated.py
+
+`fixtures/corrections.py` is the set the detector was tuned on;
+`fixtures/corrections_blind.py` was written afterwards by someone who had not seen the
+first (it adds agreements: another agent restating a fact in other words, which is no
+correction). Each set's facts are written on 2026-03-02 by their agents, and the
+corrections, agreements and unrelated lessons on 2026-03-20 by other agents; the fold
+the distiller runs (`Context.fold`, on a real repository) then names its probable
+corrections as (old key, newer key) pairs, and those are scored against the labels:
+
+* recall: share of the labelled corrections flagged on their fact, by them;
+* precision: share of the flagged pairs that are labelled corrections;
+* false alarms, by cause: an agreement, an unrelated lesson, a correction flagged on
+  the wrong fact, or one fact against another.
+
+(`rows` gives the figures to `bench/run_all.py`; one measurement, they do not vary.)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))
+from runner import Figure  # noqa: E402
+
+from fixtures import corrections, corrections_blind  # noqa: E402
+from journal_mem.journal.entry import Entry, render  # noqa: E402
+from journal_mem.journal.reader import read_journal  # noqa: E402
+from journal_mem.repo import open_context  # noqa: E402
+from journal_mem.setup.init import init  # noqa: E402
+
+OLD = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
+NEW = dt.datetime(2026, 3, 20, 10, 0, tzinfo=dt.UTC)
+DAY = dt.date(2026, 4, 1)
+SETS = (("tuned-on set", corrections), ("blind set", corrections_blind))
+
+
+@dataclass
+class Score:
+    corrections: int
+    found: int = 0
+    flagged: int = 0
+    causes: dict[str, int] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.corrections if self.corrections else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.found / self.flagged if self.flagged else 1.0
+
+
+def _write(root: Path, agent: str, key: str, entry: Entry) -> None:
+    folder = root / ".claude" / "agent-memory" / agent / "journal"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{entry.created.date()}-{key}.md").write_text(render(entry))
+
+
+def build(root: Path, module: ModuleType) -> dict[str, str]:
+    """A repository holding `module`'s lessons; {new lesson key: what it is}, where
+    "c:KEY" is a correction of KEY, "a:KEY" an agreement with KEY, "u" unrelated."""
+    later: list[tuple[str, str, str, str, str]] = []  # (label, agent, topic, title, body)
+    later += [(f"c:{key}", a, t, title, body) for a, t, title, body, key in module.CORRECTIONS]
+    later += [(f"a:{key}", a, t, title, body)
+              for a, t, title, body, key in getattr(module, "AGREEMENTS", [])]
+    later += [("u", a, t, title, body) for a, t, title, body in module.UNRELATED]
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    agents = sorted({f[0] for f in module.FACTS} | {x[1] for x in later})
+    init(str(root), agents, git_hooks=False, claude=False)
+    for index, (agent, topic, key, title, body) in enumerate(module.FACTS):
+        _write(root, agent, key, Entry(agent=agent, topic=topic, title=title, body=body,
+                                       key=key, created=OLD + dt.timedelta(minutes=index)))
+    labels = {}
+    for index, (label, agent, topic, title, body) in enumerate(later):
+        key = f"new-{index}"
+        labels[key] = label
+        _write(root, agent, key, Entry(agent=agent, topic=topic, title=title, body=body,
+                                       key=key, created=NEW + dt.timedelta(minutes=index)))
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                                 "-m", "lessons"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return labels
+
+
+def measure(root: Path, module: ModuleType) -> Score:
+    """Score the fold's probable corrections in a repository built from `module`."""
+    labels = build(root, module)
+    ctx = open_context(str(root))
+    fold = ctx.fold(read_journal(ctx.layout, ctx.policy).entries, DAY)
+    truth = {(label[2:], key) for key, label in labels.items() if label.startswith("c:")}
+    score = Score(len(truth), flagged=len(fold.conflicts))
+    for old, new in fold.conflicts:
+        label = labels.get(new, "fact")
+        if (old, new) in truth:
+            score.found += 1
+            continue
+        cause = {"a": "agreement", "u": "unrelated", "c": "wrong fact",
+                 "f": "fact vs fact"}[label[0]]
+        score.causes[cause] = score.causes.get(cause, 0) + 1
+        score.misses.append(f"false alarm ({cause}): [{old}] by [{new}]")
+    flagged = set(fold.conflicts)
+    for fact, new in sorted(truth - flagged):
+        score.misses.append(f"missed: [{fact}] corrected by [{new}]")
+    return score
+
+
+def measured() -> list[tuple[str, Score]]:
+    """Both sets, each on a fresh repository."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, (name, module) in enumerate(SETS):
+            out.append((name, measure(Path(tmp) / f"repo-{n}", module)))
+    return out
+
+
+def _causes(score: Score) -> str:
+    return ", ".join(f"{n} {cause}" for cause, n in sorted(score.causes.items())) or "none"
+
+
+def rows(runs: int = 1) -> list[Figure]:
+    """Recall and precision per set, as figures."""
+    out = []
+    for name, score in measured():
+        out.append(Figure(f"possibly outdated, {name}: recall of {score.corrections} "
+                          f"corrections", f"{score.recall:.0%}", "–", "–", "–", None))
+        out.append(Figure(f"possibly outdated, {name}: precision of {score.flagged} flags "
+                          f"(false: {_causes(score)})", f"{score.precision:.0%}", "–", "–",
+                          "–", None))
+    return out
+
+
+def main() -> None:
+    """Print both sets' figures and every miss and false alarm."""
+    for name, score in measured():
+        print(f"{name}: recall {score.recall:.1%} ({score.found}/{score.corrections}), "
+              f"precision {score.precision:.1%} ({score.found}/{score.flagged}); "
+              f"false alarms: {_causes(score)}")
+        for line in score.misses:
+            print("  ", line)
+
+
+if __name__ == "__main__":
+    main()
