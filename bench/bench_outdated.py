@@ -4,9 +4,10 @@ lesson corrects it without naming its key: precision and recall on two labelled 
     python bench/bench_outdated.py
 
 `fixtures/corrections.py` is the set the detector was tuned on;
-`fixtures/corrections_blind.py` was written afterwards by someone who had not seen the
-first (it adds agreements: another agent restating a fact in other words, which is no
-correction). Each set's facts are written on 2026-03-02 by their agents, and the
+`fixtures/corrections_blind.py` and `fixtures/corrections_third.py` were written
+afterwards, each by someone who had seen neither the other sets nor the detector (they
+add agreements: another agent restating a fact in other words, which is no
+correction). The detector was not changed after they were measured. Each set's facts are written on 2026-03-02 by their agents, and the
 corrections, agreements and unrelated lessons on 2026-03-20 by other agents; the fold
 the distiller runs (`Context.fold`, on a real repository) then names its probable
 corrections as (old key, newer key) pairs, and those are scored against the labels:
@@ -34,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 from runner import Figure  # noqa: E402
 
-from fixtures import corrections, corrections_blind  # noqa: E402
+from fixtures import corrections, corrections_blind, corrections_third  # noqa: E402
 from journal_mem.journal.entry import Entry, render  # noqa: E402
 from journal_mem.journal.reader import read_journal  # noqa: E402
 from journal_mem.repo import open_context  # noqa: E402
@@ -43,7 +44,8 @@ from journal_mem.setup.init import init  # noqa: E402
 OLD = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
 NEW = dt.datetime(2026, 3, 20, 10, 0, tzinfo=dt.UTC)
 DAY = dt.date(2026, 4, 1)
-SETS = (("tuned-on set", corrections), ("blind set", corrections_blind))
+SETS = (("tuned-on set", corrections), ("blind set 1", corrections_blind),
+        ("blind set 2", corrections_third))
 
 
 @dataclass
