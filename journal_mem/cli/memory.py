@@ -184,10 +184,11 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
                                            outbox=outbox)
     if as_json:
         emit_json({"path": written.path, "key": written.key, "outbox": written.outbox,
-                    "related": [r.as_json() for r in found]})
+                    "related": [r.as_json() for r in found],
+                    "unknown_keys": sorted(written.unknown)})
     else:
         click.echo(written.path)
-    for line in core.describe_related(found):
+    for line in [*core.describe_unknown(written), *core.describe_related(found)]:
         click.echo(line, err=True)
     if written.note:
         click.echo(f"jmem: {written.note}", err=True)

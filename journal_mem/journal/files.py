@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from journal_mem.fsutil import create_exclusive
 from journal_mem.journal.entry import Entry, render
@@ -28,6 +28,8 @@ class Written:
     key: str
     outbox: bool
     note: str = ""
+    # keys it supersedes or retracts that no lesson holds -> the closest one that does
+    unknown: dict[str, str] = field(default_factory=dict)
 
 
 def entry_name(entry: Entry, suffix: str) -> str:

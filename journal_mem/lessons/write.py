@@ -122,9 +122,9 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
     """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
     outbox = outbox or env_flag("JMEM_OUTBOX")
     refuse_symlink(ctx, entry, outbox)
-    entry = knowing(ctx, entry)
+    entry, unknown = knowing(ctx, entry)
     try:
-        return record(ctx.layout, entry, outbox=outbox)
+        written = record(ctx.layout, entry, outbox=outbox)
     except OSError as exc:
         if exc.errno not in _FULL:
             raise
@@ -136,24 +136,47 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
             hint="free some disk space (or raise the quota or file size limit) and run the "
                  "same command again",
         ) from exc
+    if unknown:
+        import dataclasses
+
+        written = dataclasses.replace(written, unknown=unknown)
+    return written
 
 
-def knowing(ctx: Context, entry: Entry) -> Entry:
+def knowing(ctx: Context, entry: Entry) -> tuple[Entry, dict[str, str]]:
     """`entry` with `knew`: the newest entry of each key it speaks about (its own, those it
-    supersedes or retracts) in the main journal as it is on disk now.
+    supersedes or retracts) in the main journal as it is on disk now; and the keys it
+    supersedes or retracts that no entry holds (a typo, most likely), each with the
+    closest key that exists ("" when none is close).
 
     This is what makes a correction win by cause, not by clock: the fold
     replays the entry after those (`journal/order.py`), whatever the clocks
     of the machines said. Paths already in `knew` (a `--from-file` entry) stay.
     """
     import dataclasses
+    import difflib
 
-    from journal_mem.journal.order import concerns, newest_of
+    from journal_mem.journal.order import concerns, latest_by_key, newest_of
     from journal_mem.journal.reader import read_journal
 
-    entries = read_journal(ctx.layout, ctx.policy).entries
-    knew = set(entry.knew) | set(newest_of(entries, concerns(entry)))
-    return dataclasses.replace(entry, knew=tuple(sorted(knew))) if knew else entry
+    last = latest_by_key(read_journal(ctx.layout, ctx.policy).entries)
+    knew = set(entry.knew) | set(newest_of(last, concerns(entry)))
+    unknown = {key: next(iter(difflib.get_close_matches(key, list(last), n=1)), "")
+               for key in (*entry.supersedes, *entry.retracts) if key not in last}
+    if knew:
+        entry = dataclasses.replace(entry, knew=tuple(sorted(knew)))
+    return entry, unknown
+
+
+def describe_unknown(written: Written) -> list[str]:
+    """What `write` prints on stderr about keys it supersedes or retracts that no lesson
+    holds: the lesson is filed, but it corrects nothing."""
+    out = []
+    for key, near in sorted(written.unknown.items()):
+        guess = f"; did you mean {near!r}? (`jmem log {near}`)" if near else ""
+        out.append(f"jmem: warning: no lesson has key {key!r}: this lesson supersedes or "
+                   f"retracts nothing under it{guess}")
+    return out
 
 
 def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:

@@ -91,7 +91,8 @@ def build(cwd: str) -> MCPServer:
             raise _refused(exc) from exc
         return {"path": written.path, "key": written.key, "outbox": written.outbox,
                 "note": written.note, "related": [r.as_json() for r in found],
-                "advice": lessons.describe_related(found)}
+                "unknown_keys": sorted(written.unknown),
+                "advice": [*lessons.describe_unknown(written), *lessons.describe_related(found)]}
 
     @server.tool()
     def status() -> dict[str, Any]:

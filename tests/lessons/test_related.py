@@ -94,3 +94,25 @@ def test_holders_of_a_probably_corrected_fact_see_it_until_it_is_settled(tmp_pat
           "Acking early loses the message.", "--key", "ack-after", "--supersedes", "queue-ack")
     assert "open conflicts" not in jmem(main, "distill").stdout
     assert "possibly outdated" not in jmem(main, "wake", "--agent", "api").stdout
+
+
+def test_a_supersede_or_retract_of_a_key_no_lesson_holds_is_filed_with_a_warning(
+        tmp_path: Path) -> None:
+    """A mistyped key corrects nothing: the lesson is kept (nothing an agent writes is
+    thrown away), and `write` says so and names the closest key; a real key is quiet."""
+    main = team(tmp_path)
+    assert write(main, "api", "queue", "Acknowledge a queue message before processing it",
+                 "Or the broker redelivers it.", "--key", "queue-ack").returncode == 0
+    typo = write(main, "web", "queue", "Acknowledge only after processing",
+                 "Early acks lose messages.", "--supersedes", "queue-akc",
+                 "--retracts", "nothing-like-it")
+    assert typo.returncode == 0, typo.stderr
+    assert json.loads(typo.stdout)["unknown_keys"] == ["nothing-like-it", "queue-akc"]
+    assert Path(json.loads(typo.stdout)["path"]).is_file()
+    assert "no lesson has key 'queue-akc'" in typo.stderr
+    assert "did you mean 'queue-ack'? (`jmem log queue-ack`)" in typo.stderr
+    assert "no lesson has key 'nothing-like-it'" in typo.stderr
+    right = write(main, "web", "queue", "Acknowledge a message after processing it",
+                  "Early acks lose messages.", "--supersedes", "queue-ack")
+    assert right.returncode == 0 and json.loads(right.stdout)["unknown_keys"] == []
+    assert "no lesson has key" not in right.stderr
