@@ -180,15 +180,22 @@ def get(merged: dict[str, Any], dotted: str) -> Any:
 
 
 def file_sets(data: bytes, key: str) -> bool:
-    """True when a line of config text assigns `key` (commented-out defaults do not count).
+    """True when a line of config text may assign `key` (commented-out defaults do not
+    count): `key =`, a dotted `section.key =`, a quoted `"key" =`, or inside an inline
+    table `section = { key = … }`.
 
     Section-blind and conservative: a hit only means "parse the file properly".
     """
     name = key.encode()
     for line in data.splitlines():
-        line = line.lstrip()
-        if line.startswith(name) and line[len(name):].lstrip().startswith(b"="):
-            return True
+        code = line.split(b"#", 1)[0]  # a "#" inside a string only makes this say yes more
+        start = code.find(name)
+        while start >= 0:
+            before = code[start - 1:start]
+            rest = code[start + len(name):].lstrip(b"\"'").lstrip()
+            if not (before.isalnum() or before in (b"_", b"-")) and rest.startswith(b"="):
+                return True
+            start = code.find(name, start + 1)
     return False
 
 

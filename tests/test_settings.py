@@ -10,7 +10,7 @@ from helpers import jmem, journal_files, make_repo
 
 from journal_mem.errors import ConfigError
 from journal_mem.schema import load, render_file, validate
-from journal_mem.settings import CONFIG_FILE, DEFAULTS
+from journal_mem.settings import CONFIG_FILE, DEFAULTS, Settings
 
 
 def write_config(root: Path, text: str) -> None:
@@ -234,3 +234,14 @@ def test_no_commit_is_the_distill_commit_setting_for_one_run(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert git(main, "rev-parse", "HEAD").stdout == head
 
+
+
+@pytest.mark.parametrize("text", ["[hooks]\nguard = false\n", "hooks.guard = false\n",
+                                  '[hooks]\n"guard" = false\n', "hooks = { guard = false }\n",
+                                  "[hooks]\nguard=false # off for now\n"])
+def test_every_toml_spelling_of_a_setting_is_read(tmp_path: Path, text: str) -> None:
+    """The light view skips parsing when no line assigns the key: a dotted, quoted or
+    inline-table assignment is one too (`hooks.guard = false` was once ignored)."""
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "journal-mem.toml").write_text(text)
+    assert Settings(str(tmp_path)).switch("hooks.guard") is False

@@ -11,6 +11,7 @@ shim texts are templates in `journal_mem/resources/`, read only by `init`.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from journal_mem.errors import ConfigError
 from journal_mem.fsutil import replace_atomic
 from journal_mem.gitops import gitcore
 from journal_mem.resources import fill
+from journal_mem.settings import CONFIG_FILE, DEFAULTS
 
 MARKER = "# journal-mem-hook v1"
 GUARD_HOOKS = ("pre-commit", "pre-merge-commit")
@@ -45,9 +47,9 @@ def python() -> str:
     return os.path.abspath(sys.executable)
 
 
-def command(name: str) -> str:
+def command(name: str, exe: str | None = None) -> str:
     """The command line a hook runner must run for hook `name`."""
-    exe = shlex.quote(python())
+    exe = shlex.quote(exe or python())
     if name in DISTILL_HOOKS:
         # post-commit cannot block and must hand back to git at once: the distill
         # runs detached, its output dropped (it keeps its own log).
@@ -55,11 +57,31 @@ def command(name: str) -> str:
     return f"{exe} -m journal_mem guard --hook {name}"
 
 
-def shim(name: str) -> str:
-    """The text of hook `name`, from its template in `journal_mem/resources/`."""
+def shim(name: str, exe: str | None = None) -> str:
+    """The text of hook `name`, from its template in `journal_mem/resources/` (`exe`:
+    the interpreter it runs, default this one)."""
 
-    return fill(TEMPLATES[name], marker=MARKER, legacy=name + LEGACY, python=python(),
-                python_quoted=shlex.quote(python()), command=command(name))
+    exe = exe or python()
+    values = {"marker": MARKER, "legacy": name + LEGACY, "python": exe,
+              "python_quoted": shlex.quote(exe), "command": command(name, exe)}
+    if TEMPLATES[name] == "hook-guard.sh":
+        values.update(config=shlex.quote(CONFIG_FILE), memory_re=memory_pattern())
+    return fill(TEMPLATES[name], **values)
+
+
+def memory_pattern(root: str = str(DEFAULTS["memory_root"])) -> str:
+    """The extended regular expression (grep -E) of a staged path the guard must judge,
+    for the default memory root: what `guard.fast.might_be_memory` says yes to, and
+    a name git quoted (an unusual character: judged rather than guessed)."""
+
+    def ere(text: str) -> str:
+        return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
+
+    parts = root.split("/")
+    above = [ere("/".join(parts[:n])) for n in range(1, len(parts))]
+    return "|".join(['^"', *(f"^{p}$" for p in above), f"^{ere(root)}(/|$)",
+                     f"^{ere(CONFIG_FILE)}$", "(^|/)(MEMORY\\.md|distill-state\\.json)$",
+                     "(^|/)(journal|topics)/"])
 
 
 def is_ours(path: str) -> bool:

@@ -164,9 +164,21 @@ def _git_hooks(root: str) -> dict[str, str]:
     states = {}
     for name in githooks.HOOKS:
         path = os.path.join(folder, name)
-        states[name] = ("installed" if githooks.is_ours(path) else
+        states[name] = (_ours(path, name) if githooks.is_ours(path) else
                         "foreign (not ours)" if os.path.lexists(path) else "missing")
     return states
+
+
+def _ours(path: str, name: str) -> str:
+    """"installed", or what differs from the shim this jmem writes (an older version's,
+    or another interpreter's): `init` rewrites it."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            same = fh.read() == githooks.shim(name)
+    except (OSError, UnicodeDecodeError):
+        same = False
+    return "installed" if same else \
+        "installed, not as this jmem writes it (`jmem init` rewrites it)"
 
 
 def _claude_hooks(root: str, worktree: str) -> dict[str, Any]:

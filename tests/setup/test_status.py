@@ -104,3 +104,22 @@ def test_status_says_when_claude_code_cannot_run_the_hooks(repo: Path, tmp_path:
     proc = subprocess.run([sys.executable, "-m", "journal_mem", "status"], cwd=old, env=env,
                           capture_output=True, text=True, check=False)
     assert "Claude Code plugin: installed" in proc.stdout and "warning" not in proc.stdout
+
+
+def test_status_says_when_a_hook_is_not_the_shim_this_jmem_writes(repo: Path) -> None:
+    """A shim an older jmem wrote (it starts python on every commit) is ours but not
+    current: status says so and how to rewrite it; `init` makes it current again."""
+    assert jmem(repo, "init", "--no-claude").returncode == 0
+    hooks = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-path",
+                     "hooks").stdout.strip())
+    shim = hooks / "pre-commit"
+    text = shim.read_text()
+    start = text.index("# Nearly every commit")
+    shim.write_text(text[:start] + text[text.index("exec "):])  # the older shim's shape
+    data = json.loads(jmem(repo, "status", "--json").stdout)
+    assert data["git_hooks"]["pre-commit"] == ("installed, not as this jmem writes it "
+                                               "(`jmem init` rewrites it)")
+    assert data["git_hooks"]["post-commit"] == "installed"
+    assert jmem(repo, "init", "--no-claude").returncode == 0
+    assert json.loads(jmem(repo, "status", "--json").stdout)["git_hooks"]["pre-commit"] == \
+        "installed"
