@@ -9,6 +9,7 @@ library only at import: the wake-up hook reads agent definitions with it, and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 FRONTMATTER_MAX = 8192
@@ -39,13 +40,50 @@ _ALLOWED_TAGS = frozenset(
 )
 
 
+# What `entry.render` writes: `field: plain` (letters, digits and `._:+-`, starting and
+# ending with a letter or digit), `field: "json string"` or `field: ["json", "strings"]`,
+# without a backslash (so that JSON and YAML read the quotes alike).
+_SIMPLE_LINE = re.compile(
+    r'([a-z_]+): (?:([A-Za-z0-9](?:[A-Za-z0-9._:+-]*[A-Za-z0-9])?)|"([^"\\]*)"'
+    r'|\[((?:"[^"\\]*"(?:, "[^"\\]*")*)?)\])')
+_ITEM = re.compile(r'"([^"]*)"')
+# YAML's printable set less its line breaks and the byte-order mark: anything else,
+# PyYAML refuses or reads as a line break, so it is left to PyYAML.
+_ODD = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                  "\U00010000-\U0010ffff]")
+
+
+def simple(front: str) -> dict[str, Any] | None:
+    """The fields of frontmatter written in `entry.render`'s shape, read without PyYAML
+    (exactly what `load_yaml` reads from it); None for anything else."""
+    if _ODD.search(front):
+        return None
+    out: dict[str, Any] = {}
+    for line in front.split("\n")[:-1] if front.endswith("\n") else front.split("\n"):
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, plain, text, items = match.groups()
+        if key in out:
+            return None  # PyYAML says why
+        if items is not None:
+            out[key] = _ITEM.findall(items)
+        else:
+            out[key] = plain if plain is not None else text
+    return out
+
+
 def load_yaml(front: str, problems: list[str]) -> dict[str, Any] | None:
     """The fields of frontmatter text, every value a string or list; None after a problem.
 
     Composed with PyYAML's base loader (no implicit dates or booleans) and walked
     by hand: explicit tags, aliases and duplicate keys are refused before any
-    value is used. PyYAML is imported here, never at module level (hot path).
+    value is used. PyYAML is imported here, never at module level (hot path), and
+    not at all for frontmatter in the shape `jmem` writes (`simple`).
     """
+    fields = simple(front)
+    if fields is not None:
+        return fields
     import yaml
 
     loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)

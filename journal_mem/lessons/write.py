@@ -154,15 +154,18 @@ def knowing(ctx: Context, entry: Entry) -> tuple[Entry, dict[str, str]]:
     of the machines said. Paths already in `knew` (a `--from-file` entry) stay.
     """
     import dataclasses
-    import difflib
 
     from journal_mem.journal.order import concerns, latest_by_key, newest_of
     from journal_mem.journal.reader import read_journal
 
     last = latest_by_key(read_journal(ctx.layout, ctx.policy).entries)
     knew = set(entry.knew) | set(newest_of(last, concerns(entry)))
-    unknown = {key: next(iter(difflib.get_close_matches(key, list(last), n=1)), "")
-               for key in (*entry.supersedes, *entry.retracts) if key not in last}
+    unknown = {key: "" for key in (*entry.supersedes, *entry.retracts) if key not in last}
+    if unknown:
+        import difflib
+
+        for key in unknown:
+            unknown[key] = next(iter(difflib.get_close_matches(key, list(last), n=1)), "")
     if knew:
         entry = dataclasses.replace(entry, knew=tuple(sorted(knew)))
     return entry, unknown
