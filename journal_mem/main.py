@@ -1,8 +1,8 @@
 """Console entry point of `jmem` / `journal-mem`: every command runs inside one
 error boundary (`boundary.run`).
 
-The commands that run inside hooks or at agent wake-up answer from here
-without importing click or pydantic (their fast paths, standard library
+The commands that run inside hooks or at agent wake-up, and `jmem write`,
+answer from here without importing click or pydantic (their fast paths, standard library
 only); each returns None when its arguments need the full CLI, and
 everything else goes through click. The Claude Code hooks run in hook mode
 (a failure is a warning, exit 0); everything else in command-line mode.
@@ -30,6 +30,10 @@ def _fast(args: list[str]) -> int | None:
         from journal_mem.api import cli_main  # agent-loop points: JSON out, always exit 0
 
         return cli_main(args[1:])
+    if command == "write":
+        from journal_mem.lessons.write import fast_main as write_fast  # every agent's lesson
+
+        return write_fast(args[1:])
     if command == "recall":
         from journal_mem.recall.query import fast_main as recall_fast  # warm index
 

@@ -58,6 +58,8 @@ def _paths(main: Path) -> dict[str, tuple[list[str], dict[str, object] | None]]:
                                "timestamp": "2026-12-01T00:00:00Z", "prompt": "go",
                                "prompt_response": "ok", "stop_hook_active": False}),
         "hook pre-work": (["hook", "pre-work"], {"agent": "api", "goal": "hot path lesson"}),
+        "write": (["write", "--agent", "api", "--topic", "testing", "--title",
+                   "A lesson on the hot path", "--body", "Written by every agent."], None),
         "Stop": (["remind", "--hook", "claude"],
                  {**SESSION, "cwd": cwd, "hook_event_name": "Stop",
                   "stop_hook_active": False}),

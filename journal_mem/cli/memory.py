@@ -4,7 +4,6 @@ rescue a worktree's edits, report status, merge journal files."""
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import click
@@ -106,13 +105,7 @@ def _read_body(body: str | None, body_file: str | None) -> str:
 
     if body is not None and body_file is not None:
         raise click.UsageError("give the body once: --body or --body-file")
-    if body is None:
-        if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
-            body = core.decode_text(sys.stdin.buffer.read(), "stdin")
-        elif body_file is not None:
-            with open(body_file, "rb") as fh:
-                body = core.decode_text(fh.read(), "--body-file")
-    return body or ""
+    return core.read_body(body, body_file)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -182,16 +175,10 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
         written, found = core.write_lesson(context, agent=agent, topic=topic, title=title,
                                            body=_read_body(body, body_file), fields=fields,
                                            outbox=outbox)
-    if as_json:
-        emit_json({"path": written.path, "key": written.key, "outbox": written.outbox,
-                    "related": [r.as_json() for r in found],
-                    "unknown_keys": sorted(written.unknown)})
-    else:
-        click.echo(written.path)
-    for line in [*core.describe_unknown(written), *core.describe_related(found)]:
+    out, err = core.report(written, found, as_json)
+    click.echo(out)
+    for line in err:
         click.echo(line, err=True)
-    if written.note:
-        click.echo(f"jmem: {written.note}", err=True)
     return errors.OK
 
 

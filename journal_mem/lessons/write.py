@@ -238,3 +238,105 @@ def describe_related(found: list[Related]) -> list[str]:
     from journal_mem.lessons.related import describe
 
     return describe(found)
+
+
+def read_body(body: str | None, body_file: str | None) -> str:
+    """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin (the
+    caller refuses both at once)."""
+    import sys
+
+    if body is None:
+        if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
+            body = decode_text(sys.stdin.buffer.read(), "stdin")
+        elif body_file is not None:
+            with open(body_file, "rb") as fh:
+                body = decode_text(fh.read(), "--body-file")
+    return body or ""
+
+
+def report(written: Written, found: list[Related], as_json: bool) -> tuple[str, list[str]]:
+    """What `jmem write` prints: its stdout text and its stderr lines."""
+    if as_json:
+        import json
+
+        out = json.dumps({"path": written.path, "key": written.key, "outbox": written.outbox,
+                          "related": [r.as_json() for r in found],
+                          "unknown_keys": sorted(written.unknown)}, indent=2,
+                         ensure_ascii=False)
+    else:
+        out = written.path
+    err = [*describe_unknown(written), *describe_related(found)]
+    return out, err + ([f"jmem: {written.note}"] if written.note else [])
+
+
+# `jmem write`'s options as the fast path reads them: name -> (field, repeatable).
+_VALUED = {"--agent": ("agent", False), "--topic": ("topic", False),
+           "--title": ("title", False), "--body": ("body", False),
+           "--body-file": ("body_file", False), "--type": ("type", False),
+           "--confidence": ("confidence", False), "--importance": ("importance", False),
+           "--key": ("key", False), "--supersedes": ("supersedes", True),
+           "--retracts": ("retracts", True), "--applies-to": ("applies_to", True),
+           "--valid-until": ("valid_until", False), "--tag": ("tags", True),
+           "--ref": ("refs", True), "--source": ("source", False)}
+_FLAGS = {"--json": "as_json", "--outbox": "outbox"}
+
+
+def parse_args(args: list[str]) -> dict[str, Any] | None:
+    """`jmem write`'s arguments as click reads them (`--opt VALUE`, `--opt=VALUE`, the last
+    of a single option wins), or None for anything the full command must judge: help,
+    --from-file, an unknown option, a value that looks like an option, --body with
+    --body-file, a --body-file that is a folder."""
+    got: dict[str, Any] = {field: [] for field, many in _VALUED.values() if many}
+    got.update(dict.fromkeys(_FLAGS.values(), False))
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            got[_FLAGS[name]] = True
+        elif name in _VALUED:
+            if not eq:
+                at += 1
+                if at == len(args):
+                    return None
+                value = args[at]
+            if value.startswith("-") and value != "-":
+                return None
+            field, many = _VALUED[name]
+            if many:
+                got[field].append(value)
+            else:
+                got[field] = value
+        else:
+            return None
+        at += 1
+    body_file = got.get("body_file")
+    if body_file is not None and ("body" in got or (body_file != "-"
+                                                     and os.path.isdir(body_file))):
+        return None
+    return got
+
+
+def fast_main(args: list[str]) -> int | None:
+    """`jmem write` without click; None hands the arguments over to the full command.
+    Errors go to the error boundary like the full command's."""
+    got = parse_args(args)
+    if got is None:
+        return None
+    import sys
+
+    from journal_mem.repo import open_context
+
+    ctx = open_context(os.getcwd())
+    fields = {name: got.get(name) for name in ("type", "confidence", "importance", "key",
+                                                "supersedes", "retracts", "applies_to",
+                                                "valid_until", "tags", "refs", "source")}
+    written, found = write_lesson(ctx, agent=got.get("agent"), topic=got.get("topic"),
+                                  title=got.get("title"),
+                                  body=read_body(got.get("body"), got.get("body_file")),
+                                  fields=fields, outbox=got["outbox"])
+    out, err = report(written, found, got["as_json"])
+    print(out)
+    for line in err:
+        print(line, file=sys.stderr)
+    return 0
