@@ -1,5 +1,5 @@
 """How well the distiller flags a fact as "possibly outdated" when another agent's newer
-lesson corrects it without naming its key: precision and recall on two labelled sets.
+lesson corrects it without naming its key: precision and recall on three labelled sets.
 
     python bench/bench_outdated.py
 
@@ -7,10 +7,11 @@ lesson corrects it without naming its key: precision and recall on two labelled 
 `fixtures/corrections_blind.py` and `fixtures/corrections_third.py` were written
 afterwards, each by someone who had seen neither the other sets nor the detector (they
 add agreements: another agent restating a fact in other words, which is no
-correction). The detector was not changed after they were measured. Each set's facts are written on 2026-03-02 by their agents, and the
-corrections, agreements and unrelated lessons on 2026-03-20 by other agents; the fold
-the distiller runs (`Context.fold`, on a real repository) then names its probable
-corrections as (old key, newer key) pairs, and those are scored against the labels:
+correction). The detector was not changed after they were measured. Each set's facts
+are written on 2026-03-02 by their agents, and the corrections, agreements and
+unrelated lessons on 2026-03-20 by other agents; the fold the distiller runs
+(`Context.fold`, on a real repository) then names its probable corrections as
+(old key, newer key) pairs, and those are scored against the labels:
 
 * recall: share of the labelled corrections flagged on their fact, by them;
 * precision: share of the flagged pairs that are labelled corrections;
