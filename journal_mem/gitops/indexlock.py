@@ -74,6 +74,16 @@ def _newest_change(git_dir: str, names: tuple[str, ...] = ("index.lock",)) -> fl
     return newest
 
 
+def folder_stamp(git_dir: str) -> int:
+    """The git dir's own mtime (ns): it moves whenever a file is made or removed there,
+    `index.lock` included, even by a `git commit` that takes the lock and leaves the
+    index unchanged (and so writes nothing `_newest_change` sees)."""
+    try:
+        return os.stat(git_dir).st_mtime_ns
+    except OSError:
+        return -1
+
+
 def changed_since(git_dir: str, state_dir: str, seen: float) -> bool:
     """True when a git command of the checkout ran after `wait_quiet` returned `seen`
     (called while holding `index.lock`, which is then ours)."""
@@ -126,6 +136,7 @@ class IndexLock:
         self.state_dir = state_dir
         self.wait_s = wait_s
         self.fd = -1
+        self.waited = False  # someone held it when we came: a git command ran meanwhile
 
     def __enter__(self) -> IndexLock:
         deadline = time.monotonic() + self.wait_s
@@ -141,6 +152,7 @@ class IndexLock:
                 _unlink(tmp)
                 break
             except FileExistsError:
+                self.waited = True
                 if time.monotonic() > deadline:
                     os.close(fd)
                     _unlink(tmp)

@@ -298,22 +298,30 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
     started before the lock (a pipe round trip, about a millisecond)."""
 
     seen = indexlock.wait_quiet(git_dir, state_dir)
+    folder = indexlock.folder_stamp(git_dir)
     _on(root, ref)
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
     index = _new_index(root, prefix, state_dir, source, blobs)
     subject = message.split("\n", 1)[0]
-    with RefUpdate(root, f"commit: {subject}") as update, \
-            indexlock.IndexLock(git_dir, state_dir) as lock:
-        if indexlock.changed_since(git_dir, state_dir, seen) or _read_index(git_dir) != source:
-            return False  # a git command ran meanwhile: wait for quiet again
-        _on(root, ref, git_dir)  # a checkout takes index.lock: holding it, HEAD cannot move now
-        lock.mark(base or "", new)
-        lock.write(index)
-        if not update.move(ref, new, base or ZERO):
+    with RefUpdate(root, f"commit: {subject}") as update:
+        # A `git commit` reads HEAD as it starts, takes index.lock for a moment, and
+        # marks itself busy only in its pre-commit hook: a lock made and removed in the
+        # git dir since the checkout was quiet, or one we had to wait for, may be that
+        # commit, which would then fail on moving HEAD. Wait for quiet again.
+        if indexlock.folder_stamp(git_dir) != folder:
             return False
-        lock.commit()
+        with indexlock.IndexLock(git_dir, state_dir) as lock:
+            if lock.waited or indexlock.changed_since(git_dir, state_dir, seen) \
+                    or _read_index(git_dir) != source:
+                return False  # a git command ran meanwhile: wait for quiet again
+            _on(root, ref, git_dir)  # a checkout takes index.lock: HEAD cannot move now
+            lock.mark(base or "", new)
+            lock.write(index)
+            if not update.move(ref, new, base or ZERO):
+                return False
+            lock.commit()
     return True
 
 
