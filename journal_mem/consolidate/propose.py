@@ -35,7 +35,7 @@ from journal_mem.consolidate.plan import Plan
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.journal.entry import Entry, render
 from journal_mem.journal.files import Written
-from journal_mem.journal.fold import normalise_title
+from journal_mem.journal.similar import normalise_title
 from journal_mem.lessons.write import compose, file_entry, refuse_symlink
 from journal_mem.repo import Context
 

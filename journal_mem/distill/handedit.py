@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 
 from journal_mem.importers.markdown import ITEM, Block, blocks, plain_heading, topic_of
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
-from journal_mem.journal.fold import Fact, normalise_title
+from journal_mem.journal.fold import Fact
 from journal_mem.journal.render import unlinked
+from journal_mem.journal.similar import normalise_title
 from journal_mem.names import MEMORY_MD, NAME, is_name
 
 SOURCE = "hand edit"

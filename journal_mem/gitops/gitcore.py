@@ -319,6 +319,45 @@ def has_head(root: str) -> bool:
     return run(["rev-parse", "--verify", "--quiet", "HEAD"], root, clean=True, check=False).ok
 
 
+def head_from_files(common_dir: str) -> str | None:
+    """The commit the main checkout's HEAD names, read from the ref files under
+    `common_dir` ("" on an unborn branch), without running git; None when the files
+    cannot say (the reftable store, a symbolic ref chain, anything odd): ask git then."""
+    try:
+        with open(os.path.join(common_dir, "HEAD"), encoding="utf-8") as fh:
+            text = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if _is_oid(text):
+        return text  # detached
+    ref = text.removeprefix("ref: ").strip() if text.startswith("ref: ") else ""
+    if not ref.startswith("refs/heads/") or ref == "refs/heads/.invalid" or ".." in ref:
+        return None
+    try:
+        with open(os.path.join(common_dir, *ref.split("/")), encoding="utf-8") as fh:
+            value = fh.read().strip()
+        return value if _is_oid(value) else None
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as fh:
+            for line in fh:
+                oid, _, name = line.rstrip("\n").partition(" ")
+                if name == ref and _is_oid(oid):
+                    return oid
+    except FileNotFoundError:
+        return ""  # no such branch yet: nothing committed on it
+    except (OSError, UnicodeDecodeError):
+        return None
+    return ""
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
 def quick_common_dir(cwd: str) -> str | None:
     """The git common dir of the checkout holding `cwd`, found without running git.
 

@@ -23,12 +23,10 @@ from dataclasses import dataclass, field
 
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.order import causal_order
-from journal_mem.journal.similar import conflicts
+from journal_mem.journal.similar import conflicts, normalise_title
 from journal_mem.schema import Config
 
 ALL = "all"
-_PUNCT = re.compile(r"[^\w\s]+")
-_SPACE = re.compile(r"\s+")
 _TOKEN = re.compile(r"\w+")
 
 
@@ -79,11 +77,6 @@ def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
         -fact.created.timestamp(),
         fact.key,
     )
-
-
-def normalise_title(title: str) -> str:
-    """Case, spaces and punctuation folded away: the identity of "the same title"."""
-    return _SPACE.sub(" ", _PUNCT.sub(" ", title.casefold())).strip()
 
 
 class _Acc:

@@ -57,6 +57,15 @@ class Dated(Lesson, Protocol):
     def path(self) -> str: ...
 
 
+_PUNCT = re.compile(r"[^\w\s]+")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_title(title: str) -> str:
+    """Case, spaces and punctuation folded away: the identity of "the same title"."""
+    return _SPACE.sub(" ", _PUNCT.sub(" ", title.casefold())).strip()
+
+
 def stems(text: str) -> set[str]:
     """Content words cut to 5 letters."""
     return {w[:5] for w in _WORD.findall(text.lower()) if len(w) > 1} - _STOP

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import normalise_title
-from journal_mem.journal.similar import MIN_SCORE, similarity
+from journal_mem.journal.similar import MIN_SCORE, normalise_title, similarity
 from journal_mem.recall.query import by_key, candidates
 from journal_mem.repo import Context
 

@@ -282,6 +282,9 @@ def _head(ctx: Context) -> str:
     """The commit HEAD names ("" before the first): the tree the facts' refs were judged in."""
     from journal_mem.gitops import gitcore
 
+    known = gitcore.head_from_files(ctx.repo.common_dir)
+    if known is not None:
+        return known
     res = gitcore.run(["rev-parse", "--verify", "--quiet", "HEAD"], ctx.repo.main_root,
                       clean=True, check=False)
     return res.text().strip() if res.ok else ""
@@ -372,7 +375,7 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
 
 def _norm(fact: Fact | Entry) -> str:
     """The normalised title facts merge by ('' for an episodic record: never merged)."""
-    from journal_mem.journal.fold import normalise_title
+    from journal_mem.journal.similar import normalise_title
 
     return "" if fact.type == "episodic" else normalise_title(fact.title)
 

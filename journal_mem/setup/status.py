@@ -23,7 +23,7 @@ from journal_mem.loop import hooklog
 from journal_mem.repo import Context, open_context
 from journal_mem.setup import githooks
 from journal_mem.wake import claude_files as claude_settings
-from journal_mem.wake import sessions
+from journal_mem.wake import client_files, sessions
 
 
 def collect(cwd: str) -> dict[str, Any]:
@@ -44,6 +44,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "budgets": {a: _budget(ctx, a) for a in agents},
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root, ctx.repo.worktree_root),
+        "client_hooks": _client_hooks(ctx.repo.main_root),
         "ignored": _ignored(layout, agents),
     }
 
@@ -88,6 +89,13 @@ def render(report: dict[str, Any]) -> list[str]:
     ch = report["claude_hooks"]
     out.append("Claude Code hooks: " + ("all installed" if not ch["missing"] else
                                          f"missing {', '.join(ch['missing'])} (run jmem init)"))
+    for client, missing in report["client_hooks"].items():
+        label = {"codex": "Codex", "gemini": "Gemini CLI"}.get(client, client)
+        out.append(f"{label} hooks: " + (
+            "all installed" if not missing else
+            f"missing {', '.join(missing)} (run jmem init --{client})") + (
+            "; Codex runs them only once trusted (jmem codex-trust)" if client == "codex"
+            else ""))
     for line in report["ignored"]:
         out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
                    "init, write and distill refuse until then)")
@@ -179,6 +187,14 @@ def _ours(path: str, name: str) -> str:
         same = False
     return "installed" if same else \
         "installed, not as this jmem writes it (`jmem init` rewrites it)"
+
+
+def _client_hooks(root: str) -> dict[str, list[str]]:
+    """For each other client whose hook file the checkout has (Codex, Gemini CLI): the
+    events whose journal-mem hook it lacks."""
+    return {name: client_files.missing_hooks(root, spec)
+            for name, spec in client_files.CLIENT_HOOKS.items()
+            if os.path.exists(os.path.join(root, spec.file))}
 
 
 def _claude_hooks(root: str, worktree: str) -> dict[str, Any]:

@@ -64,4 +64,6 @@ def test_duplicates_and_odd_characters_still_reach_pyyaml() -> None:
     assert frontmatter.load_yaml("agent: api\nagent: web\n", problems) is None
     assert problems == ["frontmatter: field 'agent' appears twice"]
     assert frontmatter.simple('source: "a\u2028b"\n') is None  # a YAML line break
+    assert frontmatter.simple('source: "a\rb"\n') is None  # another one
+    assert frontmatter.simple('source: "a\tb"\n') is None
     assert frontmatter.simple("agent: api:\n") is None  # not a plain scalar

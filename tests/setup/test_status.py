@@ -123,3 +123,20 @@ def test_status_says_when_a_hook_is_not_the_shim_this_jmem_writes(repo: Path) ->
     assert jmem(repo, "init", "--no-claude").returncode == 0
     assert json.loads(jmem(repo, "status", "--json").stdout)["git_hooks"]["pre-commit"] == \
         "installed"
+
+
+def test_status_reports_the_codex_and_gemini_hooks_a_checkout_has(repo: Path) -> None:
+    """Only the clients whose hook file the checkout has; each with what it lacks."""
+    assert json.loads(jmem(repo, "status", "--json").stdout)["client_hooks"] == {}
+    assert jmem(repo, "init", "--codex", "--gemini", "--no-git-hooks").returncode == 0
+    assert json.loads(jmem(repo, "status", "--json").stdout)["client_hooks"] == {
+        "codex": [], "gemini": []}
+    hooks_file = repo / ".codex" / "hooks.json"
+    hooks = json.loads(hooks_file.read_text())
+    del hooks["hooks"]["Stop"]
+    hooks_file.write_text(json.dumps(hooks))
+    report = jmem(repo, "status")
+    assert json.loads(jmem(repo, "status", "--json").stdout)["client_hooks"]["codex"] == ["Stop"]
+    assert ("Codex hooks: missing Stop (run jmem init --codex); Codex runs them only once "
+            "trusted (jmem codex-trust)") in report.stdout
+    assert "Gemini CLI hooks: all installed" in report.stdout
