@@ -52,7 +52,9 @@ def setup(root: Path) -> Path:
     time_command([*jmem_argv(), "init", "--agent", "api", "--no-claude"], main, runs=1,
                  warmup=False)
     git(main, "add", "-A")
-    git(main, "commit", "-q", "-m", "start")
+    # no hooks for the setup commit: its post-commit would start a background distill
+    # that folds the lessons staged later and writes its files into the work tree
+    git(main, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "start")
     return main
 
 
