@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from itertools import combinations
 from typing import Any
 
@@ -12,10 +13,26 @@ SHOW = 10  # list items shown before "… and N more"
 PAIRS = 20  # near-duplicate pairs shown, one a line: a screenful
 
 
-def pairs(groups: list[tuple[str, ...]]) -> list[tuple[str, str]]:
-    """Every pair of keys within the near-duplicate groups, sorted, each once."""
+COUNT_MAX = 200_000  # pairs counted one by one at most; past that, the groups are told
 
-    return sorted({pair for g in groups for pair in combinations(sorted(g), 2)})
+
+def pairs(groups: list[tuple[str, ...]], limit: int = PAIRS) -> tuple[list[tuple[str, str]],
+                                                                     int | None]:
+    """The first `limit` pairs of keys within the near-duplicate groups, sorted, each
+    once, and how many distinct pairs there are; None when the groups hold more than
+    `COUNT_MAX` pairs between them (10k titles "Lesson N about X" are one group of 50
+    million pairs: listing them took six minutes of a distill)."""
+    total = sum(len(g) * (len(g) - 1) // 2 for g in groups)
+    if total <= COUNT_MAX:
+        found = sorted({pair for g in groups for pair in combinations(sorted(g), 2)})
+        return found[:limit], len(found)
+    first: list[tuple[str, str]] = []
+    for pair in heapq.merge(*(combinations(sorted(g), 2) for g in groups)):
+        if not first or pair != first[-1]:
+            first.append(pair)
+            if len(first) == limit:
+                break
+    return first, None
 
 
 def _some(items: list[str]) -> str:
@@ -64,11 +81,15 @@ def distill_lines(o: Outcome) -> tuple[list[str], list[str]]:
         out.append(f"evicted (no room in a topic file; still in the journal): {agent}: "
                    f"{_some(keys)}")
     if o.near_duplicates:
-        found = pairs(o.near_duplicates)
-        out.append(f"near-duplicate titles (not merged; check them): {len(found)} pairs")
-        out += [f"  {a} ~ {b}" for a, b in found[:PAIRS]]
-        if len(found) > PAIRS:
-            out.append(f"  … and {len(found) - PAIRS} more pairs (`jmem distill --json`)")
+        found, count = pairs(o.near_duplicates)
+        groups = o.near_duplicates
+        out.append("near-duplicate titles (not merged; check them): " + (
+            f"{count} pairs" if count is not None else
+            f"{len(groups)} groups, the largest of {max(map(len, groups))} titles"))
+        out += [f"  {a} ~ {b}" for a, b in found]
+        if count is None or count > len(found):
+            more = f"{count - len(found)} more pairs" if count is not None else "more"
+            out.append(f"  … and {more} (`jmem distill --json`)")
     for key, why in sorted(o.flagged.items()):
         out.append(f"flagged {key}: {why}")
     if o.invalid or o.drained.invalid:

@@ -283,6 +283,18 @@ def test_near_duplicates_are_reported_as_pairs_a_screenful_then_a_count(repo: Pa
     assert out[at + 21] == "  … and 8 more pairs (`jmem distill --json`)"
 
 
+def test_a_huge_group_of_near_duplicates_is_told_as_a_group_not_listed_pair_by_pair() -> None:
+    """Numbered titles ("Lesson N about thing N") are one signature group: 10k of them
+    are 50 million pairs, which the report once listed for six minutes."""
+    from journal_mem.distill.outcome import COUNT_MAX, pairs
+
+    big = tuple(f"k{i:05d}" for i in range(10_000))
+    first, count = pairs([big, ("a", "b"), ("k00000", "k00001")])
+    assert count is None and len(big) ** 2 // 2 > COUNT_MAX
+    assert first == [("a", "b"), *[("k00000", f"k{i:05d}") for i in range(1, 20)]]
+    assert pairs([("x", "y", "z"), ("x", "y")]) == ([("x", "y"), ("x", "z"), ("y", "z")], 3)
+
+
 def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
         repo: Path) -> None:
     (repo / "src").mkdir()
