@@ -370,9 +370,16 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
             opened.add(section)
             lines_left -= cost_lines
             bytes_left -= cost_bytes
-    foot = ["", clip(footer(len(chosen), len(facts) - len(chosen), evicted), width)]
-    text = "\n".join(head + notes + _sections(chosen, width, parts or {}) + foot) + "\n"
-    return text, len(chosen)
+    while True:
+        foot = ["", clip(footer(len(chosen), len(facts) - len(chosen), evicted), width)]
+        text = "\n".join(head + notes + _sections(chosen, width, parts or {}) + foot) + "\n"
+        # The footer was reserved at its worst counts, but a clipped line loses its cut
+        # word's trailing space: the real one can be a byte longer. Then the last fact
+        # goes (it stays in its topic file, and the footer counts it there).
+        if not chosen or (len(text.encode("utf-8")) <= budget.memory_bytes
+                          and text.count("\n") <= budget.memory_lines):
+            return text, len(chosen)
+        chosen.pop()
 
 
 def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:

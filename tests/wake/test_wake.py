@@ -212,7 +212,10 @@ def test_a_body_line_of_dashes_does_not_change_the_title(repo: Path) -> None:
 
 def test_hook_reads_unchanged_entries_from_the_cache_without_the_parser(repo: Path) -> None:
     lesson(repo, "api", "A cached lesson")
-    hand_entry(repo, "api", "2026-03-01-bad.md", "---\nagent: api\nnope: 1\n---\n\n# Bad\n")
+    # single quotes are not the shape `jmem` writes: this one needs PyYAML (the lesson
+    # written by `jmem` does not: `frontmatter.simple`)
+    hand_entry(repo, "api", "2026-03-01-bad.md",
+               "---\nagent: api\nnope: 'x y'\n---\n\n# Bad\n")
     code = ("import io, sys; from journal_mem import main; "
             "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'));"
             "main.main(['wake', '--hook', 'claude', '--agent', 'api']);"
