@@ -29,7 +29,7 @@ RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "progress": 0, "res
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
 FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",
-            "demo", "setup", "consolidate", "mcpserver"}
+            "demo", "setup", "consolidate", "mcpserver", "intake", "capture"}
 THIRD_PARTY = {"click", "pydantic", "yaml", "git", "frontmatter", "watchdog", "markdown_it",
                "tqdm", "rich", "playwright", "mcp"}
 # Parsing an entry that changed since the last hook reads its YAML frontmatter.

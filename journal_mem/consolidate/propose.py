@@ -36,7 +36,7 @@ from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.journal.entry import Entry, render
 from journal_mem.journal.files import Written
 from journal_mem.journal.similar import normalise_title
-from journal_mem.lessons.write import compose, file_entry, refuse_symlink
+from journal_mem.lessons.write import compose, file_entry
 from journal_mem.repo import Context
 
 CURATOR = "curator"
@@ -250,7 +250,6 @@ def write_all(ctx: Context, outcome: Outcome) -> None:
     """File every accepted entry in the main journal (exclusive, atomic writes)."""
     written = []
     for _, entry in outcome.written:
-        refuse_symlink(ctx, entry, False)
         done: Written = file_entry(ctx, entry, False)
         written.append((ctx.layout.rel(done.path), entry))
     outcome.written = written

@@ -20,23 +20,22 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from journal_mem.distill.files import ever_written, is_distilled, recorded
 from journal_mem.distill.folding import previous_fold
-from journal_mem.distill.handedit import Edit, edit_lessons, too_many_gone
+from journal_mem.distill.handedit import Edit, edit_lessons
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers import native
-from journal_mem.importers.intake import Known, write_drafts
+from journal_mem.importers.markdown import Resolver
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
-from journal_mem.journal.drafts import Draft, problems_of
+from journal_mem.intake.pipeline import Proposal, Refused, file
 from journal_mem.journal.entry import now as stamp_now
 from journal_mem.journal.fold import Fact
 from journal_mem.journal.foldstate import read_state
-from journal_mem.journal.order import latest_by_key, newest_of
 from journal_mem.journal.reader import Journal, read_journal
-from journal_mem.journal.validate import Policy
 from journal_mem.layout import DISTILL_STATE
 from journal_mem.repo import Context
 
@@ -87,10 +86,11 @@ def state_behind(ctx: Context) -> bool:
         ctx.repo.main_root, rel, memgit.blob_id(disk))
 
 
-def _base(ctx: Context, f: MemFile) -> str | None:
-    """What the distiller last wrote at `f`: its recorded blob if git has it, else HEAD's."""
+def base_of(ctx: Context, rel: str) -> str | None:
+    """What the distiller last wrote at `rel` (memory-root-relative) in the main checkout:
+    its recorded blob if git has it, else HEAD's; None when neither can be known."""
     root = ctx.repo.main_root
-    path = ctx.layout.rel(f.path)
+    path = f"{ctx.layout.memory_root}/{rel}"
     mine = recorded(ctx.layout).get(path, [])
     for blob_id in mine:
         data = history.blob(root, blob_id)
@@ -98,64 +98,57 @@ def _base(ctx: Context, f: MemFile) -> str | None:
             return data.decode("utf-8", "replace")
     head = history.file_at(root, "HEAD", path)
     if head is None or (mine and memgit.blob_id(head) not in mine):
-        return None  # written by a --no-commit distill and never staged: unknown
+        return None  # written by a --no-commit distill of an older jmem: unknown
     return head.decode("utf-8", "replace")
 
 
-def _facts(ctx: Context, journal: Journal) -> dict[str, Fact]:
+def shown_facts(ctx: Context, journal: Journal) -> dict[str, Fact]:
     """The live facts the distilled files showed (the last distill's fold)."""
-
-    agents = ctx.agents
     state = read_state(ctx.layout.distill_state)
-    return dict(previous_fold(journal, state, agents, ctx).facts)
+    return dict(previous_fold(journal, state, ctx.agents, ctx).facts)
 
 
-def _edits(ctx: Context, edited: list[MemFile], journal: Journal,
-           now: dt.datetime) -> tuple[list[Edit], list[str]]:
-    facts = _facts(ctx, journal)
+def index_resolver(ctx: Context, journal: Journal, agent: str,
+                   also: Iterable[str] = ()) -> Resolver:
+    """Whether a link in `agent`'s `MEMORY.md` names a memory file: on disk in the main
+    checkout, filed from one already (adopted or captured), or in `also` (absolute
+    paths adopted in the same change)."""
+    folder = ctx.layout.agent_dir(agent)
+    filed = native.adopted_paths(ctx.layout, [e.source or "" for _, e in journal.entries])
+    filed |= {os.path.normpath(p) for p in also}
+
+    def exists(link: str) -> bool:
+        path = os.path.normpath(os.path.join(folder, link))
+        return path in filed or os.path.isfile(path)
+    return exists
+
+
+def _edits(ctx: Context, edited: list[MemFile], journal: Journal, now: dt.datetime,
+           also: list[str]) -> tuple[list[Edit], list[str]]:
+    facts = shown_facts(ctx, journal)
     edits: list[Edit] = []
     problems: list[str] = []
     for f in edited:
-        base = _base(ctx, f)
+        base = base_of(ctx, f.rel)
         if base is None:
             problems.append(f"{ctx.layout.rel(f.path)}: hand edit of a distilled file whose "
                             "distilled version git does not have: cannot tell what changed")
             continue
-        edit = edit_lessons(f.agent, f.rel, base, f.text, facts, now)
-        if edit.refused:
-            problems.append(f"{ctx.layout.memory_root}/{edit.refused}")
-        edits.append(edit)
-    problems += _too_much_per_agent(ctx, edits)
+        edits.append(edit_lessons(f.agent, f.rel, base, f.text, facts, now,
+                                  index_resolver(ctx, journal, f.agent, also)))
     return edits, problems
 
 
-def _too_much_per_agent(ctx: Context, edits: list[Edit]) -> list[str]:
-    """The one-third limit across an agent's files: deletions split between its
-    `MEMORY.md` and a topic file are one decision of one agent."""
+def limits(edits: list[Edit], root: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(shown, gone) for the intake's one-third limit: per file, and per agent across its
+    `MEMORY.md` and topic files (one decision of one agent)."""
     shown: dict[str, set[str]] = {}
     gone: dict[str, set[str]] = {}
     for e in edits:
-        agent = e.rel.split("/", 1)[0]
-        shown.setdefault(agent, set()).update(e.shown)
-        gone.setdefault(agent, set()).update(e.gone)
-    return [f"{ctx.layout.memory_root}/{agent}: hand edits delete {len(gone[agent])} of its "
-            f"{len(shown[agent])} facts across its files; more than a third at once looks "
-            "like an accident, not a decision"
-            for agent in sorted(gone) if too_many_gone(len(gone[agent]), len(shown[agent]))
-            and not any(e.refused for e in edits if e.rel.startswith(agent + "/"))]
-
-
-def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
-    """Hand-edit lessons that change or retract a fact know the entry it showed
-    (`journal/order.py`): a deleted line beats the fact whatever the clocks say."""
-    last = latest_by_key(journal.entries)
-    return [replace(d, knew=newest_of(last, {d.identity, *d.retracts, *d.drops}))
-            if d.retracts or d.drops or d.replaces else d for d in drafts]
-
-
-def _validate(drafts: list[Draft], now: dt.datetime, policy: Policy) -> list[str]:
-    return [f"{d.source}: cannot become a lesson: {p}" for d, p in problems_of(drafts, now,
-                                                                                policy)]
+        for label in (f"{root}/{e.rel}", f"{root}/{e.rel.split('/', 1)[0]}"):
+            shown.setdefault(label, set()).update(e.shown)
+            gone.setdefault(label, set()).update(e.gone)
+    return shown, gone
 
 
 def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
@@ -178,13 +171,18 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     filed = native.adopted_paths(layout, [e.source or "" for _, e in journal.entries])
     judged = native.judge(layout, ctx.config.default_agent, policy, natives, filed)
     drafts = drafts_of(layout, foreign, adopted=filed) + judged.drafts
-    edits, problems = _edits(ctx, edited, journal, now)
-    drafts += _knowing([d for e in edits for d in e.drafts], journal)
-    problems += _validate(drafts, now, policy)
+    edits, problems = _edits(ctx, edited, journal, now, [nf.path for nf, _ in judged.adopted])
     if problems:
         raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(problems),
                               hint=HINT)
-    done = write_drafts(layout, drafts, Known(journal.entries), policy, now=now)
+    drafts += [d for e in edits for d in e.drafts]
+    shown, gone = limits(edits, layout.memory_root)
+    try:
+        done = file(ctx, Proposal(drafts, "hand edit", shown, gone, check_paths=False),
+                    journal=journal, now=now)
+    except Refused as exc:
+        raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(exc.lines),
+                              hint=HINT) from None
     out = Adopted(paths=done.paths)
     removed, out.lines = native.clear(layout, judged)
     prefix = layout.memory_root + "/"

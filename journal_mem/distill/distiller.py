@@ -139,6 +139,8 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     _write(layout, opts, step, out)
     if committing:
         _commit(ctx, out, step, journal, status, adopted, branch)
+    elif writing and out.status == "distilled":  # readable later by the blob id recorded
+        memgit.store(ctx.repo.main_root, [files.repo_rel(layout, p) for p in out.written])
     if writing:  # every entry on disk is folded: a merge's request is met
         mergedriver.done(layout.state_dir)
     return out

@@ -12,11 +12,14 @@ with its own file tools, so such edits happen; they are adopted, not lost:
 * anything new (a line, a paragraph, a `##` section): a new lesson, its topic
   from its section (`MEMORY.md`) or the topic file.
 
-An edit that deletes more than a third of an agent's facts (and more than
-one), counted across its `MEMORY.md` and topic files, is refused: that is an
-accident (a truncated file), not a decision (`too_many_gone`).
-`edit_lessons` serves `jmem distill` in the main checkout and `jmem rescue`
-in a linked worktree alike.
+What the distiller generates around the facts (header, footer, marks) is
+never content; a fact line whose key the base lacks (the base is unknown, or
+older) is compared with the live fact; an index line linking a memory file
+(`[Title](file.md) — hook`, as Claude Code adds one after writing the file) is
+that file's place in the index, not a fact of its own. The lessons are
+judged by the intake (`intake/pipeline.py`): an edit that deletes more than a
+third of an agent's facts is refused there. `edit_lessons` serves `jmem
+distill`, `jmem rescue` and the capture of a native Write or Edit alike.
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from journal_mem.importers.markdown import ITEM, Block, blocks, plain_heading, topic_of
+from journal_mem.importers.markdown import (
+    ITEM,
+    Block,
+    Resolver,
+    blocks,
+    index_link,
+    plain_heading,
+    topic_of,
+)
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.journal.fold import Fact
 from journal_mem.journal.render import unlinked
@@ -37,6 +48,7 @@ _KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
                     r"\[(?P<key>" + NAME + r")\]$", re.DOTALL)
 _PROVENANCE = re.compile(r"^> key `(?P<key>" + NAME + r")`")
 PRINCIPLES = "Principles"
+_TASK = re.compile(r"^\\?\[[ xX]\\?\]\s+")
 _MARKED = re.compile(r"^possibly outdated \(see \[" + NAME + r"\]\): ")
 # What `render.py` generates around the facts: the header, the "possibly outdated"
 # section, the footer's count and a topic file's eviction note. Never content, whatever
@@ -58,7 +70,6 @@ class Edit:
     changed: int = 0
     deleted: int = 0
     facts: int = 0  # facts the distilled file held
-    refused: str = ""  # why this edit is not adopted ("" when it is)
     shown: set[str] = field(default_factory=set)  # keys the distilled file held
     gone: set[str] = field(default_factory=set)  # keys the edit deleted
 
@@ -92,8 +103,9 @@ def _memory_pieces(text: str) -> list[_Piece]:
             if match:
                 text = _MARKED.sub("", match["text"], count=1)  # generated, never content
                 out.append(_Piece(match["key"], unlinked(text), block.detail, topic, principle))
-            else:
-                out.append(_Piece("", block.text, block.detail, topic, principle))
+            else:  # a task-list box is markup, not words of the fact
+                out.append(_Piece("", _TASK.sub("", block.text, count=1), block.detail, topic,
+                                  principle))
             continue
         out += [_Piece("", line.strip(), "", topic, principle)
                 for line in block.text.split("\n") if line.strip()]
@@ -174,6 +186,25 @@ def retraction(agent: str, key: str, title: str, topic: str, source: str,
                  where=source)
 
 
+def same_title(shown: str, title: str) -> bool:
+    """A `MEMORY.md` line's title is the fact's: equal, or the fact's cut with `…`."""
+    shown, title = " ".join(shown.split()), " ".join(unlinked(title).split())
+    return shown == title or (shown.endswith("…") and title.startswith(shown[:-1].rstrip()))
+
+
+def _whole(piece: _Piece, was: _Piece | None, fact: Fact) -> _Piece:
+    """An edited line whose title `MEMORY.md` showed cut with `…`: the edit of the part
+    shown, then the rest of the fact's title (a typo fix keeps the whole title)."""
+    if was is None or not (piece.title.endswith("…") and was.title.endswith("…")):
+        return piece
+    shown = was.title[:-1].rstrip()
+    title = " ".join(fact.title.split())
+    if not title.startswith(shown):
+        return piece
+    return _Piece(piece.key, piece.title[:-1].rstrip() + title[len(shown):], piece.body,
+                  piece.topic, piece.principle)
+
+
 def _changed(agent: str, fact: Fact, piece: _Piece, memory_md: bool, source: str,
              now: dt.datetime) -> Draft:
     title, extra = title_and_body(piece.title)
@@ -186,30 +217,24 @@ def _changed(agent: str, fact: Fact, piece: _Piece, memory_md: bool, source: str
                  where=source)
 
 
-def too_many_gone(gone: int, held: int) -> bool:
-    """More than one fact, and more than a third of those held, deleted at once."""
-    return gone > 1 and gone * 3 > held
-
-
 def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, Fact],
-                 now: dt.datetime) -> Edit:
-    """The lessons that turn `base` (what the distiller wrote) into `edited` (on disk)."""
+                 now: dt.datetime, index: Resolver | None = None) -> Edit:
+    """The lessons that turn `base` (what the distiller wrote; "" when unknown) into
+    `edited`; `index` says whether a link names a memory file (its index line)."""
     edit = Edit(rel)
     source = f"{SOURCE}: {rel}"
     before = pieces(rel, base)
     after = pieces(rel, edited)
     old = {p.key: p for p in before if p.key}
     new = {p.key: p for p in after if p.key}
+    for key, piece in new.items():  # a line the base lacks: compare it with the fact
+        if key not in old and key in facts and same_title(piece.title, facts[key].title):
+            old[key] = piece
     loose = {(p.title, p.body) for p in before if not p.key}
     edit.facts = len(old)
     memory_md = rel.endswith(MEMORY_MD)
     gone = sorted(set(old) - set(new))
     edit.shown, edit.gone = set(old), set(gone)
-    if too_many_gone(len(gone), len(old)):
-        edit.deleted = len(gone)
-        edit.refused = (f"{rel}: a hand edit deletes {len(gone)} of its {len(old)} facts; "
-                        "more than a third at once looks like an accident, not a decision")
-        return edit
     for key in gone:
         fact = facts.get(key)
         title = fact.title if fact else old[key].title
@@ -220,17 +245,29 @@ def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, 
     for key, piece in new.items():
         was = old.get(key)
         fact = facts.get(key)
-        if was is None or (was.title, was.body) == (piece.title, piece.body) or fact is None:
+        if was is not None and (was.title, was.body) == (piece.title, piece.body):
             continue
-        edit.drafts.append(_changed(agent, fact, piece, memory_md, source, now))
+        if was is None and fact is None:
+            continue  # a keyed line new to the file and the journal: added below
+        if fact is None:  # a line no live fact stands behind (the journal lacks it): its text
+            title, extra = title_and_body(piece.title)
+            edit.drafts.append(Draft(agent=agent, topic=piece.topic, title=title,
+                                     body=join_body(extra, piece.body), created=now,
+                                     source=source, key=key, replaces=True, where=source))
+        else:
+            edit.drafts.append(_changed(agent, fact, _whole(piece, was, fact), memory_md,
+                                        source, now))
         edit.changed += 1
     shown = {normalise_title(p.title) for p in before if p.key}
+    shown |= {normalise_title(f.title) for f in facts.values() if agent in f.holders}
     for piece in after:
-        if (piece.key and piece.key in old) or (not piece.key and (piece.title, piece.body)
-                                                in loose):
+        if (piece.key and (piece.key in old or piece.key in facts)) or (
+                not piece.key and (piece.title, piece.body) in loose):
             continue
         if not piece.key and normalise_title(piece.title) in shown:
             continue  # a fact line copied without its key: the fact is there already
+        if not piece.key and index is not None and _indexes(piece, index):
+            continue  # the index line of a memory file: the file is the memory
         title, extra = title_and_body(plain_heading(piece.title))
         edit.drafts.append(Draft(
             agent=agent, topic=piece.topic, title=title, body=join_body(extra, piece.body),
@@ -238,3 +275,10 @@ def edit_lessons(agent: str, rel: str, base: str, edited: str, facts: dict[str, 
             key=piece.key, where=source))
         edit.added += 1
     return edit
+
+
+def _indexes(piece: _Piece, index: Resolver) -> bool:
+    """The piece is an index line `[Title](file.md) — hook` naming a memory file."""
+    found = index_link(piece.title)
+    return found is not None and found[1].endswith(".md") and \
+        not found[1].startswith("topics/") and index(found[1])

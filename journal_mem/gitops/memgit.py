@@ -235,6 +235,13 @@ def _hash(root: str, paths: list[str]) -> Blobs:
     return out
 
 
+def store(root: str, paths: list[str]) -> None:
+    """Write the files at `paths` (repository-relative) to the object store, committing
+    nothing: a `--no-commit` distill's output stays readable by blob id, so a later hand
+    edit of it is diffed against what the distiller wrote."""
+    _hash(root, paths)
+
+
 def _index_info(blobs: Blobs, current: dict[str, str]) -> bytes:
     """`update-index --index-info` lines setting `blobs` (mode 0 removes a path); paths
     whose entry already holds that blob are left alone (their stat data stays)."""

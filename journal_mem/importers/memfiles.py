@@ -18,8 +18,8 @@ from typing import Protocol
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import history, memgit
-from journal_mem.importers.intake import Known, settle
 from journal_mem.importers.markdown import Origin, Resolver, is_generated, memory_drafts
+from journal_mem.intake.pipeline import Known, settle
 from journal_mem.journal.drafts import Draft, unique_keys
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.validate import Policy

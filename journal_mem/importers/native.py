@@ -17,8 +17,11 @@ file is one lesson, adopted whole:
   commit and line. A memory at the root is every agent's (`applies_to: all`),
   written by the default agent.
 
-A file holding a secret is refused whole, with the line and kind of the
-finding (never the secret). Frontmatter is read line by line rather than as
+A file over the entry limit is kept whole, as one lesson per part cut at its
+own sections (`split`); only a file holding a secret is refused, whole, with
+the line and kind of the finding (never the secret), and it stays where it
+is. The key is the writer's own (`Draft.per_writer`): another agent's memory
+of the same `name` is a different fact. Frontmatter is read line by line rather than as
 YAML: agents write `name: **Never** …` and descriptions holding `: `, which a
 YAML parser rejects, and the file is still memory. Pure but for reading files.
 """
@@ -28,9 +31,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from journal_mem.fsutil import rename_into_place
 from journal_mem.importers.markdown import (
     Origin,
     Resolver,
@@ -40,6 +42,7 @@ from journal_mem.importers.markdown import (
 )
 from journal_mem.importers.memfiles import provenance
 from journal_mem.journal.drafts import Draft, join_body, problems_of, title_and_body
+from journal_mem.journal.entry import TITLE_MAX
 from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout, is_native
@@ -148,7 +151,9 @@ def _demoted(body: str, title: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
-_SOURCE_RE = re.compile(re.escape(KIND) + r": (\S+?)(?:@[0-9a-f]+| \(uncommitted\))")
+CAPTURED = "jmem capture"  # the source of a native file the PostToolUse capture filed
+_SOURCE_RE = re.compile(rf"(?:{re.escape(KIND)}|{CAPTURED}): (\S+?)"
+                        r"(?:@[0-9a-f]+| \(uncommitted\)| on )")
 
 
 def adopted_paths(layout: Layout, sources: list[str]) -> set[str]:
@@ -168,8 +173,9 @@ def memory_key(name: str | None, stem: str) -> str:
     return ""
 
 
-def file_draft(nf: NativeFile, text: str, origin: Origin) -> Draft | str:
-    """The lesson a native memory file is, or why it cannot be one."""
+def file_drafts(nf: NativeFile, text: str, origin: Origin, entry_bytes: int) -> list[Draft] | str:
+    """The lessons a native memory file is (one, or one per part of a file over the
+    entry limit), or why it cannot be any: only a secret refuses it."""
     findings = scan(text)
     if findings:
         return "secret: " + "; ".join(f.describe() for f in findings)
@@ -184,12 +190,93 @@ def file_draft(nf: NativeFile, text: str, origin: Origin) -> Draft | str:
         return "empty: no description, heading or text"
     body = _demoted(body, title)
     topic = native.strip().lower() if kind else (ROOT_TOPIC if nf.agent is None else "general")
-    return Draft(agent=origin.agent, topic=topic, title=title, body=join_body(extra, body),
-                 type=kind or "semantic", created=origin.created,
-                 source=f"{origin.source}, line {start}", key=memory_key(fields.get("name"),
-                                                                        stem),
-                 tags=(native.strip().lower(),) if kind else (),
-                 applies_to=origin.applies_to, where=f"{nf.rel}:{start}", replaces=True)
+    topic = slugify(topic, 64) or "general"
+    draft = Draft(agent=origin.agent, topic=topic, title=title, body=join_body(extra, body),
+                  type=kind or "semantic", created=origin.created,
+                  source=f"{origin.source}, line {start}", key=memory_key(fields.get("name"),
+                                                                         stem),
+                  tags=(native.strip().lower(),) if kind else (),
+                  applies_to=origin.applies_to, where=f"{nf.rel}:{start}", replaces=True,
+                  per_writer=True)
+    return split(draft, entry_bytes)
+
+
+# What a part of a split body may hold: the limit, less room for its "part N of M" line.
+_PART_ROOM = 96
+
+
+def split(draft: Draft, entry_bytes: int) -> list[Draft]:
+    """`draft` whole when its body fits `entry_bytes`; else one draft per part, cut at its
+    own `##` sections (then paragraphs, then lines), every byte kept. The first part
+    keeps the key and the title, part N is `KEY-N` titled with its first heading."""
+    if len(draft.body.encode()) <= entry_bytes:
+        return [draft]
+    limit = max(entry_bytes - _PART_ROOM, 128)
+    parts = _pack(_sections(draft.body), limit)
+    key = draft.identity
+    out = []
+    for n, part in enumerate(parts, 1):
+        heading = next((m.group(1) for line in part.split("\n")
+                        if (m := _HEADING_RE.match(line))), "")
+        title = draft.title if n == 1 else _clip(f"{draft.title}: {heading or f'part {n}'}")
+        note = f"(part {n} of {len(parts)} of one memory file: {draft.where or draft.source})"
+        out.append(replace(draft, title=title, body=join_body(part, note),
+                           key=key if n == 1 else f"{key[:60].rstrip('-')}-{n}"))
+    return out
+
+
+def _clip(title: str) -> str:
+    flat = " ".join(title.split())
+    return flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def _sections(body: str) -> list[str]:
+    """The body cut before each `#` heading outside code fences."""
+    out: list[list[str]] = [[]]
+    fenced = False
+    for line in body.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and _HEADING_RE.match(line) and out[-1]:
+            out.append([])
+        out[-1].append(line)
+    return ["\n".join(lines) for lines in out]
+
+
+def _pack(pieces: list[str], limit: int) -> list[str]:
+    """Consecutive pieces joined into parts of at most `limit` bytes; a piece over the
+    limit is cut at blank lines, then lines, then characters."""
+    parts: list[str] = []
+    for piece in pieces:
+        for chunk in _cut(piece, limit):
+            if parts and len((parts[-1] + "\n" + chunk).encode()) <= limit:
+                parts[-1] += "\n" + chunk
+            else:
+                parts.append(chunk)
+    return [p.strip("\n") for p in parts if p.strip()]
+
+
+def _cut(text: str, limit: int) -> list[str]:
+    if len(text.encode()) <= limit:
+        return [text]
+    for sep in ("\n\n", "\n"):
+        bits = text.split(sep)
+        if len(bits) > 1:
+            out: list[str] = []
+            for bit in bits:
+                for chunk in _cut(bit, limit):
+                    if out and len((out[-1] + sep + chunk).encode()) <= limit:
+                        out[-1] += sep + chunk
+                    else:
+                        out.append(chunk)
+            return out
+    out, line = [], ""
+    for char in text:
+        if len((line + char).encode()) > limit:
+            out.append(line)
+            line = ""
+        line += char
+    return [*out, line] if line else out
 
 
 @dataclass
@@ -228,11 +315,11 @@ def judge(layout: Layout, default_agent: str, policy: Policy,
                 out.refused.append((nf, "secret: " + "; ".join(f.describe() for f in leaks)))
                 continue
         else:
-            draft = file_draft(nf, text, origin)
-            if isinstance(draft, str):
-                out.refused.append((nf, draft))
+            made = file_drafts(nf, text, origin, policy.entry_bytes)
+            if isinstance(made, str):
+                out.refused.append((nf, made))
                 continue
-            drafts = [draft]
+            drafts = made
         problems = _problems(drafts, now, policy)
         if problems:
             out.refused.append((nf, "cannot become a lesson: " + "; ".join(problems)))
@@ -264,14 +351,12 @@ def root_resolver(layout: Layout, adopted: set[str] | frozenset[str] = frozenset
     return exists
 
 
-REFUSED_DIR = "refused"  # in the state dir: native files refused, kept out of the memory
-
-
 def clear(layout: Layout, judged: Judged) -> tuple[list[str], list[str]]:
-    """Take the judged files out of the memory folder once their facts are in the journal,
-    so that each fact lives in one place; a refused file is kept, whole, in the state dir
-    (never committed: it holds a secret). Returns (repo-relative paths removed, one line
-    per file saying what became of it and why)."""
+    """Take the adopted files out of the memory folder once their facts are in the journal,
+    so that each fact lives in one place. A refused file (it holds a secret) stays where
+    it is, whole: deleting it would delete it from every clone at the next push, and the
+    team's copy is theirs to fix. Returns (repo-relative paths removed, one line per file
+    saying what became of it and why)."""
     removed: list[str] = []
     lines: list[str] = []
     for nf, found in judged.adopted:
@@ -280,16 +365,9 @@ def clear(layout: Layout, judged: Judged) -> tuple[list[str], list[str]]:
         lines.append(f"{layout.rel(nf.path)}: native memory adopted: {len(found)} fact(s) "
                      "filed in the journal, the file removed from the memory folder")
     for nf, why in judged.refused:
-        kept = os.path.join(layout.state_dir, REFUSED_DIR, nf.rel)
-        os.makedirs(os.path.dirname(kept), exist_ok=True)
-        stem, n = kept, 1
-        while os.path.lexists(kept):  # an earlier refusal of the same name is kept too
-            kept, n = f"{stem}.{n}", n + 1
-        rename_into_place(nf.path, kept)
-        removed.append(layout.rel(nf.path))
-        lines.append(f"{layout.rel(nf.path)}: native memory refused ({why}); kept whole in "
-                     f"{kept}, out of the memory folder: remove the secret and write it "
-                     "again (`jmem write`) if it is a lesson")
+        lines.append(f"{layout.rel(nf.path)}: native memory refused ({why}); left where it "
+                     "is: remove the secret (rotate it if it was real) and the next distill "
+                     "adopts it")
     return removed, lines
 
 

@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
 from journal_mem.gitops import gitcore, history, memgit
 from journal_mem.importers import native
-from journal_mem.importers.intake import Known, Progress, write_drafts
 from journal_mem.importers.markdown import Origin, claude_md_drafts, retro_date, retro_drafts
 from journal_mem.importers.mem0 import mem0_drafts
 from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.snapshot import drafts
+from journal_mem.intake.pipeline import Progress, Proposal, file
 from journal_mem.journal.drafts import Draft
-from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.journal.lock import DistillLock
 from journal_mem.journal.reader import read_journal
 from journal_mem.layout import Layout
@@ -97,10 +96,9 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
     layout = ctx.layout
     report.found = len(drafts)
     refuse_symlinks(layout, f"import {report.source}")
-    refuse_ignored(layout, sorted({d.agent for d in drafts}), f"import {report.source}")
     with DistillLock(layout.state_dir):
-        journal = read_journal(layout, ctx.policy)
-        done = write_drafts(layout, drafts, Known(journal.entries), ctx.policy, progress)
+        done = file(ctx, Proposal(drafts, f"import {report.source}", strict=False),
+                    progress=progress)
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid

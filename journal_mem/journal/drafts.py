@@ -47,6 +47,9 @@ class Draft:
     knew: tuple[str, ...] = ()  # journal entries it was made knowing (`journal/order.py`)
     where: str = ""  # "file:line" for messages; not stored
     replaces: bool = False  # keep the key even when it names another fact (a hand edit)
+    # the key is the writer's own name for it (a native memory's `name`): qualified with
+    # the agent when another writer holds it (`intake/pipeline.py`)
+    per_writer: bool = False
 
     @property
     def identity(self) -> str:

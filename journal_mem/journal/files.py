@@ -44,7 +44,7 @@ def write_entry(folder: str, entry: Entry, durable: bool = True) -> str:
     return create_exclusive(folder, lambda suffix: entry_name(entry, suffix), data, durable)
 
 
-def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:
+def record(layout: Layout, entry: Entry, outbox: bool = False, durable: bool = True) -> Written:
     """File one validated entry: into the main checkout's journal, else the outbox.
 
     `outbox` forces the outbox. A main checkout that cannot be written also
@@ -61,7 +61,7 @@ def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:
                 hint="replace the link with a real folder, or file the lesson with --outbox",
             )
         try:
-            path = write_entry(layout.journal_dir(entry.agent), entry)
+            path = write_entry(layout.journal_dir(entry.agent), entry, durable)
             return Written(path, entry.key, False)
         except OSError as exc:
             if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR,
@@ -71,7 +71,7 @@ def record(layout: Layout, entry: Entry, outbox: bool = False) -> Written:
                     f"({exc.strerror}: {exc.filename}); filed in the outbox instead")
     else:
         note = "filed in the outbox (the next distill or `jmem outbox drain` moves it)"
-    path = write_entry(layout.outbox_dir(entry.agent), entry)
+    path = write_entry(layout.outbox_dir(entry.agent), entry, durable)
     return Written(path, entry.key, True, note)
 
 

@@ -7,9 +7,10 @@ import errno
 import os
 from typing import TYPE_CHECKING, Any
 
-from journal_mem.errors import InvalidEntry, JournalMemError
+from journal_mem.errors import InvalidEntry
+from journal_mem.intake import pipeline
 from journal_mem.journal.entry import Entry, build
-from journal_mem.journal.files import Written, record
+from journal_mem.journal.files import Written
 from journal_mem.journal.validate import check_built, parse_valid
 from journal_mem.layout import TOPICS
 from journal_mem.names import ENTRY_NAME_RE
@@ -119,56 +120,9 @@ def write_lesson(ctx: Context, *, agent: str | None, topic: str | None, title: s
 
 
 def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
-    """Record the entry; `--outbox` or JMEM_OUTBOX=1 sends it to the outbox."""
-    outbox = outbox or env_flag("JMEM_OUTBOX")
-    refuse_symlink(ctx, entry, outbox)
-    entry, unknown = knowing(ctx, entry)
-    try:
-        written = record(ctx.layout, entry, outbox=outbox)
-    except OSError as exc:
-        if exc.errno not in _FULL:
-            raise
-        # `record` names the file only once its content is on disk (fsynced), so a
-        # write that ran out of room left no entry behind, whole or partial.
-        raise JournalMemError(
-            f"no room to write the lesson ({exc.strerror}: {exc.filename or 'journal'}); "
-            "nothing written",
-            hint="free some disk space (or raise the quota or file size limit) and run the "
-                 "same command again",
-        ) from exc
-    if unknown:
-        import dataclasses
-
-        written = dataclasses.replace(written, unknown=unknown)
-    return written
-
-
-def knowing(ctx: Context, entry: Entry) -> tuple[Entry, dict[str, str]]:
-    """`entry` with `knew`: the newest entry of each key it speaks about (its own, those it
-    supersedes or retracts) in the main journal as it is on disk now; and the keys it
-    supersedes or retracts that no entry holds (a typo, most likely), each with the
-    closest key that exists ("" when none is close).
-
-    This is what makes a correction win by cause, not by clock: the fold
-    replays the entry after those (`journal/order.py`), whatever the clocks
-    of the machines said. Paths already in `knew` (a `--from-file` entry) stay.
-    """
-    import dataclasses
-
-    from journal_mem.journal.order import concerns, latest_by_key, newest_of
-    from journal_mem.journal.reader import read_journal
-
-    last = latest_by_key(read_journal(ctx.layout, ctx.policy).entries)
-    knew = set(entry.knew) | set(newest_of(last, concerns(entry)))
-    unknown = {key: "" for key in (*entry.supersedes, *entry.retracts) if key not in last}
-    if unknown:
-        import difflib
-
-        for key in unknown:
-            unknown[key] = next(iter(difflib.get_close_matches(key, list(last), n=1)), "")
-    if knew:
-        entry = dataclasses.replace(entry, knew=tuple(sorted(knew)))
-    return entry, unknown
+    """Record the entry through the intake (`intake/pipeline.py`); `--outbox` or
+    JMEM_OUTBOX=1 sends it to the outbox."""
+    return pipeline.file_entry(ctx, entry, outbox or env_flag("JMEM_OUTBOX"))
 
 
 def describe_unknown(written: Written) -> list[str]:
@@ -180,28 +134,6 @@ def describe_unknown(written: Written) -> list[str]:
         out.append(f"jmem: warning: no lesson has key {key!r}: this lesson supersedes or "
                    f"retracts nothing under it{guess}")
     return out
-
-
-def refuse_symlink(ctx: Context, entry: Entry, outbox: bool) -> None:
-    """Refuse a journal folder reached through a symlink (the file would land outside the
-    repository), and a journal git ignores (the lesson would never be committed). Secrets
-    were refused when the entry was judged (`compose`, `from_file`).
-    """
-    link = None if outbox else ctx.layout.symlink_on_way(ctx.layout.journal_dir(entry.agent))
-    if link:
-        from journal_mem.errors import PolicyViolation
-
-        raise PolicyViolation(
-            f"{link} is a symlink: memory folders must be real folders inside the repository; "
-            "nothing written",
-            hint="replace the link with a real folder, or file the lesson with --outbox",
-        )
-    if not outbox:
-        from journal_mem.journal.files import entry_name
-        from journal_mem.journal.ignored import refuse_ignored
-
-        refuse_ignored(ctx.layout, [entry.agent], "write",
-                       entry_name=entry_name(entry, "0" * 10))
 
 
 def refuse_key_clash(ctx: Context, entry: Entry) -> None:

@@ -13,7 +13,7 @@ session's clock kept; a fork subagent nothing, `fork.py`),
 UserPromptSubmit, PostToolUse, PostToolUseFailure and PostToolBatch bring a
 running session what changed since, once however many run at the same moment
 (the live check, `live.py`), and a file tool's write of native memory is
-filed in the main journal (`guard/capture.py`); Stop/SubagentStop may remind
+filed in the main journal (`capture/hook.py`); Stop/SubagentStop may remind
 it once to record a lesson. A session without memory gets nothing. A hook
 never fails a session: a problem is one line on stderr and in the session
 log (and, when memory could not be loaded, a `systemMessage` to the user,
@@ -31,7 +31,7 @@ import os
 import sys
 
 from journal_mem import settings
-from journal_mem.guard import capture
+from journal_mem.capture import hook as capture
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import clients, sessions
 

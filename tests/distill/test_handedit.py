@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from journal_mem.distill.handedit import edit_lessons
+from journal_mem.intake.pipeline import too_many_gone
 from journal_mem.journal.drafts import to_entry
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fact, fold
@@ -52,7 +53,7 @@ def test_memory_md_added_changed_and_deleted_lines() -> None:
               .replace("[Fact number 2](", "[Fact number two, corrected](")
               .replace("## db · topics/db.md\n", "## db · topics/db.md\n- Vacuum runs nightly\n"))
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
-    assert (edit.added, edit.changed, edit.deleted, edit.refused) == (1, 1, 1, "")
+    assert (edit.added, edit.changed, edit.deleted) == (1, 1, 1)
     by_kind = {("retract" if d.retracts else "change" if d.replaces else "add"): d
                for d in edit.drafts}
     assert by_kind["retract"].retracts == ("k1",)
@@ -93,12 +94,13 @@ def test_deleting_more_than_a_third_is_refused_one_line_never() -> None:
     three = [x for x in lines if x.startswith("- [Fact number")][:4]
     edited = "\n".join(x for x in lines if x not in three)
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
-    assert edit.refused and "deletes 4 of its 9 facts" in edit.refused and not edit.drafts
+    assert (len(edit.gone), len(edit.shown)) == (4, 9)  # the intake refuses it
+    assert too_many_gone(len(edit.gone), len(edit.shown))
     small, small_files = _distilled(2)
     text = small_files["api/MEMORY.md"]
     gone = "- [Fact number 0](topics/tests.md#fact-number-0) [k0]\n"
     one = edit_lessons("api", "api/MEMORY.md", text, text.replace(gone, ""), small, NOW)
-    assert not one.refused and one.deleted == 1
+    assert not too_many_gone(len(one.gone), len(one.shown)) and one.deleted == 1
 
 
 def test_a_fact_line_copied_without_its_key_adds_nothing() -> None:

@@ -51,7 +51,8 @@ def test_untracked_lesson_is_filed(main: Path, tmp_path: Path) -> None:
     assert status(wt) == ""
 
 
-def test_memory_md_edits_become_one_lesson_per_added_line(main: Path, tmp_path: Path) -> None:
+def test_memory_md_edits_are_read_as_the_distiller_reads_them(main: Path,
+                                                              tmp_path: Path) -> None:
     commit_in_main(main, MEMORY_MD, "# api memory\n\n- old fact\n")
     wt = add_worktree(main, tmp_path / "wt")
     put(wt, MEMORY_MD, "# api memory\n\n- old fact\n- Use uv for installs\n\n## New heading\n"
@@ -61,13 +62,13 @@ def test_memory_md_edits_become_one_lesson_per_added_line(main: Path, tmp_path: 
     git(wt, "add", topic)
     proc = jmem(wt, "rescue")
     assert proc.returncode == 0, proc.stderr
-    assert f"{MEMORY_MD}: 3 added lines filed as lessons (topic inbox)" in proc.stdout
-    assert f"{topic}: 1 added line filed as a lesson (topic inbox)" in proc.stdout
+    assert f"{MEMORY_MD}: 2 added, 0 changed, 0 deleted" in proc.stdout
+    assert f"{topic}: 1 added, 0 changed, 0 deleted" in proc.stdout
     entries = [parse(p.read_bytes(), folder_agent="api") for p in journal_files(main, "api")]
-    assert sorted(e.title for e in entries) == [
-        "Migrations run in a transaction", "New heading", "The staging DB resets at midnight UTC",
-        "Use uv for installs"]
-    assert {e.topic for e in entries} == {"inbox"}
+    assert sorted((e.title, e.topic) for e in entries) == [  # a heading is its items' topic
+        ("Migrations run in a transaction", "db"),
+        ("The staging DB resets at midnight UTC", "new-heading"),
+        ("Use uv for installs", "general")]
     assert all(MEMORY_MD in (e.source or "") or topic in (e.source or "") for e in entries)
     assert (wt / MEMORY_MD).read_text() == "# api memory\n\n- old fact\n"
     assert not (wt / topic).exists()

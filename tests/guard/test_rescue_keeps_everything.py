@@ -47,20 +47,31 @@ def test_untracked_notes_keep_every_line_with_content(repo: Path, tmp_path: Path
     assert not (wt / NOTES).exists()
 
 
+MEMORY = ("# Memory of api\n\n- Use uv for installs [use-uv]\n"
+          "- The DB resets at midnight (topics/db.md) [db-reset]\n"
+          "- Keep this one [keep-me]\n- And this one [keep-too]\n")
+
+
 def test_a_deleted_memory_line_becomes_a_retraction(repo: Path, tmp_path: Path) -> None:
-    commit_in_main(repo, MEMORY_MD, "# Memory of api\n\n- Use uv for installs [use-uv]\n"
-                   "- The DB resets at midnight (topics/db.md) [db-reset]\n"
-                   "- Keep this one [keep-me]\n")
+    commit_in_main(repo, MEMORY_MD, MEMORY)
+    wt = add_worktree(repo, tmp_path / "wt")
+    put(wt, MEMORY_MD, MEMORY.replace("- Use uv for installs [use-uv]\n", ""))
+    proc = jmem(wt, "rescue")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{MEMORY_MD}: 0 added, 0 changed, 1 deleted" in proc.stdout
+    [entry] = filed(repo)
+    assert entry.retracts == ("use-uv",) and entry.title == "Retracted by hand: Use uv for installs"
+    assert status(wt) == ""
+
+
+def test_deleting_most_of_a_memory_md_is_refused_and_kept(repo: Path, tmp_path: Path) -> None:
+    commit_in_main(repo, MEMORY_MD, MEMORY)
     wt = add_worktree(repo, tmp_path / "wt")
     put(wt, MEMORY_MD, "# Memory of api\n\n- Keep this one [keep-me]\n")
     proc = jmem(wt, "rescue")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 deleted fact lines filed as retractions" in proc.stdout
-    entries = filed(repo)
-    assert sorted(e.retracts for e in entries) == [("db-reset",), ("use-uv",)]
-    assert sorted(e.title for e in entries) == ["Retracted: The DB resets at midnight",
-                                                "Retracted: Use uv for installs"]
-    assert status(wt) == ""
+    assert proc.returncode == 1
+    assert "deletes 3 of its 4 facts; more than a third at once" in proc.stderr
+    assert filed(repo) == [] and "Use uv" not in (wt / MEMORY_MD).read_text()
 
 
 def test_an_edited_memory_line_supersedes_the_fact(repo: Path, tmp_path: Path) -> None:
@@ -71,4 +82,4 @@ def test_an_edited_memory_line_supersedes_the_fact(repo: Path, tmp_path: Path) -
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [entry] = filed(repo)
     assert entry.title == "Use uv 0.5 or newer for installs"
-    assert entry.supersedes == ("use-uv",) and entry.retracts == ()
+    assert entry.key == "use-uv" and entry.retracts == ()  # the same fact, corrected

@@ -55,9 +55,17 @@ def adopted(tmp_path: Path) -> tuple[Path, Manifest, str]:
     git(repo, "commit", "-q", "-m", "native memory")
     init = jmem(repo, "init", "--agent", "api", "--no-claude")
     assert init.returncode == 0, init.stdout + init.stderr
-    for step in ("distill", "check"):
-        out = jmem(repo, step)
-        assert out.returncode == 0, f"{step}: {out.stdout}{out.stderr}"
+    out = jmem(repo, "distill")
+    assert out.returncode == 0, f"distill: {out.stdout}{out.stderr}"
+    # A file holding a secret stays where the team keeps it (deleting it would delete it
+    # from every clone): `check` names each one, and nothing else.
+    refused = {f.path for f in made.files if f.expect and f.expect.outcome == REFUSE}
+    out = jmem(repo, "check")
+    said = out.stdout + out.stderr
+    named = {line.split(": ", 1)[0] for line in said.splitlines() if ": secret: " in line}
+    assert out.returncode == (1 if refused else 0), out.stdout + out.stderr
+    assert {Path(p).name for p in named} == {Path(p).name for p in refused}, said
+    assert all((repo / p).is_file() for p in named)
     return repo, made, init.stdout + init.stderr
 
 
@@ -86,10 +94,13 @@ def test_every_fact_is_live_once_or_refused_with_a_reason(
 
 def test_native_files_leave_the_memory_folder_in_a_commit(
         adopted: tuple[Path, Manifest, str]) -> None:
-    repo, _, _ = adopted
+    repo, made, _ = adopted
     tracked = git(repo, "ls-files", str(MEMORY_ROOT)).stdout.split()
     rel = [p[len(str(MEMORY_ROOT)) + 1:] for p in tracked]
-    assert [p for p in rel if is_native(p)] == []
+    refused = sorted(Path(f.path).name for f in made.files
+                     if f.expect and f.expect.outcome == REFUSE)
+    # adopted files leave; a refused one (a secret) stays where the team keeps it
+    assert sorted(Path(p).name for p in rel if is_native(p)) == refused
     status = git(repo, "status", "--porcelain", "--", str(MEMORY_ROOT)).stdout.splitlines()
     assert [line for line in status if not line.endswith("/.gitkeep")] == []
 

@@ -6,14 +6,14 @@ checkout it runs in, often a linked worktree whose copy no one commits. The
 PostToolUse hook (`jmem wake --hook claude`, which runs after every tool call)
 hands each such write here: a memory file the agent wrote (new or edited)
 becomes a lesson in the main checkout's journal, keyed by its `name`, so an edit
-is a correction of the same key; an edit of `MEMORY.md` is filed as `jmem rescue`
-files it (added lines become lessons, a deleted fact line a retraction). The
-checkout's copy is then put back, and the model is told in one line where its
-memory went.
+is a correction of the same key; an edit of `MEMORY.md` is diffed against what
+the distiller wrote, as the distiller adopts a hand edit (`capture/filing.py`,
+which `jmem rescue` uses too). The checkout's copy is then put back, and the
+model is told in one line where its memory went.
 
 Every tool call comes through `memory_file`, so it stays on the standard library
 and answers from the payload and a folder walk; a call that touched no memory
-file costs a dictionary look-up. Only a memory write loads the rescue machinery.
+file costs a dictionary look-up. Only a memory write loads the filing machinery.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def memory_file(payload: dict[str, object]) -> tuple[str, str] | None:
         return None
     cwd = payload.get("cwd")
     path = os.path.abspath(os.path.join(cwd if isinstance(cwd, str) else os.getcwd(), path))
-    checkout = _checkout(os.path.dirname(path))
+    checkout = _checkout(os.path.dirname(path))  # the folders as named, links not followed
     from journal_mem import settings
 
     if checkout is None or not os.path.isfile(os.path.join(checkout, settings.CONFIG_FILE)):
@@ -71,20 +71,21 @@ def capture(payload: dict[str, object]) -> str | None:
     found = memory_file(payload)
     if found is None:
         return None
+    from journal_mem.capture.filing import file_source, source_at
     from journal_mem.errors import JournalMemError
-    from journal_mem.guard.rescue import rescue_path
     from journal_mem.repo import open_context
 
     checkout, rel = found
     try:
         ctx = open_context(checkout)
-        report = rescue_path(ctx, rel)
-    except JournalMemError as exc:
-        return f"journal-mem: {rel} was not filed ({exc.message}); it stays where you wrote it"
-    if report.failed:
-        return f"journal-mem: {report.failed[0]}"
-    filed = [line.split(" -> ", 1)[1] for line in report.lines if " -> " in line]
-    where = ", ".join(filed) or "the main checkout's journal"
+        filing = file_source(ctx, source_at(ctx, rel))
+    except (JournalMemError, OSError) as exc:
+        reason = exc.message if isinstance(exc, JournalMemError) else str(exc)
+        return f"journal-mem: {rel} was not filed ({reason}); it stays where you wrote it"
+    if filing.failed:
+        return f"journal-mem: {rel} was not filed ({filing.failed}); it stays where you wrote it"
+    where = ", ".join(ctx.layout.rel(p) if not p.startswith(ctx.layout.state_dir) else p
+                      for p in filing.entries) or "already in the main checkout's journal"
     return (f"journal-mem filed the memory you wrote to {rel} in the main checkout's journal "
             f"({where}) and put this checkout's copy back: keep writing memory this way "
             "(write the same file again to correct it)")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from journal_mem.gitops.gitcore import locate
-from journal_mem.importers.intake import Known, settle, write_drafts
+from journal_mem.intake.pipeline import Known, Proposal, file, settle
 from journal_mem.journal.drafts import Draft
 from journal_mem.journal.entry import Entry, default_key
 from journal_mem.journal.validate import Policy
-from journal_mem.layout import Layout
+from journal_mem.repo import open_context
 
 NOW = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 POLICY = Policy()
@@ -41,16 +40,17 @@ def test_a_taken_key_gets_a_hash_unless_the_draft_replaces_it() -> None:
     assert entry is not None and entry.key == OLD.key
 
 
-def test_write_drafts_creates_each_entry_once(tmp_path: Path) -> None:
-    from helpers import make_repo
+def test_file_creates_each_entry_once(tmp_path: Path) -> None:
+    from helpers import jmem, make_repo
 
     main = make_repo(tmp_path / "main")
-    layout = Layout(locate(str(main)), ".claude/agent-memory")
+    assert jmem(main, "init", "--agent", "api", "--no-git-hooks", "--no-claude").returncode == 0
+    ctx = open_context(str(main))
     drafts = [Draft(agent="api", topic="db", title=f"Fact {i}") for i in range(3)]
-    known = Known([])
-    first = write_drafts(layout, drafts, known, POLICY, now=NOW)
-    again = write_drafts(layout, drafts, known, POLICY, now=NOW)
+    first = file(ctx, Proposal(drafts, "import", strict=False), now=NOW)
+    again = file(ctx, Proposal(drafts, "import", strict=False), now=NOW)
     assert len(first.paths) == 3 and all(Path(p).is_file() for p in first.paths)
     assert again.paths == [] and again.skipped == 3
-    bad = write_drafts(layout, [Draft(agent="api", topic="Not A Name", title="x")], known, POLICY)
+    bad = file(ctx, Proposal([Draft(agent="api", topic="Not A Name", title="x")], "import",
+                             strict=False))
     assert bad.paths == [] and "topic" in bad.invalid[0]
