@@ -188,13 +188,23 @@ def _read(ctx: Context, source: Source, kind: str, agent: str | None,
         return Proposal(drafts, "capture"), f"{len(drafts)} added line(s) filed (topic {INBOX})"
     base = _base(ctx, source)
     facts = adopt.shown_facts(ctx, journal)
+    here = os.path.join(ctx.repo.worktree_root, ctx.layout.memory_root, agent)
+    beside = [os.path.join(ctx.layout.agent_dir(agent), n) for n in _names(here)]
     edit = edit_lessons(agent, source.rel, base, text, facts, stamp_now(),
-                        adopt.index_resolver(ctx, journal, agent))
+                        adopt.index_resolver(ctx, journal, agent, beside))
     said = f"{SOURCE}: {source.path} on {branch}"[:480]
     drafts = [dataclasses.replace(d, source=said, where=said) for d in edit.drafts]
     shown, gone = adopt.limits([edit], ctx.layout.memory_root)
     return Proposal(drafts, "edit", shown, gone), (
         f"{edit.added} added, {edit.changed} changed, {edit.deleted} deleted")
+
+
+def _names(folder: str) -> list[str]:
+    """The memory files beside a checkout's `MEMORY.md` (an index line may name one)."""
+    try:
+        return [n for n in os.listdir(folder) if n.endswith(".md") and n != MEMORY_MD]
+    except OSError:
+        return []
 
 
 def _filed(ctx: Context, journal: Journal) -> set[str]:

@@ -43,7 +43,8 @@ def rescue(cwd: str) -> RescueReport:
     refuse_ignored(ctx.layout, sorted(agents), "rescue")  # the lessons would never be committed
     if not sources:
         report.lines.append(f"nothing to rescue under {ctx.layout.memory_root}/ in this worktree")
-    for source in sources:
+    # memory files before the index naming them: a line linking a filed file is its line
+    for source in sorted(sources, key=lambda s: kind_of(s.rel)[0] != "native"):
         try:
             filing = file_source(ctx, source)
         except (JournalMemError, OSError) as exc:

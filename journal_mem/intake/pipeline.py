@@ -166,12 +166,13 @@ def _problems(proposal: Proposal, drafts: list[Draft], now: dt.datetime,
               policy: Policy) -> tuple[list[str], list[str], set[int]]:
     """(what refuses the whole proposal, what refuses single drafts, their indexes)."""
     whole: list[str] = []
-    for agent in sorted(proposal.gone):
+    for agent in sorted(proposal.gone):  # an agent, or one of its files
         gone, shown = proposal.gone[agent], proposal.shown.get(agent, set())
         if too_many_gone(len(gone), len(shown)):
+            files = "" if agent.endswith(".md") else " across its files"
             whole.append(f"{agent}: a {proposal.way} deletes {len(gone)} of its "
-                         f"{len(shown)} facts; more than a third at once looks like an "
-                         "accident, not a decision")
+                         f"{len(shown)} facts{files}; more than a third at once looks like "
+                         "an accident, not a decision")
     single: list[str] = []
     bad: set[int] = set()
     for i, d in enumerate(drafts):

@@ -51,5 +51,5 @@ def test_deletions_split_across_an_agents_files_count_together(repo: Path) -> No
     topic.write_text("\n## ".join(kept))
     proc = jmem(repo, "distill")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "delete 4 of its 6 facts across its files" in proc.stderr
+    assert "deletes 4 of its 6 facts across its files" in proc.stderr
     assert all(f"[f{n}]" in memory_md(repo, "api") or n in (0, 1) for n in range(6))
