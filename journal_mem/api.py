@@ -74,10 +74,8 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
     """The body of `run_hook`; appends the state dir to `where` as soon as it is known,
     so that even a broken setting is logged."""
     from journal_mem.gitops import gitcore
-    from journal_mem.layout import Layout
     from journal_mem.loop.points import POINTS as RUNNERS
-    from journal_mem.repo import Context
-    from journal_mem.schema import load
+    from journal_mem.repo import context_of
     from journal_mem.settings import as_bool, env_value
 
     if context is None:
@@ -94,8 +92,7 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
     if disable is not None and as_bool(disable, "JMEM_DISABLE"):
         _skip(result, "JMEM_DISABLE is set")
         return
-    config = load(repo.main_root, state_dir=repo.state_dir)
-    ctx = Context(repo, config, Layout(repo, config.memory_root))
+    ctx = context_of(repo)
     switch = name.replace("-", "_")
     if not ctx.config.hooks.enabled:
         _skip(result, "hooks.enabled = false")

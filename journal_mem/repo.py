@@ -1,42 +1,80 @@
-"""The composition root: a command opens its repository here once (where it is, its
-config, its memory layout) and passes the `Context` down; the team's agents and the
-fold of a journal for this repository are named here, once."""
+"""The composition root: every entry point opens its repository here once (where it is,
+its settings, its memory layout) and passes the `Context` down; the team's agents and
+the fold of a journal for this repository are named here, once.
+
+The context is cheap to build and the same for every path: locating the repository,
+the standard-library settings view and the layout, nothing more. The validated
+`Config` (the pydantic model, ~150 ms of imports on a cold start) loads on first use
+of `Context.config`, so the git hooks and the agent hooks run on the very context
+the other commands use, and only commands that need the model pay for it.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from journal_mem import settings
 from journal_mem.gitops import gitcore
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
-from journal_mem.schema import Config, load
 
-if TYPE_CHECKING:  # the fold's modules load only for a command that folds
+if TYPE_CHECKING:  # the fold's and the model's modules load only for a command using them
     from journal_mem.journal.entry import Entry
     from journal_mem.journal.fold import Fold
+    from journal_mem.schema import Config
 
 
-@dataclass(frozen=True)
 class Context:
-    """What nearly every command needs."""
+    """Repository, settings, layout and (on first use) config for one command."""
 
-    repo: gitcore.Repo
-    config: Config
-    layout: Layout
+    __slots__ = ("_config", "_policy", "layout", "repo", "settings")
+
+    def __init__(self, repo: gitcore.Repo, view: settings.Settings,
+                 config: Config | None = None, memory_root: str | None = None) -> None:
+        self.repo = repo
+        self.settings = view
+        self._config = config
+        self._policy: Policy | None = None
+        root = memory_root or (config.memory_root if config is not None else view.memory_root)
+        self.layout = Layout(repo, root)
+
+    @property
+    def config(self) -> Config:
+        """The validated configuration (flags > JMEM_* > file > defaults), loaded once."""
+        if self._config is None:
+            from journal_mem.schema import load  # the model: only for a command that asks
+
+            self._config = load(self.repo.main_root, self.settings.flags,
+                                state_dir=self.repo.state_dir)
+        return self._config
 
     @property
     def policy(self) -> Policy:
         """The one validation policy every command judges entries by."""
-        return Policy(entry_bytes=self.config.budget.entry_bytes,
-                      scan_secrets=self.config.guard.scan_secrets,
-                      default_topic=self.config.distill.default_topic)
+        if self._policy is None:
+            view = self.settings
+            self._policy = Policy(entry_bytes=view.whole("budget.entry_bytes"),
+                                  scan_secrets=view.switch("guard.scan_secrets"),
+                                  default_topic=str(view.get("distill.default_topic")))
+        return self._policy
+
+    @property
+    def default_agent(self) -> str:
+        """The writer of a lesson that names none."""
+        return str(self.settings.get("default_agent"))
 
     @property
     def agents(self) -> list[str]:
-        """The team's agents: those the config names and those with a folder on disk."""
-        return sorted(set(self.config.agents) | set(self.layout.agents_on_disk()))
+        """The team's agents: those the settings name and those with a folder on disk."""
+        named = self._config.agents if self._config is not None else \
+            self.settings.names("agents")
+        return sorted(set(named) | set(self.layout.agents_on_disk()))
+
+    def at_root(self, memory_root: str) -> Context:
+        """This context with the memory at another root (the guard judges a commit that
+        moves the root under both)."""
+        return Context(self.repo, self.settings, self._config, memory_root)
 
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
              agents: list[str] | None = None, report_near: bool = True) -> Fold:
@@ -50,8 +88,20 @@ class Context:
                     report_near=report_near)
 
 
+def context_of(repo: gitcore.Repo, flags: dict[str, Any] | None = None) -> Context:
+    """The context of a repository already located (cheap: no config model yet)."""
+    return Context(repo, settings.Settings(repo.main_root, flags))
+
+
+def light_context(cwd: str) -> Context:
+    """Locate the repository from `cwd`: the cheap context, for the hot paths and every
+    command alike (the config model loads when first asked for)."""
+    return context_of(gitcore.locate(cwd))
+
+
 def open_context(cwd: str, flags: dict[str, Any] | None = None) -> Context:
-    """Locate the repository from `cwd` and load the main checkout's config."""
-    repo = gitcore.locate(cwd)
-    config = load(repo.main_root, flags, state_dir=repo.state_dir)
-    return Context(repo, config, Layout(repo, config.memory_root))
+    """Locate the repository from `cwd` and load the main checkout's config now (a
+    command that reports a broken setting before it does anything)."""
+    ctx = context_of(gitcore.locate(cwd), flags)
+    ctx.config  # noqa: B018 - validated now, so a broken setting fails before any work
+    return ctx

@@ -181,7 +181,7 @@ def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
         done = file(ctx, Proposal(drafts, "hand edit", shown, gone, check_paths=False),
                     journal=journal, now=now)
     except Refused as exc:
-        raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(exc.lines),
+        raise PolicyViolation("distill refused, nothing changed:\n" + "\n".join(exc.reasons),
                               hint=HINT) from None
     out = Adopted(paths=done.paths)
     removed, out.lines = native.clear(layout, judged)

@@ -15,7 +15,6 @@ Read without pydantic: the guard runs inside `git commit`.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shlex
@@ -28,7 +27,6 @@ from journal_mem.gitops.staged import Change
 from journal_mem.journal.entry import parse
 from journal_mem.journal.files import is_entry_name
 from journal_mem.journal.secrets import scan
-from journal_mem.journal.validate import Policy as Verdicts
 from journal_mem.journal.validate import parse_valid
 from journal_mem.layout import (
     DISTILL_STATE,
@@ -36,11 +34,11 @@ from journal_mem.layout import (
     KEEP,
     MEMORY_MD,
     TOPICS,
-    Layout,
     is_native,
     root_at,
 )
 from journal_mem.names import is_name
+from journal_mem.repo import Context, light_context
 
 HEX_RE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
@@ -68,34 +66,12 @@ class Problem:
         return out
 
 
-@dataclass(frozen=True)
-class Policy:
-    """Where things are and the settings the rules need."""
-
-    repo: gitcore.Repo
-    layout: Layout
-    default_agent: str
-    append_only: bool
-    scan_secrets: bool
-    entry_bytes: int
-
-
-def load_policy(cwd: str) -> Policy:
-    """The repository and its settings, read without pydantic.
-
-    The guard runs inside `git commit`; the validated `Config` model would add
-    ~150 ms of imports. A broken config is reported by every other command.
-    """
-    repo = gitcore.locate(cwd)
-    view = settings.Settings(repo.main_root)
-    return Policy(
-        repo=repo,
-        layout=Layout(repo, view.memory_root),
-        default_agent=str(view.get("default_agent")),
-        append_only=view.switch("guard.append_only"),
-        scan_secrets=view.switch("guard.scan_secrets"),
-        entry_bytes=view.whole("budget.entry_bytes"),
-    )
+def load_policy(cwd: str) -> Context:
+    """The repository's context for the guard: the cheap one every command builds (the
+    settings view; the guard never asks for the validated `Config`, whose imports would
+    add ~150 ms inside `git commit`; a broken config is reported by every other
+    command)."""
+    return light_context(cwd)
 
 
 def classify(rel: str) -> tuple[str, str | None]:
@@ -113,16 +89,16 @@ def classify(rel: str) -> tuple[str, str | None]:
     return "unknown", agent
 
 
-def main_rules(policy: Policy, cwd: str, changes: list[Change]) -> list[Problem]:
+def main_rules(ctx: Context, cwd: str, changes: list[Change]) -> list[Problem]:
     """Apply the main checkout's rules to every staged change."""
-    verbatim = merged_verbatim(policy, cwd, changes)  # another machine's distill
+    verbatim = merged_verbatim(ctx, cwd, changes)  # another machine's distill
     ids = [c.new_blob for c in changes if c.status != "D"]
     ids += [c.old_blob for c in changes if c.status in "MDT"]
     blobs = staged.read_blobs(cwd, ids)
     problems: list[Problem] = []
     for change in changes:
-        problems += judge_main(policy, change, verbatim, blobs)
-    if merge_heads(policy.repo.git_dir):
+        problems += judge_main(ctx, change, verbatim, blobs)
+    if merge_heads(ctx.repo.git_dir):
         for problem in problems:
             if problem.rule.endswith(DISTILLER_ONLY):
                 problem.fix.insert(0, f"git checkout MERGE_HEAD -- {shlex.quote(problem.path)}"
@@ -150,7 +126,7 @@ def merge_heads(git_dir: str) -> list[str]:
     return heads
 
 
-def merged_verbatim(policy: Policy, cwd: str, changes: list[Change]) -> dict[str, str]:
+def merged_verbatim(ctx: Context, cwd: str, changes: list[Change]) -> dict[str, str]:
     """{path: staged blob} of distilled files a merge takes verbatim from the other side.
 
     The distiller's own commits run no hooks; a `git pull` of a
@@ -158,12 +134,12 @@ def merged_verbatim(policy: Policy, cwd: str, changes: list[Change]) -> dict[str
     files here. Each one that equals a MERGE_HEAD's version byte for byte (or
     is deleted there too) came from that commit, not from a hand edit.
     """
-    wanted = [c for c in changes if classify(c.path[len(policy.layout.memory_root) + 1 :])[0]
+    wanted = [c for c in changes if classify(c.path[len(ctx.layout.memory_root) + 1 :])[0]
               == "distilled" and c.status != "U"]
-    heads = merge_heads(policy.repo.git_dir) if wanted else []
+    heads = merge_heads(ctx.repo.git_dir) if wanted else []
     allowed: dict[str, str] = {}
     for head in heads:
-        theirs = staged.tree_blobs(cwd, head, policy.layout.memory_root)
+        theirs = staged.tree_blobs(cwd, head, ctx.layout.memory_root)
         for change in wanted:
             have = theirs.get(change.path)
             if (change.status == "D" and have is None) or (
@@ -172,9 +148,9 @@ def merged_verbatim(policy: Policy, cwd: str, changes: list[Change]) -> dict[str
     return allowed
 
 
-def judge_main(policy: Policy, change: Change, verbatim: dict[str, str],
+def judge_main(ctx: Context, change: Change, verbatim: dict[str, str],
                blobs: dict[str, bytes]) -> list[Problem]:
-    root = policy.layout.memory_root
+    root = ctx.layout.memory_root
     rel = change.path[len(root) + 1 :]
     kind, agent = classify(rel)
     quoted = shlex.quote(change.path)
@@ -183,17 +159,17 @@ def judge_main(policy: Policy, change: Change, verbatim: dict[str, str],
     if change.is_symlink:
         return [Problem(change.path, "symlinks are not allowed under the memory root",
                         [f"git rm --cached -q -- {quoted}",
-                         NEW_LESSON.format(agent=agent or policy.default_agent,
+                         NEW_LESSON.format(agent=agent or ctx.default_agent,
                                            topic="…")])]
     if kind == "keep":
         return []
     if kind == "entry":
         assert agent is not None
-        if change.status != "A" and policy.append_only:
+        if change.status != "A" and ctx.settings.switch("guard.append_only"):
             return [append_only(change, agent, blobs.get(change.old_blob, b""))]
         if change.status == "D":
             return []
-        return check_lesson(policy, change, agent, blobs.get(change.new_blob, b""))
+        return check_lesson(ctx, change, agent, blobs.get(change.new_blob, b""))
     if kind == "distilled":
         if verbatim.get(change.path) == change.staged_blob:
             return []
@@ -201,12 +177,12 @@ def judge_main(policy: Policy, change: Change, verbatim: dict[str, str],
     if change.status == "D":
         return []  # removing a stray file is fine; it was never memory
     if is_native(rel):
-        return native_file(policy, change, blobs.get(change.new_blob, b""))
+        return native_file(ctx, change, blobs.get(change.new_blob, b""))
     rule = ("not a journal entry (<agent>/journal/YYYY-MM-DD-….md), a distilled file or a "
             ".gitkeep: nothing else belongs under the memory root")
     return [Problem(change.path, rule, [
         f"git rm --cached -q -- {quoted}   (and move the file out of {root}/)",
-        NEW_LESSON.format(agent=agent or policy.default_agent, topic="…")
+        NEW_LESSON.format(agent=agent or ctx.default_agent, topic="…")
         + "   (if it is a lesson)",
     ])]
 
@@ -248,11 +224,11 @@ def distilled(change: Change, rel: str, agent: str | None) -> Problem:
     return Problem(change.path, rule, fix)
 
 
-def native_file(policy: Policy, change: Change, data: bytes) -> list[Problem]:
+def native_file(ctx: Context, change: Change, data: bytes) -> list[Problem]:
     """A memory file the client wrote itself (Claude Code's `memory: project`): it is
     memory, committed as it is; the next distill files it in the journal and takes it
     out of the memory folder. Only a secret in it is refused."""
-    if not policy.scan_secrets:
+    if not ctx.policy.scan_secrets:
         return []
     found = scan(data.decode("utf-8", "replace"))
     if not found:
@@ -265,7 +241,7 @@ def native_file(policy: Policy, change: Change, data: bytes) -> list[Problem]:
                      f"{quoted}"], [f.describe() for f in found])]
 
 
-def check_lesson(policy: Policy, change: Change, agent: str, data: bytes) -> list[Problem]:
+def check_lesson(ctx: Context, change: Change, agent: str, data: bytes) -> list[Problem]:
     """A new lesson: valid entry, no conflict markers, no secrets."""
     quoted = shlex.quote(change.path)
     again = f"git add -- {quoted}"
@@ -275,7 +251,7 @@ def check_lesson(policy: Policy, change: Change, agent: str, data: bytes) -> lis
                                 [f"resolve the conflict in the file, then {again}"]))
     secrets: list[str] = []
     try:
-        parse_valid(data, Verdicts(policy.entry_bytes, policy.scan_secrets), filename=change.path,
+        parse_valid(data, ctx.policy, filename=change.path,
                     folder_agent=agent)
     except InvalidEntry as exc:
         secrets = [p.removeprefix("secret: ") for p in exc.problems if p.startswith("secret: ")]
@@ -305,31 +281,31 @@ def judge(cwd: str, hook: str) -> tuple[int, list[str]]:
     a commit that moves it is refused unless JMEM_ALLOW_ROOT_MOVE=1, and then
     both roots are judged.
     """
-    policy = load_policy(cwd)
-    staged_root = root_at(cwd, "") or policy.layout.memory_root
+    ctx = load_policy(cwd)
+    staged_root = root_at(cwd, "") or ctx.layout.memory_root
     head_root = root_at(cwd, "HEAD") if gitcore.has_head(cwd) else None
     head_root = head_root or staged_root  # no config committed yet: nothing moves
     rules = []
     if head_root != staged_root and not settings.env_flag(ROOT_MOVE_ENV):
         rules.append(root_moved(head_root, staged_root))
     for root in dict.fromkeys([head_root, staged_root]):
-        rules += judge_root(dataclasses.replace(policy, layout=Layout(policy.repo, root)), cwd)
+        rules += judge_root(ctx.at_root(root), cwd)
     if not rules:
         return OK, []
     return REFUSED, render(hook, head_root, rules)
 
 
-def judge_root(policy: Policy, cwd: str) -> list[Problem]:
-    """Every problem of the staged changes under `policy`'s memory root and above it."""
-    root = policy.layout.memory_root
-    ancestors = policy.layout.ancestors()
+def judge_root(ctx: Context, cwd: str) -> list[Problem]:
+    """Every problem of the staged changes under `ctx`'s memory root and above it."""
+    root = ctx.layout.memory_root
+    ancestors = ctx.layout.ancestors()
     # one call covers the root and the folders above it (`.claude`)
     every = staged.changes(cwd, ancestors[0] if ancestors else root)
     changes = [c for c in every if c.path == root or c.path.startswith(root + "/")]
     rules = [above_root(c) for c in every if c.path in ancestors and c.status != "D"]
     if changes:
-        rules += (main_rules(policy, cwd, changes) if policy.repo.is_main
-                  else worktree_rules(policy, changes))
+        rules += (main_rules(ctx, cwd, changes) if ctx.repo.is_main
+                  else worktree_rules(ctx, changes))
     return rules
 
 
@@ -371,10 +347,10 @@ def render(hook: str, root: str, problems: list[Problem]) -> list[str]:
 # --- linked worktree ----------------------------------------------------------
 
 
-def worktree_rules(policy: Policy, changes: list[Change]) -> list[Problem]:
+def worktree_rules(ctx: Context, changes: list[Change]) -> list[Problem]:
     """Refuse every staged memory change that differs from the main checkout's HEAD."""
-    main = policy.repo.main_root
-    root = policy.layout.memory_root
+    main = ctx.repo.main_root
+    root = ctx.layout.memory_root
     theirs = staged.tree_blobs(main, "HEAD", root) if gitcore.has_head(main) else {}
     problems = []
     for change in changes:

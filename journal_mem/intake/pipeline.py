@@ -63,7 +63,7 @@ class Refused(PolicyViolation):
     def __init__(self, way: str, lines: list[str]) -> None:
         super().__init__(f"{way} refused, nothing written:\n" + "\n".join(lines),
                          hint="fix what each line names, then try again")
-        self.lines = lines
+        self.reasons = lines
 
 
 @dataclass(frozen=True)

@@ -258,11 +258,9 @@ def fast_main(args: list[str]) -> int | None:
             words.append(arg)
     if not words:
         return None
-    from journal_mem import settings
-    from journal_mem.gitops import gitcore
+    from journal_mem.repo import light_context
 
-    repo = gitcore.locate(os.getcwd())
-    layout = Layout(repo, settings.Settings(repo.main_root).memory_root)
+    layout = light_context(os.getcwd()).layout
     hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())
     if hits is None:
         return None

@@ -18,7 +18,7 @@ from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.layout import KEEP, Layout
 from journal_mem.names import NAME_PATTERN, is_name
 from journal_mem.repo import open_context
-from journal_mem.schema import load, render_file
+from journal_mem.schema import render_file
 from journal_mem.settings import CONFIG_FILE
 from journal_mem.setup import ci as ciflow
 from journal_mem.setup import ci as cisource
@@ -74,13 +74,13 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         report.notes.append(f"running in a linked worktree: set up the main checkout {root}")
     branch = gitcore.current_branch(root)
     source = ci_source(root, ci, ci_install)  # before anything is written: it may refuse
-    layout = Layout(repo, load(root).memory_root)
+    layout = open_context(cwd).layout
     refuse_symlinks(layout, "init")
     refuse_ignored(layout, sorted(set(agents) | set(layout.agents_on_disk())), "init",
                    extra=[CONFIG_FILE])
     _create(os.path.join(root, CONFIG_FILE), render_file(branch, agents), report, root)
-    config = load(root)
-    layout = Layout(repo, config.memory_root)
+    ctx = open_context(cwd)  # the config just written
+    config, layout = ctx.config, ctx.layout
     os.makedirs(layout.main_memory, exist_ok=True)
     if not agents and not layout.agents_on_disk():
         _create(os.path.join(layout.main_memory, KEEP), "", report, root)
@@ -203,8 +203,8 @@ def init_claude(repo: gitcore.Repo, report: InitReport, *, hooks: bool,
 
 
     root = repo.main_root
-    config = load(root)
-    layout = Layout(repo, config.memory_root)
+    ctx = open_context(root)
+    config, layout = ctx.config, ctx.layout
     if githooks:
         with_memory = sorted({*layout.agents_on_disk(), *config.agents, *agents})
         report.done += claude_settings.merge_settings(root, with_memory)

@@ -39,30 +39,11 @@ TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
     from journal_mem.journal.validate import Policy
     from journal_mem.layout import Layout
+    from journal_mem.repo import Context
 
 WAIT = 3.0  # seconds a start hook waits for the session's lock (a live hook holding it)
 LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
 PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
-
-
-class HookSettings:
-    """The few settings the hooks need, from the one settings view."""
-
-    __slots__ = ("agents", "default_agent", "memory_root", "policy", "remind", "wake")
-
-    def __init__(self, root: str) -> None:
-        from journal_mem.journal.validate import Policy
-
-        view = settings.Settings(root)
-        self.memory_root = view.memory_root
-        self.default_agent = str(view.get("default_agent"))
-        self.agents = view.names("agents")
-        self.wake = view.switch("hooks.wake")
-        self.remind = view.switch("hooks.remind")
-        # the policy distill judges entries by: the pack shows what it will fold
-        self.policy = Policy(entry_bytes=view.whole("budget.entry_bytes"),
-                             scan_secrets=view.switch("guard.scan_secrets"),
-                             default_topic=str(view.get("distill.default_topic")))
 
 
 class _Running:
@@ -149,14 +130,14 @@ def wake_hook(data: bytes, agent: str | None = None,
             return 0
         with claim:  # the session's lock: no other hook delivers the same change
             return _live(payload, event, claim.path, claim.state, max_chars)
-    layout, conf, name = _target(payload, agent)
-    if not conf.wake:
+    ctx, name = _target(payload, agent)
+    if not ctx.settings.switch("hooks.wake"):
         return _off("wake-up is off (hooks.wake = false): memory not loaded")
     if agent is None and protocol.is_fork(payload):
-        return _fork_start(layout, payload, event)
-    known = has_memory(layout, name, conf)
+        return _fork_start(ctx.layout, payload, event)
+    known = has_memory(ctx, name)
 
-    text = session_start(layout, conf.policy, payload, name, event, max_chars, known)
+    text = session_start(ctx.layout, ctx.policy, payload, name, event, max_chars, known)
     if text:
         _say(event, text)
     elif not known:  # a built-in or plugin agent, a main session without memory
@@ -178,18 +159,18 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
         return 0
     if event == "SubagentStop" and not protocol.text_field(payload, "agent_type"):
         return 0  # the client's own helpers (a compaction's), not an agent
-    layout, conf, name = _target(payload, agent)
-    if not conf.remind:
+    ctx, name = _target(payload, agent)
+    if not ctx.settings.switch("hooks.remind"):
         return _off("reminder is off (hooks.remind = false)")
     if agent is None and protocol.is_fork(payload):
         from journal_mem.wake import fork
 
-        name = fork.agent_of(layout.state_dir, payload) or name
-    if not has_memory(layout, name, conf):
+        name = fork.agent_of(ctx.layout.state_dir, payload) or name
+    if not has_memory(ctx, name):
         return 0
     from journal_mem.wake.remind import decide
 
-    why = decide(layout, conf.policy, name, payload)
+    why = decide(ctx.layout, ctx.policy, name, payload)
     if why:
         _say(event, why)
     return 0
@@ -211,15 +192,15 @@ def _live(payload: dict[str, object], event: str, path: str, state: dict[str, ob
     """A running session's memory changed: bring it what it lacks."""
 
     agent = state.get("agent")
-    layout, conf, name = _target(payload, agent if isinstance(agent, str) else None)
-    return live(layout, conf.policy, payload, event, path, state, name, max_chars)
+    ctx, name = _target(payload, agent if isinstance(agent, str) else None)
+    return live(ctx.layout, ctx.policy, payload, event, path, state, name, max_chars)
 
 
-def has_memory(layout: Layout, agent: str, conf: HookSettings) -> bool:
+def has_memory(ctx: Context, agent: str) -> bool:
     """True when `agent` has memory (a folder under the memory root, or named in `agents`)."""
     from journal_mem.names import is_name
 
-    return is_name(agent) and (agent in conf.agents or agent in layout.agents_on_disk())
+    return is_name(agent) and agent in ctx.agents
 
 
 def _options(rest: list[str]) -> dict[str, str] | None:
@@ -238,25 +219,22 @@ def _cwd(payload: dict[str, object]) -> str:
     return cwd if cwd and os.path.isdir(cwd) else os.getcwd()
 
 
-def _target(payload: dict[str, object],
-            agent: str | None) -> tuple[Layout, HookSettings, str]:
-    """The memory layout, settings and agent a hook works for."""
-    from journal_mem.gitops import gitcore
-    from journal_mem.layout import Layout
+def _target(payload: dict[str, object], agent: str | None) -> tuple[Context, str]:
+    """The repository's context and the agent a hook works for."""
+    from journal_mem.repo import light_context
 
-    repo = gitcore.locate(_cwd(payload))
-    conf = HookSettings(repo.main_root)
-    return Layout(repo, conf.memory_root), conf, _agent(payload, agent, conf)
+    ctx = light_context(_cwd(payload))
+    return ctx, _agent(payload, agent, ctx)
 
 
-def _agent(payload: dict[str, object], agent: str | None, conf: HookSettings) -> str:
+def _agent(payload: dict[str, object], agent: str | None, ctx: Context) -> str:
     """--agent, else the (sub)agent's name, else JMEM_AGENT, else default_agent.
 
     An agent of journal-mem's own plugin is `journal-mem:NAME`: its memory is NAME's.
     """
     name = agent or protocol.text_field(payload, "agent_type")
     name = name.removeprefix(PLUGIN_PREFIX)
-    return settings.agent_name(name, conf.default_agent)
+    return settings.agent_name(name, ctx.default_agent)
 
 
 def _say(event: str, text: str) -> None:
