@@ -275,3 +275,32 @@ def test_the_configuration_page_shows_every_setting_with_its_real_default() -> N
             dotted = f"{key}.{sub}" if sub else key
             env = settings.env_name(key, sub) if sub else settings.env_name("", key)
             assert f"| `{dotted}` | `{env}` |" in page, f"{dotted} ({env}) missing from the table"
+
+
+MODULE_NAME = re.compile(r"`([\w/.-]+\.py)`")
+
+
+def test_docstrings_and_comments_name_only_modules_that_exist() -> None:
+    """A `pkg/module.py` (or a bare `module.py`) named in the package is a file of it."""
+    package = REPO_ROOT / "journal_mem"
+    files = {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    names = {p.name for p in package.rglob("*.py")}
+    wrong = []
+    for path in sorted(package.rglob("*.py")):
+        for match in MODULE_NAME.finditer(path.read_text(encoding="utf-8")):
+            ref = match.group(1)
+            if ref in files or ("/" not in ref and ref in names) or (REPO_ROOT / ref).exists():
+                continue
+            wrong.append(f"{path.relative_to(REPO_ROOT)}: `{ref}`")
+    assert not wrong, "no such module:\n" + "\n".join(wrong)
+
+
+def test_the_docs_start_page_groups_every_page() -> None:
+    start = REPO_ROOT / "docs" / "README.md"
+    text = start.read_text(encoding="utf-8")
+    for group in ("## Tutorial", "## How-to guides", "## Reference", "## Explanation"):
+        assert group in text, group
+    linked = {(start.parent / t.partition("#")[0]).resolve() for t in links(start)
+              if not EXTERNAL.match(t) and t.partition("#")[0]}
+    missing = [p.name for p in doc_pages() if p != start and p.resolve() not in linked]
+    assert not missing, "link these pages from docs/README.md: " + ", ".join(missing)

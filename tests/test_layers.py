@@ -209,3 +209,23 @@ def test_hot_modules_import_only_the_standard_library_at_top_level(
             if module.startswith("journal_mem.") and short in known:
                 roots = {m.split(".")[0] for m in imported(known[short], top_level_only=True)}
                 assert not roots & THIRD_PARTY, short
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    """One class per concept: two classes of one name are two copies of an idea."""
+    seen: dict[str, list[str]] = {}
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                seen.setdefault(node.name, []).append(name)
+    twice = {k: v for k, v in seen.items() if len(v) > 1}
+    assert not twice, twice
+
+
+def test_the_layout_is_built_in_the_composition_root_only() -> None:
+    """Every feature gets its layout from `repo.Context` (the one cheap context)."""
+    built = sorted(name for name, path in modules().items()
+                   for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                   and node.func.id == "Layout")
+    assert built == ["repo"], built

@@ -52,7 +52,7 @@ _HEADING_RE = re.compile(r"^#+\s*")
 
 
 @dataclass(frozen=True)
-class Source:
+class CheckoutFile:
     """One memory path of a checkout, as it is now."""
 
     path: str  # repo-relative
@@ -91,7 +91,7 @@ def kind_of(rel: str) -> tuple[str, str | None]:
     return "other", agent
 
 
-def source_at(ctx: Context, path: str) -> Source:
+def source_at(ctx: Context, path: str) -> CheckoutFile:
     """The memory file at repo-relative `path` of the checkout `ctx` was opened in."""
     top, root = ctx.repo.worktree_root, ctx.layout.memory_root
     full = os.path.join(top, path)
@@ -100,7 +100,7 @@ def source_at(ctx: Context, path: str) -> Source:
         with open(full, "rb") as fh:
             data = fh.read()
     in_head = gitcore.has_head(top) and path in staged.tree_blobs(top, "HEAD", path)
-    return Source(path, path[len(root) + 1:], data, in_head)
+    return CheckoutFile(path, path[len(root) + 1:], data, in_head)
 
 
 def symlink_in(top: str, path: str) -> str | None:
@@ -115,7 +115,7 @@ def symlink_in(top: str, path: str) -> str | None:
     return None
 
 
-def file_source(ctx: Context, source: Source) -> Filing:
+def file_source(ctx: Context, source: CheckoutFile) -> Filing:
     """File what `source` holds through the intake, then put the checkout's copy back;
     `Filing.failed` says why it stayed where it was."""
     out = Filing(source.path)
@@ -156,7 +156,7 @@ def file_source(ctx: Context, source: Source) -> Filing:
     return out
 
 
-def _read(ctx: Context, source: Source, kind: str, agent: str | None,
+def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
           text: str) -> tuple[Proposal, str]:
     """The proposal a file amounts to, and how to say what was done with it."""
     branch = gitcore.current_branch(ctx.repo.worktree_root) or "detached HEAD"
@@ -211,7 +211,7 @@ def _filed(ctx: Context, journal: Journal) -> set[str]:
     return native.adopted_paths(ctx.layout, [e.source or "" for _, e in journal.entries])
 
 
-def _base(ctx: Context, source: Source) -> str:
+def _base(ctx: Context, source: CheckoutFile) -> str:
     """What the distiller wrote at this path, as the checkout had it: the main checkout's
     recorded or committed version; a worktree's HEAD version ("" when unknown: the
     edit is then compared with the live facts)."""
@@ -220,7 +220,7 @@ def _base(ctx: Context, source: Source) -> str:
     return _head_text(ctx, source)
 
 
-def _head_text(ctx: Context, source: Source) -> str:
+def _head_text(ctx: Context, source: CheckoutFile) -> str:
     if not source.in_head:
         return ""
     data = gitcore.run(["show", f"HEAD:{source.path}"], ctx.repo.worktree_root,
@@ -260,7 +260,7 @@ def _line_draft(agent: str, line: str, source: str) -> Draft:
                  where=source)
 
 
-def restore(ctx: Context, source: Source) -> None:
+def restore(ctx: Context, source: CheckoutFile) -> None:
     """Put the checkout's copy back to HEAD and unstage it (a new file is removed)."""
     top = ctx.repo.worktree_root
     if source.in_head:

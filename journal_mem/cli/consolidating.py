@@ -53,7 +53,7 @@ def consolidate(click_ctx: click.Context, agent: str | None, command: str | None
         emit(plan.as_json(), plan.lines(), as_json)
         return errors.OK
     if not plan.items:  # nothing to settle: no proposer runs
-        emit(propose.Outcome().as_json(), plan.lines(), as_json)
+        emit(propose.Judgement().as_json(), plan.lines(), as_json)
         return errors.OK
     command = command or ctx.config.consolidate.command
     if not command.strip():

@@ -4,6 +4,7 @@ rescue a worktree's edits, report status, merge journal files."""
 from __future__ import annotations
 
 import os
+import textwrap
 from typing import Any
 
 import click
@@ -86,10 +87,18 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     for line in report.done or ([] if report.refused else [idle]):
         click.echo(line)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(short_lines(f"note: {note}"), err=True)
     for line in report.refused:
         click.echo(line, err=True)
     return errors.REFUSED if report.refused else errors.OK
+
+
+def short_lines(text: str, width: int = 88) -> str:
+    """A note as short lines: its prose wrapped at `width`; each line after a newline (a
+    command to copy) kept whole, indented."""
+    first, *rest = text.split("\n")
+    out = textwrap.wrap(first, width, break_long_words=False, break_on_hyphens=False) or [""]
+    return "\n".join([out[0], *(f"  {line}" for line in [*out[1:], *rest])])
 
 
 def _refuse_with_from_file(given: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ class ProposerFailed(JournalMemError):
 
 
 @dataclass
-class Outcome:
+class Judgement:
     """What became of each proposal."""
 
     written: list[tuple[str, Entry]] = field(default_factory=list)  # (path or "", entry)
@@ -127,9 +127,9 @@ def _candidates(text: str) -> list[str]:
     return out
 
 
-def judge(ctx: Context, plan: Plan, proposals: list[Any], source: str) -> Outcome:
+def judge(ctx: Context, plan: Plan, proposals: list[Any], source: str) -> Judgement:
     """Each proposal as an entry of `curator`, or refused with why; none is written."""
-    outcome = Outcome()
+    outcome = Judgement()
     claimed: dict[str, int] = {}  # key -> proposal that already cites it
     for number, proposal in enumerate(proposals, 1):
         try:
@@ -246,7 +246,7 @@ def source_of(command: str) -> str:
     return f"jmem consolidate --propose {line!r}"
 
 
-def write_all(ctx: Context, outcome: Outcome) -> None:
+def write_all(ctx: Context, outcome: Judgement) -> None:
     """File every accepted entry in the main journal (exclusive, atomic writes)."""
     written = []
     for _, entry in outcome.written:

@@ -9,7 +9,7 @@ imported or adopted, never overwritten):
   `jmem import memory` does (idempotent: facts already imported are skipped);
 * a hand edit of a distilled file — the generated header, but neither the
   blob this machine last wrote nor HEAD's: the diff against what the
-  distiller wrote becomes lessons (`model/handedit.py`).
+  distiller wrote becomes lessons (`distill/handedit.py`).
 
 A hand edit that deletes too much, one whose distilled original cannot be
 read, or a fact that cannot become a valid lesson refuses the distill with

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from journal_mem.capture.filing import Source, file_source, kind_of
+from journal_mem.capture.filing import CheckoutFile, file_source, kind_of
 from journal_mem.errors import JournalMemError, PolicyViolation
 from journal_mem.gitops import gitcore, staged
 from journal_mem.journal.ignored import refuse_ignored
@@ -63,7 +63,7 @@ def rescue(cwd: str) -> RescueReport:
     return report
 
 
-def _sources(ctx: Context) -> list[Source]:
+def _sources(ctx: Context) -> list[CheckoutFile]:
     """Every path under the memory root that differs from HEAD (index, work tree, untracked)."""
     top, root = ctx.repo.worktree_root, ctx.layout.memory_root
     has_head = gitcore.has_head(top)
@@ -83,5 +83,5 @@ def _sources(ctx: Context) -> list[Source]:
                 data = fh.read()
         elif path in index and index[path].status != "D":
             data = blobs.get(index[path].new_blob)
-        sources.append(Source(path, path[len(root) + 1 :], data, path in head))
+        sources.append(CheckoutFile(path, path[len(root) + 1 :], data, path in head))
     return sources

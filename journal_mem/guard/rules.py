@@ -66,14 +66,6 @@ class Problem:
         return out
 
 
-def load_policy(cwd: str) -> Context:
-    """The repository's context for the guard: the cheap one every command builds (the
-    settings view; the guard never asks for the validated `Config`, whose imports would
-    add ~150 ms inside `git commit`; a broken config is reported by every other
-    command)."""
-    return light_context(cwd)
-
-
 def classify(rel: str) -> tuple[str, str | None]:
     """Kind of a path relative to the memory root, and the agent folder it is in."""
     parts = rel.split("/")
@@ -281,7 +273,7 @@ def judge(cwd: str, hook: str) -> tuple[int, list[str]]:
     a commit that moves it is refused unless JMEM_ALLOW_ROOT_MOVE=1, and then
     both roots are judged.
     """
-    ctx = load_policy(cwd)
+    ctx = light_context(cwd)  # the Config model would add ~150 ms inside `git commit`
     staged_root = root_at(cwd, "") or ctx.layout.memory_root
     head_root = root_at(cwd, "HEAD") if gitcore.has_head(cwd) else None
     head_root = head_root or staged_root  # no config committed yet: nothing moves

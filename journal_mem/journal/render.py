@@ -2,7 +2,7 @@
 
 See docs/DESIGN.md, "Distilled files".
 
-Per agent: the topic files (`render_topics.py`: each fact in at most three
+Per agent: the topic files (`render_topic`: each fact in at most three
 lines, best-ranked first; a fact with no room is evicted, and the topic file,
 `MEMORY.md`'s last line, the distill report and `jmem status` count it). `MEMORY.md` holds
 a short header, the principles, then one line per fact grouped by topic,

@@ -33,7 +33,7 @@ _STOP = frozenset(
 )
 
 
-class Lesson(Protocol):
+class Comparable(Protocol):
     """What is compared: an `Entry` or a `Fact` has these."""
 
     @property
@@ -44,7 +44,7 @@ class Lesson(Protocol):
     def topic(self) -> str: ...
 
 
-class Dated(Lesson, Protocol):
+class Dated(Comparable, Protocol):
     """A live fact: its key, date, holders and entry path (`<writer>/journal/…`)."""
 
     @property
@@ -71,7 +71,7 @@ def stems(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(text.lower()) if len(w) > 1} - _STOP
 
 
-def similarity(new: Lesson, old: Lesson) -> float:
+def similarity(new: Comparable, old: Comparable) -> float:
     """0..1: cosine of the stem sets (title words twice) plus the same-topic bonus."""
     new_title, old_title = stems(new.title), stems(old.title)
     a = new_title | stems(new.body)

@@ -1,6 +1,6 @@
 """`jmem recall`: ranked live facts for a question, from an SQLite FTS5 index.
 
-The index of the live facts (`store/recall_index.py`) is brought up to date
+The index of the live facts (`recall/index.py`) is brought up to date
 first when its cheap signature changed, so retracted, superseded and expired
 facts are never returned.
 

@@ -97,4 +97,4 @@ def init_client(root: str, client: str) -> tuple[list[str], list[str]]:
 def mcp_notes() -> list[str]:
     """How to register the MCP server in each client."""
     return ["any MCP client can reach this memory through `jmem mcp` (stdio, run in the "
-            "checkout): " + "; ".join(f"{name}: {how}" for name, how in MCP_REGISTER.items())]
+            "checkout):\n" + "\n".join(f"{name}: {how}" for name, how in MCP_REGISTER.items())]

@@ -158,7 +158,7 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
 
 
 def ci_source(root: str, provider: str | None, install: str | None) -> Source | None:
-    """How the CI job installs jmem (`cisource.py`); None when no workflow will be written."""
+    """How the CI job installs jmem (`setup/ci.py`); None when no workflow will be written."""
 
     if not provider:
         return None
@@ -172,7 +172,7 @@ def ci_source(root: str, provider: str | None, install: str | None) -> Source | 
 
 def init_ci(root: str, provider: str, source: Source | None, branch: str, memory_root: str,
             report: InitReport, curator: bool = False) -> None:
-    """Write the CI workflow (`ciflow.py`) unless one exists."""
+    """Write the CI workflow (`setup/ci.py`) unless one exists."""
 
     if source is None:
         report.notes.append(f"kept the existing {ciflow.WORKFLOW} (not rewritten)")

@@ -130,7 +130,7 @@ def test_deleting_another_agents_line_drops_that_holder_only(
 @pytest.mark.parametrize("way", sorted(WAYS))
 def test_a_write_leaving_out_most_lines_is_refused_and_nothing_is_lost(
         repo: Path, tmp_path: Path, way: str) -> None:
-    shared, one, _ = _team(repo)
+    _, one, _ = _team(repo)
     rel = MEM / "api" / "MEMORY.md"
     text = (repo / rel).read_text()
     kept = [x for x in text.splitlines() if "[" not in x or f"[{one}]" in x]
