@@ -5,8 +5,10 @@ A repository with agent `reviewer` (`memory: project`, set up by `jmem init
 --claude-agent reviewer`, which also writes the hooks into `.claude/settings.json`)
 and a linked worktree. In the worktree a session delegates to the reviewer, whose
 model (the fake API) answers with a Write tool call of a Claude Code memory file
-into the worktree's `.claude/agent-memory/reviewer/`, as Claude Code's own prompt
-tells it to. The PostToolUse hook files it: before the session ends, the lesson is in
+into the worktree's `.claude/agent-memory/reviewer/` and, in the same batch, a Write
+of its `MEMORY.md` index with the file's line, as Claude Code's own prompt tells it
+to. The PostToolUse hook files both: the memory file is one lesson, and its index
+line is that file's line, never a fact of its own. before the session ends, the lesson is in
 the main checkout's journal, the worktree holds no memory change, and the model was
 told where its memory went. A next session's reviewer gets the fact exactly once.
 """
@@ -32,6 +34,10 @@ MEMORY_FILE = ("---\nname: retry-budget\ndescription: Retries share one budget o
                f"request ({MARK})\nmetadata:\n  type: feedback\n---\n\nEvery outbound call "
                "shares one retry budget of three.\n\n**Why:** nested retries multiplied to "
                "27 calls.\n\n**How to apply:** pass the budget down, never start a new one.\n")
+
+
+INDEX = (f"# Memory\n\n- [Retries share one budget ({MARK})](feedback_retry_budget.md) — "
+         "nested retries multiplied to 27 calls\n")
 
 
 def _is_subagent(request: dict[str, Any]) -> bool:
@@ -79,7 +85,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     with FakeApi() as api:
         api.delegate("DELEGATE", "reviewer", prompt="Review, then MEMWRITE what you learned.")
-        api.calls["MEMWRITE"] = ("Write", {"file_path": str(target), "content": MEMORY_FILE})
+        api.parallel("MEMWRITE", ("Write", {"file_path": str(target), "content": MEMORY_FILE}),
+                     ("Write", {"file_path": str(target.parent / "MEMORY.md"),
+                                "content": INDEX}))
         out["first"] = claude(api, "please DELEGATE")
         out["journal_after_first"] = _journal_texts(main)
         out["wt_status"] = git(wt, "status", "--porcelain").stdout
@@ -110,6 +118,9 @@ def test_the_lesson_is_in_the_main_journal_and_the_worktree_is_clean(
     assert "Every outbound call shares one retry budget of three." in filed[0]
     assert world["wt_status"] == ""
     assert not world["target"].exists()
+    # the index line Claude Code wrote for the file is the file's line, not a second fact
+    assert not [t for t in world["journal_after_first"] if "feedback_retry_budget.md)" in t]
+    assert not [t for t in world["journal_after_first"] if "\\[" in t]
 
 
 def test_the_model_was_told_where_its_memory_went(world: dict[str, Any]) -> None:

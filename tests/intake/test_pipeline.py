@@ -54,3 +54,28 @@ def test_file_creates_each_entry_once(tmp_path: Path) -> None:
     bad = file(ctx, Proposal([Draft(agent="api", topic="Not A Name", title="x")], "import",
                              strict=False))
     assert bad.paths == [] and "topic" in bad.invalid[0]
+
+
+def test_a_lesson_knowing_more_than_the_limit_is_refused_clearly(tmp_path: Path) -> None:
+    """`knew` is bounded: a write correcting more keys than readers accept is refused with
+    the fix, never written as an entry every reader would reject."""
+    from helpers import jmem, journal_files, make_repo
+
+    from journal_mem.journal.entry import MAX_KNEW
+
+    main = make_repo(tmp_path / "main")
+    assert jmem(main, "init", "--agent", "api", "--no-git-hooks", "--no-claude").returncode == 0
+    folder = main / ".claude" / "agent-memory" / "api" / "journal"
+    for n in range(MAX_KNEW + 1):
+        (folder / f"2026-09-01-fact-{n}.md").write_text(
+            f"---\nagent: api\ncreated: 2026-09-01T00:00:00+00:00\ntopic: db\nkey: k{n}\n---\n\n"
+            f"# Fact {n}\n")
+    before = len(journal_files(main, "api"))
+    args = [a for n in range(MAX_KNEW + 1) for a in ("--supersedes", f"k{n}")]
+    proc = jmem(main, "write", "--agent", "api", "--topic", "db", "--title", "All at once",
+                *args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{MAX_KNEW + 1} facts at once; at most {MAX_KNEW}" in proc.stderr
+    assert "split it" in proc.stderr
+    assert len(journal_files(main, "api")) == before
+    assert jmem(main, "check").returncode == 0
