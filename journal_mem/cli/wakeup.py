@@ -113,7 +113,7 @@ def codex_trust(click_ctx: click.Context) -> int:
     value is named on stderr (edit it by hand), with exit 1.
     """
     from journal_mem.gitops import gitcore
-    from journal_mem.wake import client_files
+    from journal_mem.setup import client_files
 
     root = gitcore.locate(cwd(click_ctx)).worktree_root
     missing = client_files.missing_hooks(root, client_files.CODEX)

@@ -3,7 +3,7 @@ reads, Codex's and Gemini CLI's hook files, and how to register `jmem mcp`.
 
 The `AGENTS.md` block sits between two marker comments and is replaced in place
 (`loop.pack.replace_block`): every other byte of the file stays, and a second `init`
-writes nothing. Codex and Gemini CLI get the hooks of `wake/client_files.py`; Codex
+writes nothing. Codex and Gemini CLI get the hooks of `setup/client_files.py`; Codex
 then needs its user's trust, which jmem prints and never grants (`jmem codex-trust`).
 """
 
@@ -14,7 +14,7 @@ import os
 from journal_mem.fsutil import replace_atomic
 from journal_mem.loop.pack import replace_block
 from journal_mem.resources import fill
-from journal_mem.wake import client_files
+from journal_mem.setup import client_files
 
 AGENTS_MD = "AGENTS.md"
 BEGIN = "<!-- journal-mem begin (written by `jmem init`; edit outside these markers) -->"

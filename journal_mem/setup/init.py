@@ -22,10 +22,11 @@ from journal_mem.schema import render_file
 from journal_mem.settings import CONFIG_FILE
 from journal_mem.setup import ci as ciflow
 from journal_mem.setup import ci as cisource
+from journal_mem.setup import claude_files as claude_settings
 from journal_mem.setup import clients as client_setup
 from journal_mem.setup import githooks
 from journal_mem.setup.gitattributes import FILE, eol_rule, merge_lines
-from journal_mem.wake import claude_files as claude_settings
+from journal_mem.wake.claude_files import AGENTS
 
 if TYPE_CHECKING:
     from journal_mem.setup.ci import Source
@@ -216,7 +217,7 @@ def init_claude(repo: gitcore.Repo, report: InitReport, *, hooks: bool,
         path = claude_settings.write_agent(root, name)
         if path is None:
             report.notes.append(
-                f"kept the existing {claude_settings.AGENTS}/{name}.md (not rewritten)")
+                f"kept the existing {AGENTS}/{name}.md (not rewritten)")
         else:
             report.done.append(f"created {os.path.relpath(path, root)}")
         _create(os.path.join(layout.journal_dir(name), KEEP), "", report, root)

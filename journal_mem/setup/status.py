@@ -21,9 +21,10 @@ from journal_mem.journal.lock import held_by
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.loop import hooklog
 from journal_mem.repo import Context, open_context
-from journal_mem.setup import githooks
+from journal_mem.setup import client_files, githooks
+from journal_mem.setup.claude_files import PATH_HINT
 from journal_mem.wake import claude_files as claude_settings
-from journal_mem.wake import client_files, sessions
+from journal_mem.wake import sessions
 
 
 def collect(cwd: str) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def _claude_warnings(ch: dict[str, Any]) -> list[str]:
     if not ch["jmem_on_path"]:
         out.append("warning: `jmem` is not on PATH: the hooks in .claude/settings.json cannot "
                    "run (Claude Code shows a hook error, status 127, and every session goes "
-                   f"on without memory); {claude_settings.PATH_HINT}, or install the Claude "
+                   f"on without memory); {PATH_HINT}, or install the Claude "
                    "Code plugin (jmem claude-plugin says how)")
     if ch["worktree_missing"]:
         out.append(f"warning: this worktree's .claude/settings.json lacks "

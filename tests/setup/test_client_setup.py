@@ -1,5 +1,5 @@
 """`jmem init` for the other clients: the AGENTS.md block, Codex's and Gemini CLI's hook
-files, `jmem codex-trust` (setup/clients.py, wake/client_files.py)."""
+files, `jmem codex-trust` (setup/clients.py, setup/client_files.py)."""
 
 from __future__ import annotations
 
