@@ -184,7 +184,8 @@ def _problems(proposal: Proposal, drafts: list[Draft], now: dt.datetime,
         try:
             to_entry(d, now, policy)
         except InvalidEntry as exc:
-            single += [f"{where}: cannot become a lesson: {p}" for p in exc.problems]
+            said = "cannot become a lesson: " if proposal.strict else ""
+            single += [f"{where}: {said}{p}" for p in exc.problems]
             bad.add(i)
     return whole, single, bad
 
