@@ -78,3 +78,6 @@ def default_key(title: str) -> str:
     if not prefix:
         return "k-" + digest[: KEY_HASH_CHARS + 3]
     return f"{prefix}-{digest[:KEY_HASH_CHARS]}"
+
+
+LESSON_TYPES = ("principle", "semantic", "procedural", "episodic", "reflective")  # a lesson's type

@@ -26,6 +26,7 @@ from hotpaths import loaded
 
 PACKAGE = REPO_ROOT / "journal_mem"
 RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "progress": 0, "resources": 0,
+        "options": 0,
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
 FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",

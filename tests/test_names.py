@@ -23,3 +23,10 @@ def test_each_context_name_holds_one_type() -> None:
             if (named and kind != named) or (owner and node.arg != owner):
                 wrong.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}: {node.arg}: {kind}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_lesson_types_are_named_once() -> None:
+    from journal_mem.journal.entry import TYPES
+    from journal_mem.names import LESSON_TYPES
+
+    assert tuple(TYPES) == LESSON_TYPES

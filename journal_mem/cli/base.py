@@ -4,11 +4,51 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
+from journal_mem.options import Option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-TYPES = ["principle", "semantic", "procedural", "episodic", "reflective"]
+
+
+def _click_type(o: Option) -> Any:
+    if o.kind == "choice":
+        return click.Choice(list(o.choices))
+    if o.kind == "int":
+        low, high = (None if b is None else int(b) for b in (o.low, o.high))
+        return click.IntRange(min=low, max=high) if low is not None or high is not None \
+            else int
+    if o.kind == "float":
+        return click.FloatRange(o.low, o.high)
+    if o.kind == "date":
+        return click.DateTime(["%Y-%m-%d"])
+    if o.kind in ("path", "file"):
+        return click.Path(dir_okay=False, allow_dash=o.kind == "path")
+    return None
+
+
+def declared(options: tuple[Option, ...]) -> Callable[[F], F]:
+    """The click options of a command, from its one declaration (`options.py`); the
+    command's fast path parses the same declaration."""
+    def decorate(f: F) -> F:
+        for o in reversed(options):
+            extra: dict[str, Any] = {"help": o.help, "hidden": o.hidden}
+            if o.flag:
+                extra["is_flag"] = True
+            else:
+                extra.update(metavar=o.metavar, multiple=o.many, required=o.required,
+                             default=o.default, show_default=o.show_default)
+                kind = _click_type(o)
+                if kind is not None:
+                    extra["type"] = kind
+            f = click.option(*o.names, o.dest, **extra)(f)
+        return f
+    return decorate
 
 
 def cwd(click_ctx: click.Context) -> str:

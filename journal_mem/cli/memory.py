@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from journal_mem import errors
-from journal_mem.cli.base import CONTEXT, cli, cwd, emit, emit_json
+from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit, emit_json
+from journal_mem.guard.fast import OPTIONS as guard_options
+from journal_mem.lessons.write import OPTIONS as write_options
 
 
 @cli.command(context_settings=CONTEXT)
@@ -118,33 +120,7 @@ def _read_body(body: str | None, body_file: str | None) -> str:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--agent", metavar="NAME", help="Writer [env JMEM_AGENT, else default_agent].")
-@click.option("--topic", metavar="NAME", help="Topic file the lesson folds into.")
-@click.option("--title", metavar="TEXT", help="One line, at most 150 characters.")
-@click.option("--body", metavar="TEXT", help="The detail (else --body-file, else stdin).")
-@click.option("--body-file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
-              help="Read the body from FILE ('-' for stdin).")
-@click.option("--type", "kind", metavar="TYPE",
-              help="principle | semantic (default) | procedural | episodic | reflective.")
-@click.option("--confidence", metavar="X", help="Within the type's range.")
-@click.option("--importance", metavar="LEVEL", help="critical | high | medium (default) | low.")
-@click.option("--key", metavar="KEY",
-              help="The fact's team-wide identity [short key from the title].")
-@click.option("--supersedes", multiple=True, metavar="KEY", help="Key this replaces (repeatable).")
-@click.option("--retracts", multiple=True, metavar="KEY", help="Key to delete (repeatable).")
-@click.option("--applies-to", multiple=True, metavar="AGENT",
-              help="Other agent that must hold it, or 'all' (repeatable).")
-@click.option("--valid-until", metavar="DATE", help="YYYY-MM-DD or datetime; dropped after.")
-@click.option("--tag", "tags", multiple=True, metavar="TAG", help="Tag (repeatable, at most 8).")
-@click.option("--ref", "refs", multiple=True, metavar="PATH",
-              help="Repository path the fact is about (repeatable).")
-@click.option("--source", metavar="TEXT", help="Where it came from (PR, issue, run id).")
-@click.option("--from-file", type=click.Path(dir_okay=False), metavar="FILE",
-              help="File a complete entry (frontmatter and all) after validating it.")
-@click.option("--outbox", is_flag=True,
-              help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1].")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print {"path", "key", "outbox", "related"}.')
+@declared(write_options)
 @click.pass_context
 def write(click_ctx: click.Context, agent: str | None, topic: str | None, title: str | None,
           body: str | None, body_file: str | None, kind: str | None, confidence: str | None,
@@ -237,8 +213,7 @@ def merge_driver(ancestor: str, current: str, other: str, path: str) -> int:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--hook", type=click.Choice(["pre-commit", "pre-merge-commit"]), default=None,
-              help="The git hook calling (it only changes the wording).")
+@declared(guard_options)
 def guard(hook: str | None) -> int:
     """Check what is staged under the memory root (the git hooks run this).
 

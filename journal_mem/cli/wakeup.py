@@ -9,23 +9,13 @@ from typing import Any
 import click
 
 from journal_mem import errors
-from journal_mem.cli.base import CONTEXT, TYPES, cli, cwd, emit, emit_json
+from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit, emit_json
+from journal_mem.recall.query import OPTIONS as recall_options
+from journal_mem.wake.hooks import REMIND_OPTIONS, WAKE_OPTIONS
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--agent", metavar="NAME", help="Whose memory [env JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]),
-              help="Run as that client's session-start, prompt and tool hook: its hook "
-              "JSON in, its context JSON out.")
-@click.option("--max-chars", type=click.IntRange(min=200), default=10_000, show_default=True,
-              help="Budget of the pack, in characters.")
-@click.option("--query", metavar="TEXT",
-              help="Add the live facts this agent holds that best answer TEXT.")
-@click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), default=0.7,
-              show_default=True, help="Query facts below this confidence are left out.")
-@click.option("--json", "as_json", is_flag=True, help="Print the pack and its parts as JSON.")
-@click.option("--plugin", is_flag=True, hidden=True,
-              help="Run from the Claude Code plugin: step aside for project hooks.")
+@declared(WAKE_OPTIONS)
 def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
          min_confidence: float, as_json: bool, plugin: bool) -> int:
     """Print an agent's wake-up pack: the main checkout's MEMORY.md, lessons written
@@ -61,13 +51,7 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--agent", metavar="NAME", help="Whose lesson [the subagent's name, else "
-              "JMEM_AGENT, else default_agent].")
-@click.option("--hook", type=click.Choice(["claude", "codex", "gemini"]), required=True,
-              help="Run as that client's end-of-turn hook (Claude Code Stop/SubagentStop, "
-              "Codex Stop, Gemini AfterAgent): its hook JSON in, its answer out.")
-@click.option("--plugin", is_flag=True, hidden=True,
-              help="Run from the Claude Code plugin: step aside for project hooks.")
+@declared(REMIND_OPTIONS)
 def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
     files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
@@ -147,15 +131,7 @@ def mcp(click_ctx: click.Context) -> int:
 
 @cli.command(context_settings=CONTEXT)
 @click.argument("question", nargs=-1)
-@click.option("--agent", metavar="NAME", help="Only facts this agent holds.")
-@click.option("--type", "type_", type=click.Choice(TYPES), help="Only facts of this type.")
-@click.option("--tag", metavar="TAG", help="Only facts carrying this tag.")
-@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
-              help="Only facts written on or after this date.")
-@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=5, show_default=True,
-              help="How many facts.")
-@click.option("--rebuild", is_flag=True, help="Rebuild the index from the journal first.")
-@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@declared(recall_options)
 @click.pass_context
 def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | None,
            type_: str | None, tag: str | None, since: Any, limit: int,

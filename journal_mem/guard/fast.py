@@ -18,6 +18,7 @@ import sys
 
 from journal_mem import settings
 from journal_mem.gitops import gitcore
+from journal_mem.options import Option, parse
 
 HOOKS = ("pre-commit", "pre-merge-commit")
 
@@ -101,18 +102,17 @@ def decide(cwd: str, hook: str | None = None) -> Verdict:
     return Verdict(*judge(cwd, hook or "pre-commit"))
 
 
+OPTIONS = (Option("--hook", dest="hook", kind="choice", choices=HOOKS,
+                  help="The git hook calling (it only changes the wording)."),)
+
+
 def fast_main(args: list[str]) -> int | None:
-    """`jmem guard [--hook NAME]` without click; None when the arguments need click."""
-    hook: str | None = None
-    if args[:1] == ["--hook"] and len(args) == 2:
-        hook = args[1]
-    elif len(args) == 1 and args[0].startswith("--hook="):
-        hook = args[0].partition("=")[2]
-    elif args:
+    """`jmem guard [--hook NAME]` without click, read by the command's own declaration;
+    None when the arguments need click."""
+    got = parse(args, OPTIONS)
+    if got is None:
         return None
-    if hook is not None and hook not in HOOKS:
-        return None
-    verdict = decide(os.getcwd(), hook)
+    verdict = decide(os.getcwd(), got["hook"])
     for line in verdict.lines:
         print(line, file=sys.stderr)
     return verdict.code

@@ -90,7 +90,7 @@ def check_body(body: str, entry_bytes: int, problems: list[str]) -> None:
 
 SCHEMA = 1
 MAX_TAGS = 8
-TYPES: dict[str, tuple[float, float, float]] = {  # type: (low, high, default)
+TYPES: dict[str, tuple[float, float, float]] = {  # type: (low, high, default), LESSON_TYPES
     "principle": (1.0, 1.0, 1.0),
     "semantic": (0.7, 0.95, 0.8),
     "procedural": (0.6, 0.9, 0.75),

@@ -14,6 +14,7 @@ from journal_mem.journal.files import Written
 from journal_mem.journal.validate import check_built, parse_valid
 from journal_mem.layout import TOPICS
 from journal_mem.names import ENTRY_NAME_RE
+from journal_mem.options import Option, parse
 from journal_mem.repo import Context
 from journal_mem.settings import agent_name, env_flag
 
@@ -202,49 +203,54 @@ def report(written: Written, found: list[Related], as_json: bool) -> tuple[str, 
 
 
 # `jmem write`'s options as the fast path reads them: name -> (field, repeatable).
-_VALUED = {"--agent": ("agent", False), "--topic": ("topic", False),
-           "--title": ("title", False), "--body": ("body", False),
-           "--body-file": ("body_file", False), "--type": ("type", False),
-           "--confidence": ("confidence", False), "--importance": ("importance", False),
-           "--key": ("key", False), "--supersedes": ("supersedes", True),
-           "--retracts": ("retracts", True), "--applies-to": ("applies_to", True),
-           "--valid-until": ("valid_until", False), "--tag": ("tags", True),
-           "--ref": ("refs", True), "--source": ("source", False)}
-_FLAGS = {"--json": "as_json", "--outbox": "outbox"}
+OPTIONS = (
+    Option("--agent", dest="agent", metavar="NAME",
+           help="Writer [env JMEM_AGENT, else default_agent]."),
+    Option("--topic", dest="topic", metavar="NAME", help="Topic file the lesson folds into."),
+    Option("--title", dest="title", metavar="TEXT", help="One line, at most 150 characters."),
+    Option("--body", dest="body", metavar="TEXT",
+           help="The detail (else --body-file, else stdin)."),
+    Option("--body-file", dest="body_file", kind="path", metavar="FILE",
+           help="Read the body from FILE ('-' for stdin)."),
+    Option("--type", dest="kind", metavar="TYPE",
+           help="principle | semantic (default) | procedural | episodic | reflective."),
+    Option("--confidence", dest="confidence", metavar="X", help="Within the type's range."),
+    Option("--importance", dest="importance", metavar="LEVEL",
+           help="critical | high | medium (default) | low."),
+    Option("--key", dest="key", metavar="KEY",
+           help="The fact's team-wide identity [short key from the title]."),
+    Option("--supersedes", dest="supersedes", many=True, metavar="KEY",
+           help="Key this replaces (repeatable)."),
+    Option("--retracts", dest="retracts", many=True, metavar="KEY",
+           help="Key to delete (repeatable)."),
+    Option("--applies-to", dest="applies_to", many=True, metavar="AGENT",
+           help="Other agent that must hold it, or 'all' (repeatable)."),
+    Option("--valid-until", dest="valid_until", metavar="DATE",
+           help="YYYY-MM-DD or datetime; dropped after."),
+    Option("--tag", dest="tags", many=True, metavar="TAG", help="Tag (repeatable, at most 8)."),
+    Option("--ref", dest="refs", many=True, metavar="PATH",
+           help="Repository path the fact is about (repeatable)."),
+    Option("--source", dest="source", metavar="TEXT",
+           help="Where it came from (PR, issue, run id)."),
+    Option("--from-file", dest="from_file", kind="file", metavar="FILE",
+           help="File a complete entry (frontmatter and all) after validating it."),
+    Option("--outbox", dest="outbox", flag=True,
+           help="Write to the outbox in the common git dir [env JMEM_OUTBOX=1]."),
+    Option("--json", dest="as_json", flag=True, help='Print {"path", "key", "outbox", "related"}.'),
+)
+_FAST = {o.dest for o in OPTIONS} - {"from_file"}  # --from-file: the full command
 
 
 def parse_args(args: list[str]) -> dict[str, Any] | None:
-    """`jmem write`'s arguments as click reads them (`--opt VALUE`, `--opt=VALUE`, the last
-    of a single option wins), or None for anything the full command must judge: help,
-    --from-file, an unknown option, a value that looks like an option, --body with
-    --body-file, a --body-file that is a folder."""
-    got: dict[str, Any] = {field: [] for field, many in _VALUED.values() if many}
-    got.update(dict.fromkeys(_FLAGS.values(), False))
-    at = 0
-    while at < len(args):
-        arg = args[at]
-        name, eq, value = arg.partition("=")
-        if name in _FLAGS and not eq:
-            got[_FLAGS[name]] = True
-        elif name in _VALUED:
-            if not eq:
-                at += 1
-                if at == len(args):
-                    return None
-                value = args[at]
-            if value.startswith("-") and value != "-":
-                return None
-            field, many = _VALUED[name]
-            if many:
-                got[field].append(value)
-            else:
-                got[field] = value
-        else:
-            return None
-        at += 1
+    """`jmem write`'s arguments as click reads `OPTIONS`, or None for anything the full
+    command must judge: help, --from-file, an unknown option, a value that looks like
+    an option, --body with --body-file, a --body-file that is a folder."""
+    got = parse(args, OPTIONS, accept=_FAST)
+    if got is None:
+        return None
     body_file = got.get("body_file")
-    if body_file is not None and ("body" in got or (body_file != "-"
-                                                     and os.path.isdir(body_file))):
+    if body_file is not None and (got.get("body") is not None or (
+            body_file != "-" and os.path.isdir(body_file))):
         return None
     return got
 
@@ -260,9 +266,10 @@ def fast_main(args: list[str]) -> int | None:
     from journal_mem.repo import open_context
 
     ctx = open_context(os.getcwd())
-    fields = {name: got.get(name) for name in ("type", "confidence", "importance", "key",
+    fields = {name: got.get(name) for name in ("confidence", "importance", "key",
                                                 "supersedes", "retracts", "applies_to",
                                                 "valid_until", "tags", "refs", "source")}
+    fields["type"] = got.get("kind")
     written, found = write_lesson(ctx, agent=got.get("agent"), topic=got.get("topic"),
                                   title=got.get("title"),
                                   body=read_body(got.get("body"), got.get("body_file")),

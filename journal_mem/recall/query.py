@@ -25,6 +25,8 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.layout import Layout
+from journal_mem.names import LESSON_TYPES
+from journal_mem.options import Option, parse
 from journal_mem.recall.index import connect, current, index_path, signature, update
 
 if TYPE_CHECKING:
@@ -230,6 +232,21 @@ def lookup(layout: Layout, question: str, agent: str | None, limit: int,
         conn.close()
 
 
+OPTIONS = (
+    Option("--agent", dest="agent", metavar="NAME", help="Only facts this agent holds."),
+    Option("--type", dest="type_", kind="choice", choices=LESSON_TYPES,
+           help="Only facts of this type."),
+    Option("--tag", dest="tag", metavar="TAG", help="Only facts carrying this tag."),
+    Option("--since", dest="since", kind="date", metavar="YYYY-MM-DD",
+           help="Only facts written on or after this date."),
+    Option("--limit", dest="limit", kind="int", low=1, high=10_000, default=5,
+           show_default=True, help="How many facts."),
+    Option("--rebuild", dest="rebuild", flag=True, help="Rebuild the index from the journal "
+           "first."),
+    Option("--json", dest="as_json", flag=True, help="Print the facts as JSON."),
+)
+
+
 def fast_main(args: list[str]) -> int | None:
     """`jmem recall …` on a warm index without click or pydantic; None hands over to click.
 
@@ -237,27 +254,10 @@ def fast_main(args: list[str]) -> int | None:
     stale or damaged index, go to the full command. Errors (no repository, a
     broken config) go to the error boundary like the full command's.
     """
-    words, agent, limit, as_json = [], None, 5, False
-    it = iter(args)
-    for arg in it:
-        if arg in ("--agent", "--limit"):
-            value = next(it, None)
-            if value is None:
-                return None
-            if arg == "--agent":
-                agent = value
-            elif value.isdigit() and int(value) > 0:
-                limit = int(value)
-            else:
-                return None
-        elif arg == "--json":
-            as_json = True
-        elif arg.startswith("-"):
-            return None
-        else:
-            words.append(arg)
-    if not words:
+    got = parse(args, OPTIONS, accept={"agent", "limit", "as_json"}, words=True)
+    if got is None or not got["words"]:
         return None
+    words, agent, limit, as_json = got["words"], got["agent"], got["limit"], got["as_json"]
     from journal_mem.repo import light_context
 
     layout = light_context(os.getcwd()).layout

@@ -32,6 +32,7 @@ import sys
 
 from journal_mem import settings
 from journal_mem.capture import hook as capture
+from journal_mem.options import Option, parse
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import clients, sessions
 
@@ -69,29 +70,54 @@ def warn(message: str) -> None:
         print(f"journal-mem warning: reminder skipped: {message}", file=sys.stderr)
 
 
+_PLUGIN = Option("--plugin", dest="plugin", flag=True, hidden=True,
+                 help="Run from the Claude Code plugin: step aside for project hooks.")
+WAKE_OPTIONS = (
+    Option("--agent", dest="agent", metavar="NAME",
+           help="Whose memory [env JMEM_AGENT, else default_agent]."),
+    Option("--hook", dest="hook", kind="choice", choices=clients.CLIENTS,
+           help="Run as that client's session-start, prompt and tool hook: its hook JSON in, "
+                "its context JSON out."),
+    Option("--max-chars", dest="max_chars", kind="int", low=200, default=10_000,
+           show_default=True, help="Budget of the pack, in characters."),
+    Option("--query", dest="query", metavar="TEXT",
+           help="Add the live facts this agent holds that best answer TEXT."),
+    Option("--min-confidence", dest="min_confidence", kind="float", low=0.0, high=1.0,
+           default=0.7, show_default=True, help="Query facts below this confidence are left "
+           "out."),
+    Option("--json", dest="as_json", flag=True, help="Print the pack and its parts as JSON."),
+    _PLUGIN,
+)
+REMIND_OPTIONS = (
+    Option("--agent", dest="agent", metavar="NAME",
+           help="Whose lesson [the subagent's name, else JMEM_AGENT, else default_agent]."),
+    Option("--hook", dest="hook", kind="choice", choices=clients.CLIENTS, required=True,
+           help="Run as that client's end-of-turn hook (Claude Code Stop/SubagentStop, Codex "
+                "Stop, Gemini AfterAgent): its hook JSON in, its answer out."),
+    _PLUGIN,
+)
+_HOOK_FAST = {"agent", "hook", "max_chars", "plugin"}  # the rest: the full command
+
+
 def dispatch(args: list[str]) -> int | None:
     """Run `wake|remind --hook CLIENT [--agent A] [--max-chars N] [--plugin]` (CLIENT:
-    claude, codex or gemini; `clients.py`); None for anything else (the click CLI then
-    handles it, errors included)."""
-    plugin = "--plugin" in args
-    opts = _options([a for a in args[1:] if a != "--plugin"])
-    if opts is None or opts.get("--hook") not in clients.CLIENTS:
+    claude, codex or gemini; `clients.py`), read by the commands' own declarations; None
+    for anything else (the click CLI then handles it, errors included)."""
+    declared = WAKE_OPTIONS if args[0] == "wake" else REMIND_OPTIONS
+    opts = parse(args[1:], declared, accept=_HOOK_FAST)
+    if opts is None or opts["hook"] is None:
         return None
     try:
         data = sys.stdin.buffer.read()
     except (OSError, ValueError):
         data = b""
-    data = clients.begin(opts["--hook"], data)  # another client's payload, in Claude's terms
+    data = clients.begin(opts["hook"], data)  # another client's payload, in Claude's terms
     if data is None:
         return 0
     if args[0] == "wake":
-        try:
-            max_chars = int(opts.get("--max-chars") or protocol.PACK_LIMIT)
-        except ValueError:
-            return None
-        return wake_hook(data, opts.get("--agent"), min(max_chars, protocol.PACK_LIMIT),
-                         plugin=plugin)
-    return remind_hook(data, opts.get("--agent"), plugin=plugin)
+        return wake_hook(data, opts["agent"], min(opts["max_chars"], protocol.PACK_LIMIT),
+                         plugin=opts["plugin"])
+    return remind_hook(data, opts["agent"], plugin=opts["plugin"])
 
 
 def project_runs_us(payload: dict[str, object], event: str) -> bool:
@@ -201,17 +227,6 @@ def has_memory(ctx: Context, agent: str) -> bool:
     from journal_mem.names import is_name
 
     return is_name(agent) and agent in ctx.agents
-
-
-def _options(rest: list[str]) -> dict[str, str] | None:
-    opts: dict[str, str] = {}
-    it = iter(rest)
-    for arg in it:
-        name, eq, value = arg.partition("=")
-        if name not in ("--hook", "--agent", "--max-chars"):
-            return None
-        opts[name] = value if eq else next(it, "")
-    return opts
 
 
 def _cwd(payload: dict[str, object]) -> str:
