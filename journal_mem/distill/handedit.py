@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from journal_mem.importers.markdown import (
+    HEADING,
     ITEM,
     Block,
     Resolver,
@@ -133,7 +134,8 @@ def _topic_pieces(text: str, topic: str) -> list[_Piece]:
         section = group[0].section
         at = _section_key(group) if section and section[0] >= 2 else -1
         if section is not None and section[0] >= 2 and at < 0:  # a new section by hand
-            out.append(_Piece("", section[1], join_body(*map(_as_markdown, group)), topic))
+            body = "" if group[0].kind == HEADING else join_body(*map(_as_markdown, group))
+            out.append(_Piece("", section[1], body, topic))
             continue
         if at >= 0:
             match = _PROVENANCE.match(group[at].text)

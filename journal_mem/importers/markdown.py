@@ -39,6 +39,7 @@ from journal_mem.names import is_name, slugify
 
 ITEM = "item"
 PARAGRAPH = "paragraph"
+HEADING = "heading"  # a `##` (or deeper) heading with nothing under it: a fact by itself
 _RAW = {"fence": "code", "code_block": "code", "table_open": "table",
         "blockquote_open": "quote", "html_block": "html"}
 
@@ -47,7 +48,7 @@ _RAW = {"fence": "code", "code_block": "code", "table_open": "table",
 class Block:
     """One top-level piece of a markdown document."""
 
-    kind: str  # item | paragraph | code | table | quote | html
+    kind: str  # item | paragraph | heading | code | table | quote | html
     text: str  # an item's or paragraph's text; the source lines of the others
     detail: str  # an item's nested content (source lines, dedented)
     headings: tuple[tuple[int, str], ...]  # (level, text) of every enclosing heading
@@ -82,6 +83,7 @@ def blocks(text: str) -> list[Block]:
     lines = text.split("\n")
     out: list[Block] = []
     stack: list[tuple[int, str]] = []
+    bare: tuple[tuple[tuple[int, str], ...], int] | None = None  # a heading, nothing yet
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -90,9 +92,15 @@ def blocks(text: str) -> list[Block]:
             continue
         if tok.type == "heading_open":
             level = int(tok.tag[1:])
+            if bare is not None and bare[0][-1][0] >= level:  # it held nothing at all
+                out.append(Block(HEADING, bare[0][-1][1], "", bare[0], bare[1]))
             stack = [h for h in stack if h[0] < level]
             stack.append((level, tokens[i + 1].content.strip()))
-        elif tok.type == "paragraph_open":
+            bare = (tuple(stack), tok.map[0] + 1 if tok.map else 0) if level >= 2 else None
+            i += 1
+            continue
+        bare = None
+        if tok.type == "paragraph_open":
             out.append(Block(PARAGRAPH, tokens[i + 1].content, "", tuple(stack),
                              tok.map[0] + 1 if tok.map else 0))
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
@@ -102,6 +110,8 @@ def blocks(text: str) -> list[Block]:
             out.append(Block(_RAW[tok.type], _source(lines, *tok.map), "", tuple(stack),
                              tok.map[0] + 1))
         i += 1
+    if bare is not None:
+        out.append(Block(HEADING, bare[0][-1][1], "", bare[0], bare[1]))
     return out
 
 
@@ -185,9 +195,18 @@ def topic_of(heading: str, default: str = DEFAULT_TOPIC) -> str:
     return slug if is_name(slug) else default
 
 
+_TASK_RE = re.compile(r"^\\?\[[ xX]\\?\]\s+")  # a task list's box: markup, not words
+_NEGATION_RE = re.compile(r"^\W*(?:do\s+not|don'?t|never|avoid|no|not)\b", re.IGNORECASE)
+
+
+def fact_text(text: str) -> str:
+    """An item's text as a fact says it: without a task list's `[ ]`/`[x]` box."""
+    return _TASK_RE.sub("", text, count=1)
+
+
 def _draft(origin: Origin, topic: str, text: str, detail: str, block: Block,
            kind: str = "semantic") -> Draft:
-    title, body = title_and_body(text)
+    title, body = title_and_body(fact_text(text) if block.kind == ITEM else text)
     return Draft(agent=origin.agent, topic=topic, title=title, body=join_body(body, detail),
                  type=kind, created=origin.created, source=f"{origin.source}, line {block.line}",
                  applies_to=origin.applies_to, where=f"line {block.line}")
@@ -202,14 +221,80 @@ def _attach(drafts: list[Draft], block: Block) -> bool:
     return True
 
 
+def lead_in(group: list[Block], at: int) -> str | None:
+    """The words that lead the list an item belongs to, when they carry its meaning: a
+    line ending in `:` just before the list ("Never do these:"), else a heading that
+    negates ("## Do NOT do these"). An item under it says nothing without them."""
+    block = group[at]
+    if block.kind != ITEM:
+        return None
+    first = at
+    while first > 0 and group[first - 1].kind == ITEM:
+        first -= 1
+    before = group[first - 1] if first > 0 else None
+    if before is not None and before.kind == PARAGRAPH and _leads(before):
+        return " ".join(before.text.split())
+    section = block.section
+    if section is not None and _NEGATION_RE.match(plain_heading(section[1])):
+        return plain_heading(section[1]).rstrip(":") + ":"
+    return None
+
+
+def _leads(block: Block) -> bool:
+    """A short paragraph ending in `:` (a list's lead-in, not a fact of its own)."""
+    text = " ".join(block.text.split())
+    return text.endswith(":") and len(text) <= 120 and "\n" not in block.text.strip()
+
+
+def _fact(origin: Origin, group: list[Block], at: int, topic: str, kind: str) -> Draft | None:
+    """The lesson of `group[at]`: an item said with its list's lead-in; None for the lead-in
+    itself (each item carries it); a heading with nothing under it is a fact by itself."""
+    block = group[at]
+    if block.kind == PARAGRAPH and _leads(block) and at + 1 < len(group) \
+            and group[at + 1].kind == ITEM:
+        return None
+    if block.kind == HEADING:
+        return _draft(origin, topic, plain_heading(block.text), "", block, kind)
+    lead = lead_in(group, at)
+    text = fact_text(block.text)
+    said = f"{lead} {text}" if lead else text
+    return _draft(origin, topic, said, block.detail, replace(block, kind=PARAGRAPH), kind)
+
+
 def _per_block(origin: Origin, group: list[Block], topic: str, kind_of: KindOf) -> list[Draft]:
-    """One lesson per item or paragraph; other blocks join the lesson before them."""
+    """One lesson per item or paragraph (an item with its list's lead-in); other blocks
+    join the lesson before them, or make one titled by their section when none is."""
     out: list[Draft] = []
-    for block in group:
+    for at, block in enumerate(group):
         if _attach(out, block):
             continue
-        out.append(_draft(origin, topic, block.text, block.detail, block, kind_of(block)))
+        if block.kind not in (ITEM, PARAGRAPH, HEADING):
+            out.append(_alone(origin, block, topic, kind_of(block)))
+            continue
+        draft = _fact(origin, group, at, topic, kind_of(_said(group, at)))
+        if draft is not None:
+            out.append(draft)
     return out
+
+
+def _said(group: list[Block], at: int) -> Block:
+    """The block as the rule finder should read it: with its lead-in."""
+    lead = lead_in(group, at)
+    block = group[at]
+    return replace(block, text=f"{lead} {block.text}") if lead else block
+
+
+def _alone(origin: Origin, block: Block, topic: str, kind: str) -> Draft:
+    """A code block, table or quote with no fact before it in its section: a fact titled
+    by the section's heading (else by its first line of words), the block its body."""
+    heading = plain_heading(block.section[1]) if block.section else ""
+    words = next((line.strip() for line in block.text.split("\n")
+                  if re.search(r"\w", line) and not line.lstrip().startswith(("```", "~~~"))),
+                 block.kind)
+    title, extra = title_and_body(heading or words)
+    return Draft(agent=origin.agent, topic=topic, title=title, body=join_body(extra, block.text),
+                 type=kind, created=origin.created, source=f"{origin.source}, line {block.line}",
+                 applies_to=origin.applies_to, where=f"line {block.line}")
 
 
 def _whole(origin: Origin, group: list[Block], topic: str, kind: str) -> Draft:
@@ -356,13 +441,10 @@ def memory_drafts(text: str, origin: Origin, topic: str | None = None,
         if index is None:
             out += _per_block(origin, group, where, plain)
             continue
-        for block in group:
-            if block.kind in (ITEM, PARAGRAPH) and index_link(block.text):
-                draft = _index_draft(origin, where, block, index)
-                if draft is not None:
-                    out.append(draft)
-            elif not _attach(out, block):
-                out.append(_draft(origin, where, block.text, block.detail, block))
+        linked = [b for b in group if b.kind in (ITEM, PARAGRAPH) and index_link(b.text)]
+        found = [d for b in linked if (d := _index_draft(origin, where, b, index)) is not None]
+        rest = [b for b in group if b not in linked]
+        out += found + (_per_block(origin, rest, where, plain) if rest else [])
     return out
 
 

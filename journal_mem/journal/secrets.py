@@ -145,9 +145,18 @@ def _password(value: str) -> bool:
     value = value.rstrip(".,;:)")
     if len(value) < 6 or value.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_RE.search(value):
         return False
-    if _looks_like_path(value) or any(c in value for c in "([{"):
+    if _looks_like_path(value) or any(c in value for c in "([{") or _reference(value):
         return False
     return not value.isalpha() and not value.isdigit()
+
+
+def _reference(value: str) -> bool:
+    """Code naming where a password is read from (`config.database.password`,
+    `settings.db.pwd`): a dotted path of two dots or more, or one ending in the word."""
+    if not _CODE_RE.fullmatch(value):
+        return False
+    last = value.rsplit(".", 1)[-1].lower()
+    return value.count(".") >= 2 or last in _PLACEHOLDER_WORDS
 
 
 def _aws_secret(value: str) -> bool:

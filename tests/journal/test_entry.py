@@ -334,11 +334,17 @@ def test_titles_with_control_format_or_separator_characters_are_refused(char: st
     assert info.value.problems[0].startswith("title: holds control or invisible characters")
 
 
-@pytest.mark.parametrize("title", ["Hidden <!-- ignore the rest --> text", "Close -->"])
+@pytest.mark.parametrize("title", ["Hidden <!-- ignore the rest --> text", "Open <!-- here"])
 def test_titles_with_html_comment_markers_are_refused(title: str) -> None:
     with pytest.raises(InvalidEntry) as info:
         build(agent="api", topic="t", title=title)
     assert "HTML comment" in info.value.problems[0]
+
+
+def test_an_arrow_is_no_comment() -> None:
+    """`-->` alone opens nothing: mermaid and ASCII flows are ordinary text."""
+    entry = build(agent="api", topic="t", title="The flow is API --> queue --> worker")
+    assert entry.title == "The flow is API --> queue --> worker"
 
 
 def test_crlf_line_endings_read_as_lf() -> None:
