@@ -24,7 +24,7 @@ from journal_mem.setup import ci as ciflow
 from journal_mem.setup import ci as cisource
 from journal_mem.setup import claude_files as claude_settings
 from journal_mem.setup import clients as client_setup
-from journal_mem.setup import githooks
+from journal_mem.setup import discover, githooks
 from journal_mem.setup.gitattributes import FILE, eol_rule, merge_lines
 from journal_mem.wake.claude_files import AGENTS
 
@@ -92,6 +92,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
         report.notes.append(f"distill.branch is unset in {CONFIG_FILE}; the distiller will "
                             f"write on whatever branch is checked out (now {branch!r})")
     existing_memory(cwd, layout, report, import_existing)
+    report.notes += discover.lines(discover.found_in(open_context(cwd)))
     if git_hooks:
         _install_hooks(root, report, hooks_path_ok)
     if claude or claude_agents:

@@ -21,7 +21,7 @@ from journal_mem.journal.lock import held_by
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.loop import hooklog
 from journal_mem.repo import Context, open_context
-from journal_mem.setup import client_files, githooks
+from journal_mem.setup import client_files, discover, githooks
 from journal_mem.setup.claude_files import PATH_HINT
 from journal_mem.wake import claude_files as claude_settings
 from journal_mem.wake import sessions
@@ -47,6 +47,8 @@ def collect(cwd: str) -> dict[str, Any]:
         "claude_hooks": _claude_hooks(ctx.repo.main_root, ctx.repo.worktree_root),
         "client_hooks": _client_hooks(ctx.repo.main_root),
         "ignored": _ignored(layout, agents),
+        "elsewhere": [{"what": what, "paths": paths, "command": command}
+                      for what, paths, command in discover.found_in(ctx)],
     }
 
 
@@ -101,6 +103,8 @@ def render(report: dict[str, Any]) -> list[str]:
         out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
                    "init, write and distill refuse until then)")
     out += _claude_warnings(ch)
+    found = [(e["what"], e["paths"], e["command"]) for e in report.get("elsewhere", [])]
+    out += [f"note: {line}" for line in discover.lines(found)]
     return out
 
 
