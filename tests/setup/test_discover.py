@@ -14,7 +14,7 @@ PLACES = {
     "kb/.claude/agent-memory/ops/MEMORY.md": "- Page the on-call for disk alerts\n",
     "CLAUDE.md": "# Rules\n\n- Never push to main\n",
     "GEMINI.md": "- Prefer small commits\n",
-    ".cursor/rules/style.mdc": "Use tabs in Makefiles.\n",
+    ".cursor/rules/makefiles.mdc": "Use tabs in Makefiles.\n",
     "memory-bank/activeContext.md": "# Active context\n\nThe queue migration.\n",
     "exports/mem0-backup.json": "[]\n",
 }
