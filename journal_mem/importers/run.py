@@ -102,6 +102,7 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
         report.written = [layout.rel(p) for p in done.paths]
         report.skipped = done.skipped
         report.invalid += done.invalid
+        report.details += expiring(drafts, ctx.config.distill.episodic_ttl_days)
         if judged is not None and not done.invalid:
             report.removed, report.details = native.clear(layout, judged)
         if (report.written or report.removed) and commit:
@@ -109,6 +110,21 @@ def file_entries(ctx: Context, report: ImportReport, drafts: list[Draft],
         elif report.written:
             report.note = "not committed (--no-commit): commit the new journal entries"
     return report
+
+
+def expiring(drafts: list[Draft], ttl_days: int) -> list[str]:
+    """What the next distill will expire of an import: episodic memories older than the
+    TTL keep their original date, so they are filed but never live (said, never silent)."""
+    today = dt.datetime.now(dt.UTC).date()
+    old = [d for d in drafts if d.type == "episodic" and d.created is not None
+           and (today - d.created.astimezone(dt.UTC).date()).days > ttl_days]
+    if not old:
+        return []
+    shown = "; ".join(d.title for d in old[:3]) + (f"; and {len(old) - 3} more"
+                                                   if len(old) > 3 else "")
+    return [f"{len(old)} imported episodic memories are older than distill.episodic_ttl_days "
+            f"({ttl_days}): kept in the journal with their own dates, the next distill does "
+            f"not show them (raise the TTL to keep them live): {shown}"]
 
 
 def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from helpers import REPO_ROOT
 
@@ -42,3 +43,29 @@ def test_invalid_records_are_reported_not_dropped() -> None:
 def test_not_an_export() -> None:
     drafts, invalid = mem0_drafts(b'{"nope": 1}', "mem0", "main")
     assert drafts == [] and invalid[0].startswith("not a mem0 export")
+
+
+def test_an_old_episodic_memory_is_said_to_expire_at_the_next_distill(tmp_path: Path) -> None:
+    """Imported memories keep their dates; the TTL then hides an old episodic one at the
+    next distill, and the import says so instead of reporting it new and nothing more."""
+    import json
+
+    from helpers import jmem, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert jmem(repo, "init", "--agent", "ops", "--no-claude", "--no-git-hooks").returncode == 0
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=200)).isoformat()
+    recent = (dt.datetime.now(dt.UTC) - dt.timedelta(days=3)).isoformat()
+    export = tmp_path / "mem0.json"
+    export.write_text(json.dumps([
+        {"id": "m1", "memory": "The March outage came from a full disk", "created_at": old,
+         "metadata": {"type": "episodic"}},
+        {"id": "m2", "memory": "Last week's deploy rolled back twice", "created_at": recent,
+         "metadata": {"type": "episodic"}}]))
+    proc = jmem(repo, "import", "mem0", str(export), "--agent", "ops")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("1 imported episodic memories are older than distill.episodic_ttl_days (90)"
+            in proc.stdout) and "The March outage came from a full disk" in proc.stdout
+    assert jmem(repo, "distill").returncode == 0
+    facts = json.loads(jmem(repo, "export").stdout)["facts"]
+    assert [f["title"] for f in facts] == ["Last week's deploy rolled back twice"]
