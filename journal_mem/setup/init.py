@@ -138,8 +138,12 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
     seen = (f"found existing memory not written by jmem: {len(found) + len(natives)} files, "
             f"{facts} facts ({', '.join(agents)})")
     if natives:
-        seen += (f"; {len(judged.adopted)} of the files are native memory adopted whole, "
-                 f"{len(judged.refused)} refused")
+        lines = [len(found) for nf, found in judged.adopted if nf.is_index]
+        whole = len(judged.adopted) - len(lines)
+        parts = [f"{whole} native memory file(s) adopted whole"] if whole else []
+        parts += [f"a root index read line by line ({sum(lines)} facts)"] if lines else []
+        parts += [f"{len(judged.refused)} refused"] if judged.refused else []
+        seen += "; " + ", ".join(parts)
     if not do_import:
         report.notes.append(f"{seen}; import it with `jmem import memory` before the first "
                             "distill (a distill imports it too, never overwriting it unread)")
