@@ -171,7 +171,7 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
             raise PolicyViolation(f"{source.path}: native memory refused: {found}",
                                   hint="remove it (rotate it if it was real), then write it "
                                        "again")
-        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        now = stamp_now()  # milliseconds, as `write` stamps: a session's first second counts
         drafts = [dataclasses.replace(d, created=d.created or now) for d in found]
         parts = f" in {len(drafts)} parts" if len(drafts) > 1 else ""
         return Proposal(drafts, "capture"), f"native memory filed{parts}"

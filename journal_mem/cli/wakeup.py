@@ -82,13 +82,15 @@ def claude_plugin() -> int:
 @cli.command("codex-trust", context_settings=CONTEXT)
 @click.pass_context
 def codex_trust(click_ctx: click.Context) -> int:
-    """Print the config.toml records with which Codex CLI runs this checkout's
+    """Print the config.toml records with which Codex CLI runs this repository's
     journal-mem hooks (written by `jmem init --codex`).
 
     Codex runs a project's hooks only when its user trusts the project and each
     hook (a hash of its command). A repository cannot grant that for its users,
     so jmem never edits ~/.codex/config.toml: review the records and append them
-    yourself, once per checkout or worktree (they name its path):
+    yourself, once per clone. They name the main checkout's hooks file, which is
+    what Codex looks for in its linked worktrees too, and only hooks exactly as
+    `init` writes them:
 
     \b
       jmem codex-trust >> ~/.codex/config.toml
@@ -99,7 +101,8 @@ def codex_trust(click_ctx: click.Context) -> int:
     from journal_mem.gitops import gitcore
     from journal_mem.setup import client_files
 
-    root = gitcore.locate(cwd(click_ctx)).worktree_root
+    # Codex (0.171.0) looks for the main checkout's records in every linked worktree too
+    root = gitcore.locate(cwd(click_ctx)).main_root
     missing = client_files.missing_hooks(root, client_files.CODEX)
     if missing:
         raise errors.ConfigError(

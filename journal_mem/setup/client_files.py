@@ -144,9 +144,18 @@ def hook_hash(event: str, group: dict[str, object], handler: dict[str, object]) 
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def vouched(event: str, handler: dict[str, object]) -> bool:
+    """The handler is exactly what `jmem init --codex` writes for `event`: its command,
+    nothing before or after it (`curl … | sh; jmem wake --hook codex` is the user's to
+    review, not ours to vouch for)."""
+    want = CODEX.events.get(event)
+    return want is not None and handler.get("command") == want[0] and "args" not in handler
+
+
 def trust_records(root: str) -> dict[str, str]:
     """`<hooks.json path>:<event>:<group>:<handler>` -> hash, for journal-mem's hooks in
-    `root`'s `.codex/hooks.json` (a foreign hook is the user's to review)."""
+    `root`'s `.codex/hooks.json`, each exactly as `init` writes it (any other hook, one
+    that merely contains our command included, is the user's to review)."""
     path = os.path.join(root, CODEX.file)
     hooks = load_settings(path).get("hooks")
     out: dict[str, str] = {}
@@ -155,7 +164,7 @@ def trust_records(root: str) -> dict[str, str]:
             inner = group.get("hooks") if isinstance(group, dict) else None
             for h, handler in enumerate(inner if isinstance(inner, list) else []):
                 if isinstance(group, dict) and isinstance(handler, dict) and \
-                        handler.get("type") == "command" and is_ours(handler, CODEX):
+                        handler.get("type") == "command" and vouched(event, handler):
                     out[f"{path}:{_snake(event)}:{g}:{h}"] = hook_hash(event, group, handler)
     return out
 

@@ -88,8 +88,9 @@ def init_client(root: str, client: str) -> tuple[list[str], list[str]]:
         return done, [
             "Codex runs a project's hooks only once its user trusts them, and a repository "
             "cannot do that for them: each user reviews `jmem codex-trust` (the records for "
-            "this checkout) and appends it with `jmem codex-trust >> ~/.codex/config.toml`, "
-            "in every checkout and worktree they run Codex in (the records name its path)"]
+            "the main checkout) and appends it with `jmem codex-trust >> ~/.codex/config.toml`"
+            ", once per clone (in a worktree too, Codex looks for the main checkout's "
+            "records)"]
     return done, ["Gemini CLI runs project hooks only in a trusted folder, and warns about "
                   f"new ones: trust this folder in Gemini CLI to run {spec.file}'s hooks"]
 
