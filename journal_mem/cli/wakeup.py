@@ -108,6 +108,14 @@ def codex_trust(click_ctx: click.Context) -> int:
         raise errors.ConfigError(
             f"{root}: {client_files.CODEX.file} lacks journal-mem's {', '.join(missing)} "
             "hooks: nothing to trust", hint="run `jmem init --codex` (and commit it)")
+    hostile = client_files.unvouched(root)
+    if hostile:
+        raise errors.PolicyViolation(
+            "codex-trust refused, nothing printed: these hooks run journal-mem's command "
+            "but are not what `jmem init --codex` writes, so jmem will not vouch for them:\n"
+            + "\n".join(hostile),
+            hint="review them in Codex yourself, or put journal-mem's back with "
+                 "`jmem init --codex` (after removing those), then run codex-trust again")
     toml, clash = client_files.trust_toml(root)
     click.echo(toml, nl=False)
     for line in clash:

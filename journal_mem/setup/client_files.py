@@ -152,6 +152,22 @@ def vouched(event: str, handler: dict[str, object]) -> bool:
     return want is not None and handler.get("command") == want[0] and "args" not in handler
 
 
+def unvouched(root: str) -> list[str]:
+    """Hooks of `root`'s `.codex/hooks.json` that run journal-mem's command but are not
+    exactly what `init` writes (`curl … | sh; jmem wake --hook codex`): one line each."""
+    path = os.path.join(root, CODEX.file)
+    hooks = load_settings(path).get("hooks")
+    out = []
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for handler in inner if isinstance(inner, list) else []:
+                if isinstance(handler, dict) and is_ours(handler, CODEX) \
+                        and not vouched(event, handler):
+                    out.append(f"{path}: {event} runs `{hook_command_line(handler)}`")
+    return out
+
+
 def trust_records(root: str) -> dict[str, str]:
     """`<hooks.json path>:<event>:<group>:<handler>` -> hash, for journal-mem's hooks in
     `root`'s `.codex/hooks.json`, each exactly as `init` writes it (any other hook, one

@@ -13,7 +13,7 @@ import re
 import shutil
 from typing import Any
 
-from journal_mem.errors import GitError
+from journal_mem.errors import GitError, JournalMemError
 from journal_mem.gitops import gitcore
 from journal_mem.journal.ignored import ignored_lines
 from journal_mem.journal.listing import MISNAMED, misnamed_files, pending_paths
@@ -46,6 +46,7 @@ def collect(cwd: str) -> dict[str, Any]:
         "git_hooks": _git_hooks(ctx.repo.main_root),
         "claude_hooks": _claude_hooks(ctx.repo.main_root, ctx.repo.worktree_root),
         "client_hooks": _client_hooks(ctx.repo.main_root),
+        "codex_trusted": _codex_trusted(ctx.repo.main_root),
         "ignored": _ignored(layout, agents),
         "elsewhere": [{"what": what, "paths": paths, "command": command}
                       for what, paths, command in discover.found_in(ctx)],
@@ -97,8 +98,7 @@ def render(report: dict[str, Any]) -> list[str]:
         out.append(f"{label} hooks: " + (
             "all installed" if not missing else
             f"missing {', '.join(missing)} (run jmem init --{client})") + (
-            "; Codex runs them only once trusted (jmem codex-trust)" if client == "codex"
-            else ""))
+            _trust_note(report.get("codex_trusted")) if client == "codex" else ""))
     for line in report["ignored"]:
         out.append(f"warning: {line}: lessons there are never committed (remove the rule; "
                    "init, write and distill refuse until then)")
@@ -125,6 +125,13 @@ def _claude_warnings(ch: dict[str, Any]) -> list[str]:
                    "init`, and Claude Code runs the hooks of the checkout it starts in. Merge "
                    "the main branch, or install the Claude Code plugin (jmem claude-plugin)")
     return out
+
+
+def _trust_note(trusted: bool | None) -> str:
+    if trusted:
+        return "; trusted in your Codex config"
+    return ("; not trusted in your Codex config yet, so Codex runs none of them: review "
+            "`jmem codex-trust` and append it to ~/.codex/config.toml")
 
 
 def render_sessions(records: list[dict[str, Any]]) -> list[str]:
@@ -200,6 +207,20 @@ def _client_hooks(root: str) -> dict[str, list[str]]:
     return {name: client_files.missing_hooks(root, spec)
             for name, spec in client_files.CLIENT_HOOKS.items()
             if os.path.exists(os.path.join(root, spec.file))}
+
+
+def _codex_trusted(root: str) -> bool | None:
+    """Whether the user's Codex config holds every trust record journal-mem's Codex hooks
+    need (None: the checkout has no Codex hook file)."""
+    if not os.path.exists(os.path.join(root, client_files.CODEX.file)):
+        return None
+    try:
+        if client_files.unvouched(root):
+            return False
+        lines, clash = client_files.trust_toml(root)
+    except JournalMemError:
+        return False
+    return not lines and not clash
 
 
 def _claude_hooks(root: str, worktree: str) -> dict[str, Any]:
