@@ -137,6 +137,6 @@ def test_status_reports_the_codex_and_gemini_hooks_a_checkout_has(repo: Path) ->
     hooks_file.write_text(json.dumps(hooks))
     report = jmem(repo, "status")
     assert json.loads(jmem(repo, "status", "--json").stdout)["client_hooks"]["codex"] == ["Stop"]
-    assert ("Codex hooks: missing Stop (run jmem init --codex); Codex runs them only once "
-            "trusted (jmem codex-trust)") in report.stdout
+    assert ("Codex hooks: missing Stop (run jmem init --codex); not trusted in your Codex "
+            "config yet") in report.stdout
     assert "Gemini CLI hooks: all installed" in report.stdout
