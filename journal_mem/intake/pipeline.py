@@ -77,7 +77,7 @@ class Proposal:
     shown: dict[str, set[str]] = field(default_factory=dict)
     gone: dict[str, set[str]] = field(default_factory=dict)
     strict: bool = True  # any problem refuses the whole proposal (else: skip that draft)
-    check_paths: bool = True  # symlinks and ignored journals (an import checked them)
+    check_paths: bool = True  # symlinks and ignored journals (False: the caller has)
 
 
 @dataclass
