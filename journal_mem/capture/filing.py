@@ -195,7 +195,7 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
     said = f"{SOURCE}: {source.path} on {branch}"[:480]
     drafts = [dataclasses.replace(d, source=said, where=said) for d in edit.drafts]
     shown, gone = adopt.limits([edit], ctx.layout.memory_root)
-    return Proposal(drafts, "edit", shown, gone), (
+    return Proposal(drafts, "hand edit", shown, gone), (
         f"{edit.added} added, {edit.changed} changed, {edit.deleted} deleted")
 
 
