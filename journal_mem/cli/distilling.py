@@ -91,16 +91,26 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
 def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
           as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
-    append-only since REF, no conflict markers, symlinks or secrets in memory."""
+    append-only since REF, no conflict markers, symlinks or secrets in memory.
+
+    Memory kept where jmem does not manage it (CLAUDE.md, .claude/memory, Cursor
+    rules, …) is named on stderr with the command that imports it; it fails nothing."""
     from journal_mem.distill.check import run_check
     from journal_mem.repo import open_context
+    from journal_mem.setup import discover
 
-    problems = run_check(open_context(cwd(click_ctx)), base, allow_root_move=allow_root_move)
+    ctx = open_context(cwd(click_ctx))
+    problems = run_check(ctx, base, allow_root_move=allow_root_move)
+    found = discover.found_in(ctx)
     if as_json:
-        emit_json({"ok": not problems, "problems": problems})
-    elif problems:
-        for line in problems:
-            click.echo(line)
+        emit_json({"ok": not problems, "problems": problems,
+                   "elsewhere": [{"what": w, "paths": p, "command": c} for w, p, c in found]})
+        return errors.REFUSED if problems else errors.OK
+    for line in problems:
+        click.echo(line)
+    for line in discover.lines(found):
+        click.echo(f"note: {line}", err=True)
+    if problems:
         click.echo(f"jmem check: {len(problems)} problems", err=True)
     else:
         click.echo("jmem check: ok")

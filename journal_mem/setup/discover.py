@@ -8,7 +8,7 @@ journal-mem's block, `GEMINI.md`), Cursor rules (`.cursor/rules/*.mdc`), Cline's
 `.clinerules` and memory bank (`memory-bank/`), Qwen Code's `.qwen/` memory and
 mem0 exports. Files are those git tracks or would track (`git ls-files`, ignored
 ones left out); one a journal entry was already imported from is not named again.
-`jmem init` and `jmem status` say what they found.
+`jmem init`, `jmem status` and `jmem check` say what they found.
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ def test_every_place_is_named_until_it_is_imported(repo: Path) -> None:
     status = jmem(repo, "status", "--json")
     found = {p for e in json.loads(status.stdout)["elsewhere"] for p in e["paths"]}
     assert found == set(PLACES)
+    check = jmem(repo, "check")
+    assert check.returncode == 0 and "note: memory jmem does not manage yet" in check.stderr
     assert jmem(repo, "import", "claude-md", "CLAUDE.md", "--agent", "api").returncode == 0
     status = jmem(repo, "status", "--json")
     found = {p for e in json.loads(status.stdout)["elsewhere"] for p in e["paths"]}
