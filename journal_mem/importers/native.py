@@ -201,8 +201,7 @@ def file_drafts(nf: NativeFile, text: str, origin: Origin, entry_bytes: int) -> 
     return split(draft, entry_bytes)
 
 
-# What a part of a split body may hold: the limit, less room for its "part N of M" line.
-_PART_ROOM = 96
+_PART_NOTE = "(part {n} of {count} of one memory file: {where})"
 
 
 def split(draft: Draft, entry_bytes: int) -> list[Draft]:
@@ -211,7 +210,9 @@ def split(draft: Draft, entry_bytes: int) -> list[Draft]:
     keeps the key and the title, part N is `KEY-N` titled with its first heading."""
     if len(draft.body.encode()) <= entry_bytes:
         return [draft]
-    limit = max(entry_bytes - _PART_ROOM, 128)
+    where = (draft.where or draft.source)[:200]
+    room = len(_PART_NOTE.format(n=99999, count=99999, where=where).encode()) + 2
+    limit = max(entry_bytes - room, 128)
     parts = _pack(_sections(draft.body), limit)
     key = draft.identity
     out = []
@@ -219,7 +220,7 @@ def split(draft: Draft, entry_bytes: int) -> list[Draft]:
         heading = next((m.group(1) for line in part.split("\n")
                         if (m := _HEADING_RE.match(line))), "")
         title = draft.title if n == 1 else _clip(f"{draft.title}: {heading or f'part {n}'}")
-        note = f"(part {n} of {len(parts)} of one memory file: {draft.where or draft.source})"
+        note = _PART_NOTE.format(n=n, count=len(parts), where=where)
         out.append(replace(draft, title=title, body=join_body(part, note),
                            key=key if n == 1 else f"{key[:60].rstrip('-')}-{n}"))
     return out
