@@ -28,6 +28,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from journal_mem.boundary import crash_log
+from journal_mem.errors import JournalMemError
+from journal_mem.gitops import gitcore
+from journal_mem.loop import hooklog
+from journal_mem.loop.points import POINTS as RUNNERS
+from journal_mem.repo import context_of
+from journal_mem.settings import as_bool, env_value
+
 POINTS = ("pre-work", "pre-spawn", "post-run", "fail-diag", "post-retro")
 
 
@@ -73,11 +81,6 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
          result: HookResult, where: list[str]) -> None:
     """The body of `run_hook`; appends the state dir to `where` as soon as it is known,
     so that even a broken setting is logged."""
-    from journal_mem.gitops import gitcore
-    from journal_mem.loop.points import POINTS as RUNNERS
-    from journal_mem.repo import context_of
-    from journal_mem.settings import as_bool, env_value
-
     if context is None:
         context = {}
     if not isinstance(context, dict):
@@ -113,11 +116,8 @@ def _skip(result: HookResult, reason: str) -> None:
 
 
 def _describe(exc: Exception) -> str:
-    from journal_mem.errors import JournalMemError
-
     if isinstance(exc, JournalMemError):
         return str(exc)
-    from journal_mem.boundary import crash_log
 
     try:
         where = f"details: {crash_log(exc)}"
@@ -140,13 +140,17 @@ def _log(result: HookResult, state_dir: str | None) -> None:
         print(f"journal-mem hook {result.point}: error: {problem}", file=sys.stderr)
     if state_dir is None:
         return
-    from journal_mem.loop import hooklog
 
     try:
         hooklog.append(state_dir, record)
     except OSError as exc:
         print(f"journal-mem hook {result.point}: cannot write the hook log: {exc}",
               file=sys.stderr)
+
+
+def fast_main(args: list[str]) -> int | None:
+    """`jmem hook NAME` before click loads; None for --help (click prints it)."""
+    return None if {"-h", "--help"} & set(args) else cli_main(args)
 
 
 def cli_main(args: list[str]) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from journal_mem.errors import INTERRUPTED, OK, UNEXPECTED, JournalMemError
 
@@ -39,7 +40,6 @@ def describe(exc: BaseException) -> str:
 def crash_log(exc: BaseException, args: list[str] | None = None) -> str:
     """Write the traceback of an unexpected error to a log file; return its path."""
     import tempfile
-    import time
     import traceback
 
     folder = os.path.join(tempfile.gettempdir(), "journal-mem-logs")

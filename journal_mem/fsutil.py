@@ -19,6 +19,7 @@ Standard library only: the git hooks import it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 
 from journal_mem.errors import JournalMemError
@@ -161,8 +162,6 @@ def append_json_line(path: str, record: dict[str, object]) -> None:
     """Append `record` as one JSON line to a log file (created with its folder when
     missing). One `write` of one line under O_APPEND: concurrent writers never
     interleave inside a line. Raises OSError when the log cannot be written."""
-    import json  # not on the guard's fast path, which never logs
-
     os.makedirs(os.path.dirname(path), exist_ok=True)
     line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
@@ -175,8 +174,6 @@ def append_json_line(path: str, record: dict[str, object]) -> None:
 def read_json(path: str) -> object:
     """What a JSON state file holds, or None when it is missing or unreadable (these
     files are disposable or rebuilt: damage means "nothing recorded")."""
-    import json
-
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from journal_mem import settings
+from journal_mem.gitops import gitcore as gitfacts
 from journal_mem.gitops.gitcore import Repo
 from journal_mem.names import MEMORY_MD as MEMORY_MD
 from journal_mem.names import TOPICS as TOPICS
@@ -126,9 +128,6 @@ def root_at(cwd: str, rev: str, *, clean: bool = False) -> str | None:
     trust, not the one the commit itself sets: a commit that moved the root
     would otherwise decide which of its own changes are looked at.
     """
-    from journal_mem import settings
-    from journal_mem.gitops import gitcore as gitfacts
-
     res = gitfacts.run(["cat-file", "blob", f"{rev}:{settings.CONFIG_FILE}"], cwd,
                        check=False, clean=clean)
     if not res.ok:

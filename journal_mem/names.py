@@ -32,11 +32,19 @@ def is_name(value: object) -> bool:
     return isinstance(value, str) and NAME_RE.fullmatch(value) is not None
 
 
-def slugify(text: str, limit: int = 64) -> str:
-    """Lower-case ASCII slug of `text`, cut to `limit` chars on a word boundary."""
+def _nfkd(text: str, *, marks: bool) -> str:
+    """`text` decomposed (NFKD), without its combining marks unless `marks`. Imports
+    unicodedata only when a name is made, never when one is checked (every hook)."""
     import unicodedata
 
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return decomposed if marks else "".join(c for c in decomposed
+                                            if not unicodedata.combining(c))
+
+
+def slugify(text: str, limit: int = 64) -> str:
+    """Lower-case ASCII slug of `text`, cut to `limit` chars on a word boundary."""
+    ascii_text = _nfkd(text, marks=True).encode("ascii", "ignore").decode()
     slug = _SLUG_DROP.sub("-", ascii_text.lower()).strip("-")
     if len(slug) > limit:
         cut = slug[:limit]
@@ -57,10 +65,8 @@ def default_key(title: str) -> str:
     MEMORY.md are 13% of its bytes (44% with whole-title slugs; bench/bench_keys.py).
     """
     import hashlib
-    import unicodedata
 
-    folded = "".join(c for c in unicodedata.normalize("NFKD", title)
-                     if not unicodedata.combining(c))
+    folded = _nfkd(title, marks=False)
     slug = slugify(folded, 10_000)
     lossy = _HARMLESS.sub("", folded) != ""
     if slug and not lossy and len(slug) <= WHOLE_SLUG_CHARS:

@@ -11,16 +11,18 @@ library alone; any change of input validates again through pydantic.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from journal_mem.errors import ConfigError
+from journal_mem.fsutil import replace_atomic
 from journal_mem.names import is_name
 from journal_mem.settings import CONFIG_FILE, DEFAULTS, Settings
 
-if TYPE_CHECKING:  # resolved by pydantic at validation time (see _validator)
+if TYPE_CHECKING:  # resolved by pydantic at validation time (see validate)
     from annotated_types import Ge, Predicate
 
 _B, _D, _G, _H = DEFAULTS["budget"], DEFAULTS["distill"], DEFAULTS["guard"], DEFAULTS["hooks"]
@@ -178,17 +180,6 @@ def _from_plain(data: dict[str, Any]) -> Config:
                   agents=tuple(data["agents"]), **sections)
 
 
-def _validator() -> Any:
-    """pydantic's validator for Config (imports pydantic: ~80 ms)."""
-    import annotated_types
-    from pydantic import TypeAdapter
-
-    # The annotations are strings; pydantic evaluates them in this module.
-    globals().setdefault("Ge", annotated_types.Ge)
-    globals().setdefault("Predicate", annotated_types.Predicate)
-    return TypeAdapter(Config)
-
-
 _MESSAGES = {
     "valid_name": "must match ^[a-z0-9][a-z0-9-]{0,63}$",
     "relative_inside_repo": "must be a relative path inside the work tree, without '..' "
@@ -197,11 +188,16 @@ _MESSAGES = {
 
 
 def validate(merged: dict[str, Any], sources: dict[str, str]) -> Config:
-    """Validate a merged mapping; every problem becomes one line naming field and source."""
-    from pydantic import ValidationError
+    """Validate a merged mapping; every problem becomes one line naming field and source.
+    Imports pydantic (~80 ms): only on a snapshot miss."""
+    import annotated_types
+    from pydantic import TypeAdapter, ValidationError
 
+    # The annotations are strings; pydantic evaluates them in this module.
+    globals().setdefault("Ge", annotated_types.Ge)
+    globals().setdefault("Predicate", annotated_types.Predicate)
     try:
-        config: Config = _validator().validate_python(merged)
+        config: Config = TypeAdapter(Config).validate_python(merged)
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
@@ -230,7 +226,6 @@ def snapshot_path(state_dir: str, flags: dict[str, Any] | None) -> str:
     `distill --no-commit` and `distill` do not evict each other's."""
     if not flags:
         return os.path.join(state_dir, "cache", CACHE_NAME)
-    import hashlib
 
     tag = hashlib.sha256(json.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
     return os.path.join(state_dir, "cache", f"{CACHE_NAME.removesuffix('.json')}-{tag[:12]}.json")
@@ -259,8 +254,6 @@ def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None =
 
 
 def _save_snapshot(path: str, key: str, config: Config) -> None:
-    from journal_mem.fsutil import replace_atomic
-
     try:
         replace_atomic(path, json.dumps({"key": key, "config": config.as_dict()}))
     except OSError:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from journal_mem.errors import ConfigError
+
 # `typing` costs ~2.5 ms to import and the annotations are never evaluated
 # (`from __future__ import annotations`): keep it off the hook fast paths.
 TYPE_CHECKING = False
@@ -106,8 +108,6 @@ def parse_file(data: bytes) -> dict[str, Any]:
     if not data:
         return {}
     import tomllib
-
-    from journal_mem.errors import ConfigError
 
     try:
         return tomllib.loads(data.decode("utf-8"))
@@ -247,8 +247,6 @@ class Settings:
         try:
             return int(value)
         except (TypeError, ValueError):
-            from journal_mem.errors import ConfigError
-
             raise ConfigError(f"{dotted} (from {self.source(dotted)}): {value!r} is not a "
                               "whole number") from None
 
@@ -273,6 +271,5 @@ def as_bool(value: object, name: str) -> bool:
     text = str(value).strip().lower()
     if text in TRUE_WORDS or text in FALSE_WORDS:
         return text in TRUE_WORDS
-    from journal_mem.errors import ConfigError
 
     raise ConfigError(f"{name}: {value!r} is not true or false")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,30 @@ def test_demo_tells_the_story(tmp_path: Path) -> None:
     assert "jmem: agent: '../x' is not a valid name" in proc.stdout
     root = proc.stdout.splitlines()[0].removeprefix("journal-mem demo in ")
     assert root.startswith("/") and not Path(root).exists()
+
+
+def test_each_command_is_in_the_module_the_group_loads_it_from(tmp_path: Path) -> None:
+    """`base.COMMANDS` names each command's module: the module registers exactly those
+    commands (imported one by one in a fresh interpreter)."""
+    code = ("import importlib, json\n"
+            "from journal_mem.cli.base import COMMANDS, cli\n"
+            "out = {}\n"
+            "for module in sorted(set(COMMANDS.values())):\n"
+            "    before = set(cli.commands)\n"
+            "    importlib.import_module(f'journal_mem.cli.{module}')\n"
+            "    out[module] = sorted(set(cli.commands) - before)\n"
+            "print(json.dumps([out, COMMANDS]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    registered, commands = json.loads(proc.stdout)
+    assert registered == {m: sorted(c for c, n in commands.items() if n == m)
+                          for m in set(commands.values())}
+
+
+def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
+    code = ("import sys\nfrom journal_mem.main import main\nmain(['status', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('journal_mem.cli.')))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "['journal_mem.cli.base', " \
+        "'journal_mem.cli.memory']", proc.stdout

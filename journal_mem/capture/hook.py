@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import os
 
+from journal_mem import settings
+from journal_mem.errors import JournalMemError
+
 TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # Claude Code's file-writing tools
 
 
@@ -48,7 +51,6 @@ def memory_file(payload: dict[str, object]) -> tuple[str, str] | None:
     cwd = payload.get("cwd")
     path = os.path.abspath(os.path.join(cwd if isinstance(cwd, str) else os.getcwd(), path))
     checkout = _checkout(os.path.dirname(path))  # the folders as named, links not followed
-    from journal_mem import settings
 
     if checkout is None or not os.path.isfile(os.path.join(checkout, settings.CONFIG_FILE)):
         return None  # not a checkout journal-mem was set up in
@@ -72,7 +74,6 @@ def capture(payload: dict[str, object]) -> str | None:
     if found is None:
         return None
     from journal_mem.capture.filing import file_source, source_at
-    from journal_mem.errors import JournalMemError
     from journal_mem.repo import open_context
 
     checkout, rel = found

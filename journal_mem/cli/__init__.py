@@ -1,18 +1,17 @@
 """The click commands. Each parses options, calls one core function, prints, and
 returns an exit code; the core never imports click.
 
-The group and its shared helpers live in `base`; importing this package imports every
-command module, which registers its commands on the group."""
+The group and its shared helpers live in `base`; a command's module is imported when
+the command runs (`base.COMMANDS`), and registers its commands on the group."""
 
 from __future__ import annotations
 
 import click
 
 from journal_mem import errors
-from journal_mem.cli import consolidating, distilling, memory, team, transfer, wakeup
 from journal_mem.cli.base import cli
 
-__all__ = ["cli", "consolidating", "distilling", "memory", "run", "team", "transfer", "wakeup"]
+__all__ = ["cli", "run"]
 
 
 def run(argv: list[str]) -> int:

@@ -1,7 +1,13 @@
-"""The click group every command module registers on, and the helpers they share."""
+"""The click group every command module registers on, and the helpers they share.
+
+The group loads a command's module only when that command runs (`COMMANDS` says
+which module holds it), so `jmem status` imports what status uses and not what
+`jmem import` or `jmem watch` do; each command module imports its features at the
+top. `--help` of the group loads them all."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Callable
@@ -70,7 +76,34 @@ def emit(data: object, lines: list[str], as_json: bool) -> None:
             click.echo(line)
 
 
-@click.group(context_settings=CONTEXT)
+# command → the module of journal_mem.cli that defines it (and registers it on `cli`)
+COMMANDS: dict[str, str] = {
+    "init": "memory", "write": "memory", "status": "memory", "rescue": "memory",
+    "guard": "gitrun", "merge-driver": "gitrun",
+    "distill": "distilling", "check": "distilling", "watch": "distilling",
+    "outbox": "distilling",
+    "wake": "wakeup", "remind": "wakeup", "claude-plugin": "wakeup", "codex-trust": "wakeup",
+    "mcp": "wakeup", "recall": "wakeup",
+    "demo": "demo", "log": "team", "blame": "team", "stats": "team", "report": "team",
+    "hook": "team",
+    "import": "transfer", "export": "transfer",
+    "consolidate": "consolidating",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use (click's documented pattern)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"journal_mem.cli.{COMMANDS[cmd_name]}")
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT)
 @click.option(
     "-C", "directory", type=click.Path(file_okay=False), default=None, metavar="PATH",
     help="Run as if started in PATH (like git -C).",

@@ -7,6 +7,9 @@ import click
 
 from journal_mem import errors
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit
+from journal_mem.consolidate import plan as planning
+from journal_mem.consolidate import propose
+from journal_mem.repo import open_context
 
 
 @cli.command(context_settings=CONTEXT)
@@ -41,10 +44,6 @@ def consolidate(click_ctx: click.Context, agent: str | None, command: str | None
       jmem consolidate --json
       jmem consolidate --propose "claude -p \\"$(cat curator-prompt.md)\\"" --dry-run
     """
-    from journal_mem.consolidate import plan as planning
-    from journal_mem.consolidate import propose
-    from journal_mem.repo import open_context
-
     ctx = open_context(cwd(click_ctx))
     plan = planning.make_plan(ctx, agent)
     if command is None and dry_run:

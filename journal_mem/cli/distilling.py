@@ -3,12 +3,21 @@ outbox of lessons waiting for the main checkout."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import click
 
-from journal_mem import errors
+from journal_mem import errors, progress
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
+from journal_mem.distill import distiller
+from journal_mem.distill.background import detach
+from journal_mem.distill.check import run_check
+from journal_mem.distill.outbox import drain_now, waiting
+from journal_mem.distill.outcome import distill_json, distill_lines
+from journal_mem.distill.push import push_distill
+from journal_mem.repo import open_context
+from journal_mem.setup import discover
 
 
 @cli.command(context_settings=CONTEXT)
@@ -42,13 +51,7 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
     memory paths and lists what changed and why. Invalid entries are reported
     and skipped (exit 1).
     """
-    import datetime as dt
-
-    from journal_mem.distill import distiller
-    from journal_mem.repo import open_context
-
     if background:  # normally answered by main.py before click loads
-        from journal_mem.distill.background import detach
 
         return detach(list(click_ctx.find_root().obj), cwd(click_ctx))  # the argv given
     date = None
@@ -59,7 +62,6 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = distiller.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
                         commit=not no_commit, if_due=if_due, date=date)
-    from journal_mem import progress
 
     # a bar on a terminal for long work; never in --json or for the post-commit hook
     progress.allow(not (as_json or if_due))
@@ -68,7 +70,6 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
     # --no-commit is the setting distill.commit = false for this run (flags > env > file)
     flags = {"distill.commit": False} if no_commit else None
     outcome = distiller.distill(open_context(cwd(click_ctx), flags), opts)
-    from journal_mem.distill.outcome import distill_json, distill_lines
 
     if as_json:
         emit_json(distill_json(outcome))
@@ -95,10 +96,6 @@ def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
 
     Memory kept where jmem does not manage it (CLAUDE.md, .claude/memory, Cursor
     rules, …) is named on stderr with the command that imports it; it fails nothing."""
-    from journal_mem.distill.check import run_check
-    from journal_mem.repo import open_context
-    from journal_mem.setup import discover
-
     ctx = open_context(cwd(click_ctx))
     problems = run_check(ctx, base, allow_root_move=allow_root_move)
     found = discover.found_in(ctx)
@@ -117,18 +114,12 @@ def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
     return errors.REFUSED if problems else errors.OK
 
 
-# --- end distill and check ---
-
-# --- watch, outbox, distill --push ---------------------------------------------------
+# --- distill --push, watch, outbox ---------------------------------------------------
 
 
 def _distill_push(click_ctx: click.Context, opts: Any, remote: str | None, attempts: int,
                   as_json: bool) -> int:
     """`distill --push [REMOTE]`: see journal_mem/push.py."""
-    from journal_mem.distill.outcome import distill_json, distill_lines
-    from journal_mem.distill.push import push_distill
-    from journal_mem.repo import open_context
-
     if opts.dry_run or opts.check or not opts.commit or opts.if_due:
         raise click.UsageError("--push distills and commits: drop --dry-run, --check, "
                                "--no-commit and --if-due")
@@ -172,12 +163,11 @@ def watch(click_ctx: click.Context, once: bool, debounce: float, interval: float
     one more. A failing distill is logged and watching goes on. Ctrl-C or
     SIGTERM stop it cleanly (a distill in progress finishes first).
     """
-    from journal_mem.distill.watch import WatchOptions
-    from journal_mem.distill.watch import watch as core
+    from journal_mem.distill import watch as watching  # watchdog: only for `jmem watch`
 
-    opts = WatchOptions(once=once, debounce=debounce, max_wait=max(10.0, debounce * 10),
-                        interval=interval)
-    return core(cwd(click_ctx), opts, lambda line: click.echo(line))
+    opts = watching.WatchOptions(once=once, debounce=debounce,
+                                 max_wait=max(10.0, debounce * 10), interval=interval)
+    return watching.watch(cwd(click_ctx), opts, lambda line: click.echo(line))
 
 
 @cli.group(context_settings=CONTEXT)
@@ -191,9 +181,6 @@ def outbox() -> None:
 @click.pass_context
 def outbox_list(click_ctx: click.Context, as_json: bool) -> int:
     """Every waiting entry, and whether the next drain will file it."""
-    from journal_mem.distill.outbox import waiting
-    from journal_mem.repo import open_context
-
     context = open_context(cwd(click_ctx))
     items = waiting(context.layout, context.policy)
     if as_json:
@@ -217,9 +204,6 @@ def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
     Nothing leaves the outbox before its copy is in the journal; an invalid
     entry stays there and is reported (exit 1).
     """
-    from journal_mem.distill.outbox import drain_now
-    from journal_mem.repo import open_context
-
     context = open_context(cwd(click_ctx))
     done = drain_now(context.layout, context.policy)
     if as_json:
@@ -231,9 +215,3 @@ def outbox_drain(click_ctx: click.Context, as_json: bool) -> int:
             click.echo(f"jmem: left in the outbox: {problem}", err=True)
         click.echo(f"outbox: {len(done.moved)} moved, {len(done.invalid)} left (invalid)")
     return errors.REFUSED if done.invalid else errors.OK
-
-
-# --- end watch, outbox, distill --push ---
-
-
-# --- recall -----------------------------------------------------------------------

@@ -1,9 +1,8 @@
-"""Commands on one checkout's memory: set it up, write a lesson, guard commits,
-rescue a worktree's edits, report status, merge journal files."""
+"""Commands on one checkout's memory: set it up, write a lesson, rescue a worktree's
+edits, report status."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from typing import Any
 
@@ -11,8 +10,13 @@ import click
 
 from journal_mem import errors
 from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit, emit_json
-from journal_mem.guard.fast import OPTIONS as guard_options
+from journal_mem.guard.rescue import rescue as do_rescue
+from journal_mem.lessons import write as lesson_write
 from journal_mem.lessons.write import OPTIONS as write_options
+from journal_mem.loop.hooklog import render
+from journal_mem.repo import open_context
+from journal_mem.setup import init as initialize
+from journal_mem.setup import status as setup_status
 
 
 @cli.command(context_settings=CONTEXT)
@@ -67,8 +71,6 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     register `jmem mcp` in each client. --codex and --gemini add those
     clients' hooks.
     """
-    from journal_mem.setup import init as initialize
-
     if ci_curator and not ci:
         raise click.UsageError("--ci-curator adds a job to the CI workflow: give --ci github")
     if uninstall:
@@ -112,11 +114,9 @@ def _refuse_with_from_file(given: dict[str, Any]) -> None:
 
 def _read_body(body: str | None, body_file: str | None) -> str:
     """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin."""
-    from journal_mem.lessons import write as core
-
     if body is not None and body_file is not None:
         raise click.UsageError("give the body once: --body or --body-file")
-    return core.read_body(body, body_file)
+    return lesson_write.read_body(body, body_file)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -140,9 +140,6 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
       jmem write --agent api --topic testing --title "Run the API tests with -p no:randomly" \\
           --body "They share a database fixture; random order makes them flaky."
     """
-    from journal_mem.lessons import write as core
-    from journal_mem.repo import open_context
-
     context = open_context(cwd(click_ctx))
     fields: dict[str, Any] = {
         "type": kind, "confidence": confidence, "importance": importance, "key": key,
@@ -153,14 +150,14 @@ def write(click_ctx: click.Context, agent: str | None, topic: str | None, title:
     if from_file:
         _refuse_with_from_file({**fields, "topic": topic, "title": title, "body": body,
                                 "body_file": body_file})
-        entry = core.from_file(context, from_file, agent)
-        found = core.related_facts(context, entry)
-        written = core.file_entry(context, entry, outbox)
+        entry = lesson_write.from_file(context, from_file, agent)
+        found = lesson_write.related_facts(context, entry)
+        written = lesson_write.file_entry(context, entry, outbox)
     else:
-        written, found = core.write_lesson(context, agent=agent, topic=topic, title=title,
+        written, found = lesson_write.write_lesson(context, agent=agent, topic=topic, title=title,
                                            body=_read_body(body, body_file), fields=fields,
                                            outbox=outbox)
-    out, err = core.report(written, found, as_json)
+    out, err = lesson_write.report(written, found, as_json)
     click.echo(out)
     for line in err:
         click.echo(line, err=True)
@@ -178,59 +175,16 @@ def status(click_ctx: click.Context, session_count: int | None, hook_log: bool,
            as_json: bool) -> int:
     """Pending lessons, outbox, last distill, lock, budgets, and which hooks are
     installed: the first thing to run when memory doesn't work."""
-    from journal_mem.setup import status as core
-
     if hook_log:
-        from journal_mem.loop.hooklog import render
-
-        table = core.hook_summary(cwd(click_ctx))
+        table = setup_status.hook_summary(cwd(click_ctx))
         emit(table, render(table), as_json)
     elif session_count is not None:
-        records = core.session_log(cwd(click_ctx), session_count)
-        emit(records, core.render_sessions(records), as_json)
+        records = setup_status.session_log(cwd(click_ctx), session_count)
+        emit(records, setup_status.render_sessions(records), as_json)
     else:
-        report = core.collect(cwd(click_ctx))
-        emit(report, core.render(report), as_json)
+        report = setup_status.collect(cwd(click_ctx))
+        emit(report, setup_status.render(report), as_json)
     return errors.OK
-
-
-# --- end of wake-up, reminder and status --------------------------------------
-
-# --- guard and rescue -----------------------------------------------------------
-
-
-@cli.command("merge-driver", context_settings=CONTEXT, hidden=True)
-@click.argument("ancestor")
-@click.argument("current")
-@click.argument("other")
-@click.argument("path")
-def merge_driver(ancestor: str, current: str, other: str, path: str) -> int:
-    """Git's merge driver for distilled files (`jmem init` registers it): keep the
-    checked-out side and distill again after the merge."""
-    from journal_mem.gitops.mergedriver import merge
-
-    return merge(current, path, os.getcwd())
-
-
-@cli.command(context_settings=CONTEXT)
-@declared(guard_options)
-def guard(hook: str | None) -> int:
-    """Check what is staged under the memory root (the git hooks run this).
-
-    From a linked worktree every memory change is refused (use `jmem rescue`).
-    In the main checkout: committed journal entries are append-only, distilled
-    files change only in the distiller's commit, and every new lesson must be
-    valid, with no secret, conflict marker or symlink. Each refusal names the
-    path, the rule and the command that does it right; exit 1 blocks the
-    commit. JMEM_DISABLE=1 or hooks.guard = false turn it off.
-    """
-    from journal_mem.guard.fast import decide
-
-    click_ctx = click.get_current_context()
-    verdict = decide(cwd(click_ctx), hook)
-    for line in verdict.lines:
-        click.echo(line, err=True)
-    return verdict.code
 
 
 @cli.command(context_settings=CONTEXT)
@@ -243,13 +197,9 @@ def rescue(click_ctx: click.Context) -> int:
     (topic inbox). The worktree's copies go back to HEAD, unstaged. A file
     stays where it is when filing it fails.
     """
-    from journal_mem.guard.rescue import rescue as do_rescue
-
     report = do_rescue(cwd(click_ctx))
     for line in report.lines:
         click.echo(line)
     for line in report.failed:
         click.echo(f"jmem rescue: {line}", err=True)
     return errors.REFUSED if report.failed else errors.OK
-
-# --- distill and check ------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Commands that look across the team: a fact's history and blame, stats, the HTML
-report, the agent-loop hooks, and the demo."""
+report, and the agent-loop hooks."""
 
 from __future__ import annotations
 
@@ -9,19 +9,12 @@ from typing import Any
 import click
 
 from journal_mem import errors
+from journal_mem.api import cli_main
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit
-
-
-@cli.command(context_settings=CONTEXT)
-@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
-def demo(keep: bool) -> int:
-    """Tell the whole story in a temporary repository, narrating each step."""
-    from journal_mem.demo.scenes import run_demo
-
-    return run_demo(keep=keep, echo=click.echo)
-
-
-# --- wake-up, reminder and status ---------------------------------------------
+from journal_mem.repo import open_context
+from journal_mem.team import log as factlog
+from journal_mem.team import stats as core
+from journal_mem.team.report import write_report
 
 
 @cli.command("log", context_settings=CONTEXT)
@@ -45,9 +38,6 @@ def log_(click_ctx: click.Context, key: str | None, path: str | None, line: int 
       jmem log filter-by-value-and-missing-fields
       jmem log --path .claude/agent-memory/web/MEMORY.md --line 12
     """
-    from journal_mem.repo import open_context
-    from journal_mem.team import log as factlog
-
     if (key is None) == (path is None) or (path is None) != (line is None):
         raise click.UsageError("give a KEY, or --path FILE with --line N")
     context = open_context(cwd(click_ctx))
@@ -66,9 +56,6 @@ def log_(click_ctx: click.Context, key: str | None, path: str | None, line: int 
 def blame(click_ctx: click.Context, file: str, as_json: bool) -> int:
     """Each fact line of a distilled FILE with the entry that last stated it:
     date, agent, the commit that brought the entry in, and its source."""
-    from journal_mem.repo import open_context
-    from journal_mem.team import log as factlog
-
     rows = factlog.blame(open_context(cwd(click_ctx)), file)
     emit(rows, factlog.render_blame(rows), as_json)
     return errors.OK
@@ -84,9 +71,6 @@ def stats(click_ctx: click.Context, since: Any, as_json: bool) -> int:
     distilled topic files, lines of maintained memory, agents with memory, the
     cap and each agent's use of it, evictions, facts dropped by each rule,
     pending lessons, and entries per maintained line."""
-    from journal_mem.repo import open_context
-    from journal_mem.team import stats as core
-
     table = core.collect(open_context(cwd(click_ctx)), since.date() if since else None)
     emit(table, core.render_lines(table), as_json)
     return errors.OK
@@ -104,9 +88,6 @@ def report(click_ctx: click.Context, out_dir: str | None, open_: bool) -> int:
     holder, coloured by the version it loaded), budgets, pending lessons and
     their age, evictions, stale-ref drops, open conflicts and the stats table.
     """
-    from journal_mem.repo import open_context
-    from journal_mem.team.report import write_report
-
     context = open_context(cwd(click_ctx))
     path = write_report(context, out_dir or os.path.join(context.layout.state_dir, "report"))
     click.echo(path)
@@ -136,9 +117,4 @@ def hook(name: str) -> int:
       fail-diag   {"error", "check"?, "files"?, "run_id"?}
       post-retro  {"path", "agent"?}
     """
-    from journal_mem.api import cli_main
-
     return cli_main([name])
-
-
-# --- import and export (existing memory in, snapshots out) ------------------------

@@ -9,15 +9,16 @@ import click
 
 from journal_mem import errors
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit
+from journal_mem.importers import export as core
+from journal_mem.importers import run as importing
+from journal_mem.importers.snapshot import dumps
+from journal_mem.lessons.write import resolve_agent
+from journal_mem.repo import open_context
 
 
 def _run_import(click_ctx: click.Context, as_json: bool,
                 call: Callable[[Any, Any, Callable[[str | None], str]], Any]) -> int:
     """Open the repository, run `call(importers.run, ctx, agent_of)` and report."""
-    from journal_mem.importers import run as importing
-    from journal_mem.lessons.write import resolve_agent
-    from journal_mem.repo import open_context
-
     ctx = open_context(cwd(click_ctx))
     report = call(importing, ctx, lambda agent: resolve_agent(ctx, agent))
     emit(report.as_dict(), report.lines(), as_json)
@@ -130,10 +131,6 @@ def export(click_ctx: click.Context, out: str | None) -> int:
     """One JSON snapshot: every live fact (key, title, body, type, confidence,
     importance, holders, topic, dates, valid_until, refs, source, entry path),
     the journal's entry list and the distill state."""
-    from journal_mem.importers import export as core
-    from journal_mem.importers.snapshot import dumps
-    from journal_mem.repo import open_context
-
     doc = core.snapshot(open_context(cwd(click_ctx)))
     if out is None:
         click.echo(dumps(doc), nl=False)

@@ -8,10 +8,18 @@ from typing import Any
 
 import click
 
-from journal_mem import errors
+from journal_mem import errors, progress
 from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit, emit_json
+from journal_mem.gitops import gitcore
+from journal_mem.recall import query as core
 from journal_mem.recall.query import OPTIONS as recall_options
-from journal_mem.wake.hooks import REMIND_OPTIONS, WAKE_OPTIONS
+from journal_mem.repo import open_context
+from journal_mem.setup import client_files
+from journal_mem.setup.plugin import folder, install_lines
+from journal_mem.wake import clients
+from journal_mem.wake.claude import PACK_LIMIT
+from journal_mem.wake.hooks import REMIND_OPTIONS, WAKE_OPTIONS, remind_hook, wake_hook
+from journal_mem.wake.pack import for_command
 
 
 @cli.command(context_settings=CONTEXT)
@@ -30,15 +38,10 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
     stderr, exit 0.
     """
     if hook:
-        from journal_mem.wake import clients
-        from journal_mem.wake.claude import PACK_LIMIT
-        from journal_mem.wake.hooks import wake_hook
-
         data = clients.begin(hook, sys.stdin.buffer.read())
         return errors.OK if data is None else wake_hook(data, agent,
                                                         min(max_chars, PACK_LIMIT),
                                                         plugin=plugin)
-    from journal_mem.wake.pack import for_command
 
     click_ctx = click.get_current_context()
     pack = for_command(cwd(click_ctx), agent, max_chars=max_chars, query=query,
@@ -56,9 +59,6 @@ def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
     files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
     context) to record one. Never fails: exit 0."""
-    from journal_mem.wake import clients
-    from journal_mem.wake.hooks import remind_hook
-
     data = clients.begin(hook, sys.stdin.buffer.read())
     return errors.OK if data is None else remind_hook(data, agent, plugin=plugin)
 
@@ -71,8 +71,6 @@ def claude_plugin() -> int:
     the machine, without needing `jmem` on Claude Code's PATH or the hooks in
     the branch's .claude/settings.json (a worktree of an older commit).
     """
-    from journal_mem.setup.plugin import folder, install_lines
-
     click.echo(folder())
     for line in install_lines(folder()):
         click.echo(line, err=True)
@@ -98,9 +96,6 @@ def codex_trust(click_ctx: click.Context) -> int:
     Records the config already holds are left out; one it holds with another
     value is named on stderr (edit it by hand), with exit 1.
     """
-    from journal_mem.gitops import gitcore
-    from journal_mem.setup import client_files
-
     # Codex (0.171.0) looks for the main checkout's records in every linked worktree too
     root = gitcore.locate(cwd(click_ctx)).main_root
     missing = client_files.missing_hooks(root, client_files.CODEX)
@@ -160,10 +155,6 @@ def recall(click_ctx: click.Context, question: tuple[str, ...], agent: str | Non
       jmem recall how do I run the API tests --agent api
       jmem recall --type episodic --tag fail-diag --since 2026-11-01
     """
-    from journal_mem import progress
-    from journal_mem.recall import query as core
-    from journal_mem.repo import open_context
-
     progress.allow(not as_json)  # a bar on a terminal for a long rebuild; never in --json
     day = since.date().isoformat() if since else None
     filters = core.Filters(agent, type_, tag, day)

@@ -10,7 +10,12 @@ signals), its output appended to `<git-common-dir>/journal-mem/logs/distill.log`
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
+
+from journal_mem.gitops import gitcore
+from journal_mem.settings import Settings, env_flag
 
 LOG = os.path.join("logs", "distill.log")
 
@@ -24,8 +29,6 @@ def _cwd(argv: list[str]) -> str:
 def _off(main_root: str, if_due: bool) -> str | None:
     """Why a background `--if-due` distill must not start (the same switches as
     `store.distill.schedule.off_reason`, read without pydantic); a typo raises."""
-    from journal_mem.settings import Settings, env_flag
-
     if not if_due:
         return None
     if env_flag("JMEM_DISABLE"):
@@ -40,11 +43,6 @@ def detach(argv: list[str], cwd: str | None = None) -> int:
 
     `cwd`: where the command runs (`-C`), when the caller has parsed it already.
     """
-    import subprocess
-    import time
-
-    from journal_mem.gitops import gitcore
-
     repo = gitcore.locate(cwd or _cwd(argv))  # errors: the boundary in main.main reports them
     reason = _off(repo.main_root, "--if-due" in argv)
     if reason:
@@ -66,7 +64,7 @@ def detach(argv: list[str], cwd: str | None = None) -> int:
     return 0
 
 
-def wants_background(argv: list[str]) -> bool:
-    """True for `[-C PATH] distill … --background …`."""
-    rest = argv[2:] if len(argv) >= 2 and argv[0] == "-C" else argv
-    return bool(rest) and rest[0] == "distill" and "--background" in rest[1:]
+def fast_main(args: list[str]) -> int | None:
+    """`jmem distill … --background` (the post-commit hook) before click loads; None for
+    any other distill (`-C PATH distill --background` reaches `detach` through click)."""
+    return detach(["distill", *args]) if "--background" in args else None

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from journal_mem.fsutil import read_json, replace_atomic
 from journal_mem.gitops import mergedriver
 from journal_mem.journal.listing import Found, pending_paths
-from journal_mem.journal.reader import Lesson, read_lessons
+from journal_mem.journal.reader import PendingFile, read_lessons
 from journal_mem.layout import Layout
 from journal_mem.repo import Context
 from journal_mem.settings import env_flag
@@ -88,7 +88,7 @@ def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
     return (now - oldest).total_seconds() >= ctx.config.distill.max_age_hours * 3600
 
 
-def _written_at(lesson: Lesson) -> dt.datetime:
+def _written_at(lesson: PendingFile) -> dt.datetime:
     """An entry's `created` (judged by the one reader), or its file's mtime when invalid."""
     if lesson.created is not None and not lesson.problems:
         return lesson.created

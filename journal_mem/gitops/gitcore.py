@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from journal_mem.errors import GitError, UnsupportedRepo
+
 # `git rev-parse --local-env-vars` (git 2.39): a hook inherits these, and any
 # git call aimed at another checkout must drop them or it silently reads the
 # hook's worktree and index.
@@ -98,8 +100,6 @@ def run(
     """
     import subprocess
 
-    from journal_mem.errors import GitError
-
     env = git_env(env if env is not None else clean_env() if clean else None)
     env.setdefault("LC_ALL", "C")
     # `git status` and friends would otherwise rewrite the index opportunistically,
@@ -169,8 +169,6 @@ class Repo:
 
 
 def _not_a_repo(cwd: str, detail: str) -> Exception:
-    from journal_mem.errors import UnsupportedRepo
-
     return UnsupportedRepo(
         f"{cwd} is not inside a git work tree ({detail})",
         hint="run journal-mem inside a git repository's checkout, or pass -C PATH",
@@ -184,8 +182,6 @@ def locate(cwd: str) -> Repo:
     One git call (through `spawn_git`, so `subprocess` is not imported); a
     linked worktree costs one more, for the common dir's `core.*` settings.
     """
-    from journal_mem.errors import UnsupportedRepo
-
     if not os.path.isdir(cwd):
         raise _not_a_repo(cwd, "no such directory")
     code, lines = _rev_parse(cwd)
@@ -212,8 +208,6 @@ def _top_of(git_dir: str, common_dir: str, guess: str) -> str:
     the git dir belongs to is found as for a hook instead; `guess` (git's
     answer) stays when there is none.
     """
-    from journal_mem.errors import UnsupportedRepo
-
     if git_dir == common_dir:
         try:
             return find_main_checkout(common_dir)
@@ -283,8 +277,6 @@ def _is_checkout_of(candidate: str, common_dir: str) -> bool:
 
 def find_main_checkout(common_dir: str) -> str:
     """The main checkout of the repository whose common git dir is `common_dir`."""
-    from journal_mem.errors import UnsupportedRepo
-
     core = _core_settings(common_dir)
     if core.get("core.bare", "").lower() in ("true", "yes", "on", "1"):
         raise UnsupportedRepo(

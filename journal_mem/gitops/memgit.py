@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from collections.abc import Callable
 
 from journal_mem.errors import GitError
@@ -341,8 +342,6 @@ class RefUpdate:
         self.message = message
 
     def __enter__(self) -> RefUpdate:
-        import subprocess
-
         env = gitcore.git_env(gitcore.clean_env())
         env.setdefault("LC_ALL", "C")
         self.proc = subprocess.Popen(

@@ -31,11 +31,14 @@ def cache_dir(state_dir: str) -> str:
 
 
 def _entry_fields() -> tuple[str, ...]:
+    """The entry's field names; the entry model is imported here, on first use (the
+    hooks' small caches never need it)."""
     if not _FIELDS:
         import dataclasses
 
         from journal_mem.journal.entry import Entry
 
+        _ENTRY.append(Entry)
         _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
         _SHARED_AT.extend(_FIELDS.index(name) for name in (
             "agent", "topic", "type", "importance", "key", "supersedes", "retracts",
@@ -43,6 +46,7 @@ def _entry_fields() -> tuple[str, ...]:
     return tuple(_FIELDS)
 
 
+_ENTRY: list[type[Entry]] = []
 _FIELDS: list[str] = []
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
 # 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
@@ -52,13 +56,11 @@ _SHARED: dict[object, object] = {}
 
 def shared_entry(*values: Any) -> Entry:
     """An entry from its field values, with the repetitive ones shared between entries."""
-    from journal_mem.journal.entry import Entry
-
     _entry_fields()
     fields = list(values)
     for i in _SHARED_AT:
         fields[i] = _SHARED.setdefault(fields[i], fields[i])
-    return Entry(*fields)
+    return _ENTRY[0](*fields)
 
 
 def share(entry: Entry) -> Entry:
@@ -73,18 +75,16 @@ def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
 
 
 def _fact_reduce(fact: Any) -> tuple[type, tuple[object, ...]]:
-    import dataclasses
-
-    return type(fact), tuple(getattr(fact, f.name) for f in dataclasses.fields(fact))
+    return type(fact), tuple(getattr(fact, name) for name in fact.__dataclass_fields__)
 
 
 def _pickler(fh: Any, entries: bool) -> pickle.Pickler:
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if entries:
-        from journal_mem.journal.entry import Entry
         from journal_mem.journal.fold import Fact
 
-        pickler.dispatch_table = {**copyreg.dispatch_table, Entry: _entry_reduce,
+        _entry_fields()
+        pickler.dispatch_table = {**copyreg.dispatch_table, _ENTRY[0]: _entry_reduce,
                                   Fact: _fact_reduce}
     # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
     # Nothing pickled here refers to itself; shared values are re-shared on load.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -359,8 +360,6 @@ def _refs(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
 
 def normalise_ref(ref: str) -> str:
     """One spelling per path: `./README`, `README/` and `a//b/./c` become `README`, `a/b/c`."""
-    import posixpath
-
     path = posixpath.normpath(ref.strip().strip("/"))
     return "" if path == "." else path
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from journal_mem.errors import PolicyViolation
 from journal_mem.fsutil import create_exclusive
 from journal_mem.journal.entry import Entry, render
 from journal_mem.layout import Layout
@@ -53,7 +54,6 @@ def record(layout: Layout, entry: Entry, outbox: bool = False, durable: bool = T
     if not outbox:
         link = layout.symlink_on_way(layout.journal_dir(entry.agent))
         if link:  # every writer (write, rescue, outbox drain) comes through here
-            from journal_mem.errors import PolicyViolation
 
             raise PolicyViolation(
                 f"{link} is a symlink: memory folders must be real folders inside the "

@@ -114,17 +114,15 @@ class _YamlRefused(Exception):
 
 
 def _construct(node: Any, seen: set[int]) -> Any:
-    import yaml
-
     if id(node) in seen:
         raise _YamlRefused("YAML aliases (*name) are not allowed")
     seen.add(id(node))
     if node.tag not in _ALLOWED_TAGS:
         tag = node.tag.replace("tag:yaml.org,2002:", "!!")
         raise _YamlRefused(f"YAML tag {tag} is not allowed")
-    if isinstance(node, yaml.ScalarNode):
+    if node.id == "scalar":  # yaml.ScalarNode (a node's kind is its class's `id`)
         return node.value
-    if isinstance(node, yaml.SequenceNode):
+    if node.id == "sequence":
         return [_construct(item, seen) for item in node.value]
     out: dict[str, Any] = {}
     for key_node, value_node in node.value:

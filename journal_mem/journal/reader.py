@@ -10,7 +10,7 @@ again. Two readers share that machinery:
 * `read_journal`: every entry of the main journal, as `Entry` objects, for
   distill, `check` and `recall` (cache `entries.pickle`, with a delta).
 * `read_lessons` / `pending`: the few entries the hooks show (pending ones at
-  wake-up, recent ones for the reminder), as small `Lesson` views (caches
+  wake-up, recent ones for the reminder), as small `PendingFile` views (caches
   `pending.pickle`, `recent.pickle`). Standard library only while nothing
   changed: the parser (and YAML) is imported only to judge a changed file,
   so the wake-up pack costs no more than listing the journal and reading
@@ -21,12 +21,15 @@ Which files are entries, and which are pending, is `listing.py`'s job.
 
 from __future__ import annotations
 
+import datetime as dt
+import gc
 import os
 import stat
 
+from journal_mem.errors import InvalidEntry
 from journal_mem.journal.cache import Cache, cache_dir, share
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
-from journal_mem.journal.validate import Policy
+from journal_mem.journal.validate import Policy, parse_valid
 from journal_mem.layout import Layout
 from journal_mem.progress import track
 
@@ -56,8 +59,10 @@ class Journal:
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
 
 
-class Lesson:
-    """What the wake-up pack and the reminder show of one entry (a valid one, or not)."""
+class PendingFile:
+    """One pending entry file as the wake-up pack and the reminder show it: where it is,
+    and its verdict (the shown fields of a valid entry, or its problems). Not a second
+    lesson record: the hooks read these from a small cache without the entry model."""
 
     __slots__ = ("agent", "applies_to", "confidence", "created", "key", "outbox", "path",
                  "problems", "rel", "retracts", "supersedes", "title")
@@ -89,9 +94,6 @@ def _shown(entry: Entry) -> dict[str, object]:
 
 
 def _judge(data: bytes, name: str, agent: str, policy: Policy) -> Entry | tuple[str, ...]:
-    from journal_mem.errors import InvalidEntry
-    from journal_mem.journal.validate import parse_valid
-
     try:
         return parse_valid(data, policy, filename=name, folder_agent=agent)
     except InvalidEntry as exc:
@@ -154,8 +156,6 @@ class _Files:
 
 def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Journal:
     """Judge (or recall from the cache) every entry of the main journal."""
-    import gc
-
     # Entries hold no reference cycles: the collector would only re-scan every entry
     # made so far, again and again, as 100k of them are parsed or unpickled.
     enabled = gc.isenabled()
@@ -243,8 +243,8 @@ def _plain_topics(journal: Journal, plain: list[int]) -> None:
 
 
 def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
-                 cache: str = "pending") -> list[Lesson]:
-    """The `Lesson` views of the entry files `found`, judged exactly as distill judges them.
+                 cache: str = "pending") -> list[PendingFile]:
+    """The `PendingFile` views of the entry files `found`, judged exactly as distill judges them.
 
     `cache` names the small cache these views are kept in (one per caller, so
     that the wake-up and reminder hooks do not evict each other's).
@@ -257,7 +257,7 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
         if item is None:
             continue
         verdict = item[4]
-        lesson = Lesson(agent, full, rel, outbox)
+        lesson = PendingFile(agent, full, rel, outbox)
         if isinstance(verdict, tuple):
             lesson.problems = verdict
         else:
@@ -268,10 +268,8 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
     return out
 
 
-def pending(layout: Layout, policy: Policy) -> list[Lesson]:
+def pending(layout: Layout, policy: Policy) -> list[PendingFile]:
     """Every pending lesson (journal and outbox), valid or not, newest first."""
-    import datetime as dt
-
     lessons = read_lessons(layout, pending_paths(layout), policy)
     oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
     lessons.sort(key=lambda x: (x.created or oldest, x.rel), reverse=True)

@@ -16,6 +16,8 @@ parser and the secret patterns are imported when an entry is judged.
 
 from __future__ import annotations
 
+from journal_mem.errors import InvalidEntry
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from journal_mem.journal.entry import Entry
@@ -64,7 +66,6 @@ def validate(entry: Entry, policy: Policy, text: str | None = None) -> list[str]
 def parse_valid(data: bytes, policy: Policy, *, filename: str | None = None,
                 folder_agent: str | None = None) -> Entry:
     """Parse an entry file and judge it: an `Entry`, or `InvalidEntry` with every problem."""
-    from journal_mem.errors import InvalidEntry
     from journal_mem.journal.entry import parse
 
     text = data.decode("utf-8", "replace")
@@ -82,8 +83,6 @@ def parse_valid(data: bytes, policy: Policy, *, filename: str | None = None,
 
 def check_built(entry: Entry, policy: Policy) -> Entry:
     """`entry` (built from values, by `write` or `rescue`) when valid; else `InvalidEntry`."""
-    from journal_mem.errors import InvalidEntry
-
     problems = validate(entry, policy)
     if problems:
         raise InvalidEntry(problems)

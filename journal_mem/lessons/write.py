@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import errno
+import json
 import os
+import sqlite3
+import sys
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.errors import InvalidEntry
@@ -15,7 +19,7 @@ from journal_mem.journal.validate import check_built, parse_valid
 from journal_mem.layout import TOPICS
 from journal_mem.names import ENTRY_NAME_RE
 from journal_mem.options import Option, parse
-from journal_mem.repo import Context
+from journal_mem.repo import Context, open_context
 from journal_mem.settings import agent_name, env_flag
 
 if TYPE_CHECKING:
@@ -71,8 +75,6 @@ def from_file(ctx: Context, path: str, agent: str | None) -> Entry:
 
 def _plain_topic(ctx: Context, entry: Entry, name: str) -> Entry:
     """The topic of a plain file: an existing topic of its agent its name starts with."""
-    import dataclasses
-
     slug = name[11:].removesuffix(".md").lower()
     folder = os.path.join(ctx.layout.agent_dir(entry.agent), TOPICS)
     try:
@@ -139,8 +141,6 @@ def describe_unknown(written: Written) -> list[str]:
 
 def refuse_key_clash(ctx: Context, entry: Entry) -> None:
     """Refuse a default key that a live fact of another agent holds under another title."""
-    import sqlite3
-
     from journal_mem.lessons.related import key_clash
 
     try:
@@ -156,7 +156,6 @@ def related_facts(ctx: Context, entry: Entry) -> list[Related]:
     """Live facts the lesson probably corrects (none when it already supersedes or retracts)."""
     if entry.supersedes or entry.retracts:
         return []
-    import sqlite3
 
     from journal_mem.lessons.related import related
 
@@ -176,8 +175,6 @@ def describe_related(found: list[Related]) -> list[str]:
 def read_body(body: str | None, body_file: str | None) -> str:
     """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin (the
     caller refuses both at once)."""
-    import sys
-
     if body is None:
         if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
             body = decode_text(sys.stdin.buffer.read(), "stdin")
@@ -190,8 +187,6 @@ def read_body(body: str | None, body_file: str | None) -> str:
 def report(written: Written, found: list[Related], as_json: bool) -> tuple[str, list[str]]:
     """What `jmem write` prints: its stdout text and its stderr lines."""
     if as_json:
-        import json
-
         out = json.dumps({"path": written.path, "key": written.key, "outbox": written.outbox,
                           "related": [r.as_json() for r in found],
                           "unknown_keys": sorted(written.unknown)}, indent=2,
@@ -261,9 +256,6 @@ def fast_main(args: list[str]) -> int | None:
     got = parse_args(args)
     if got is None:
         return None
-    import sys
-
-    from journal_mem.repo import open_context
 
     ctx = open_context(os.getcwd())
     fields = {name: got.get(name) for name in ("confidence", "importance", "key",

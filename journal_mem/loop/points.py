@@ -17,6 +17,7 @@ from typing import Any
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.fsutil import replace_atomic
 from journal_mem.journal.entry import parse
+from journal_mem.lessons.write import resolve_agent
 from journal_mem.loop import failures, pack
 from journal_mem.loop.lessons import Result, record_lesson, text_field
 from journal_mem.recall.query import Hit, recall
@@ -160,7 +161,6 @@ def post_retro(ctx: Context, context: dict[str, Any]) -> Result:
     (like post-run's), and a second run of one retro writes nothing new.
     """
     from journal_mem.importers.run import import_retro
-    from journal_mem.lessons.write import resolve_agent
 
     path = text_field(context, "path")
     if not path:

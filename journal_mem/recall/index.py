@@ -26,13 +26,22 @@ through it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
 import sqlite3
+import stat
 from typing import TYPE_CHECKING
 
-from journal_mem.layout import Layout
+from journal_mem.errors import InvalidEntry
+from journal_mem.gitops import gitcore
+from journal_mem.journal.listing import MISNAMED
+from journal_mem.journal.reader import read_journal
+from journal_mem.journal.validate import parse_valid
+from journal_mem.layout import JOURNAL, Layout
+from journal_mem.names import ENTRY_NAME_RE
+from journal_mem.progress import track
 from journal_mem.settings import CONFIG_FILE
 
 if TYPE_CHECKING:
@@ -133,9 +142,6 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
         appended = _append(ctx, conn, date, sig)
         if appended is not None:
             return appended
-    from journal_mem.journal.listing import MISNAMED
-    from journal_mem.journal.reader import read_journal
-    from journal_mem.progress import track
 
     layout = ctx.layout
     journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
@@ -280,8 +286,6 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
 
 def _head(ctx: Context) -> str:
     """The commit HEAD names ("" before the first): the tree the facts' refs were judged in."""
-    from journal_mem.gitops import gitcore
-
     known = gitcore.head_from_files(ctx.repo.common_dir)
     if known is not None:
         return known
@@ -292,8 +296,6 @@ def _head(ctx: Context) -> str:
 
 def _new_files(layout: Layout, conn: sqlite3.Connection, agent: str) -> list[tuple[str, str]]:
     """(agent, name) of the entry files of `agent`'s folder the index has not seen."""
-    from journal_mem.names import ENTRY_NAME_RE
-
     try:
         names = {n for n in os.listdir(layout.journal_dir(agent)) if ENTRY_NAME_RE.fullmatch(n)}
     except OSError:
@@ -308,12 +310,6 @@ def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str
               plain: set[str]) -> list[tuple[str, Entry]]:
     """The valid entries of the new files, judged as the journal reader judges them;
     every new file is remembered (an invalid one stays out of the facts)."""
-    import stat
-
-    from journal_mem.errors import InvalidEntry
-    from journal_mem.journal.validate import parse_valid
-    from journal_mem.layout import JOURNAL
-
     out = []
     for agent, name in found:
         path = os.path.join(ctx.layout.journal_dir(agent), name)
@@ -340,8 +336,6 @@ def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str
 def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
               date: dt.date) -> int:
     """Fold one entry, newer than every indexed one, onto the rows; returns rows changed."""
-    import dataclasses
-
     if entry.supersedes or entry.retracts or entry.drops:
         raise _Full  # it reaches other keys' holders, live or not
     seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()

@@ -28,6 +28,7 @@ from journal_mem.layout import Layout
 from journal_mem.names import LESSON_TYPES
 from journal_mem.options import Option, parse
 from journal_mem.recall.index import connect, current, index_path, signature, update
+from journal_mem.repo import light_context
 
 if TYPE_CHECKING:
     from journal_mem.repo import Context
@@ -258,7 +259,6 @@ def fast_main(args: list[str]) -> int | None:
     if got is None or not got["words"]:
         return None
     words, agent, limit, as_json = got["words"], got["agent"], got["limit"], got["as_json"]
-    from journal_mem.repo import light_context
 
     layout = light_context(os.getcwd()).layout
     hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())

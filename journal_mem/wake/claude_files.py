@@ -10,6 +10,8 @@ import json
 import os
 import re
 
+from journal_mem.errors import ConfigError
+
 SETTINGS = os.path.join(".claude", "settings.json")
 AGENTS = os.path.join(".claude", "agents")
 WAKE_COMMAND = "jmem wake --hook claude"
@@ -98,7 +100,5 @@ def load_settings(path: str) -> dict[str, object]:
 
 
 def bad(path: str, why: str) -> Exception:
-    from journal_mem.errors import ConfigError
-
     return ConfigError(f"{path}: {why}; journal-mem did not change it",
                        hint="fix the file (or pass --no-claude) and run `jmem init` again")

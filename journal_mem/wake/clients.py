@@ -38,6 +38,7 @@ import os
 import re
 import sys
 
+from journal_mem.gitops.gitcore import quick_common_dir
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import sessions
 
@@ -144,7 +145,6 @@ def note_work(payload: dict[str, object]) -> None:
     if tool not in EDIT_TOOLS and not (tool in SHELL_TOOLS and isinstance(command, str)
                                        and _commits(command)):
         return
-    from journal_mem.gitops.gitcore import quick_common_dir
 
     cwd = protocol.text_field(payload, "cwd") or os.getcwd()
     common = quick_common_dir(cwd)

@@ -216,7 +216,6 @@ def _fork_start(layout: Layout, payload: dict[str, object], event: str) -> int:
 def _live(payload: dict[str, object], event: str, path: str, state: dict[str, object],
           max_chars: int) -> int:
     """A running session's memory changed: bring it what it lacks."""
-
     agent = state.get("agent")
     ctx, name = _target(payload, agent if isinstance(agent, str) else None)
     return live(ctx.layout, ctx.policy, payload, event, path, state, name, max_chars)

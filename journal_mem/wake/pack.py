@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from journal_mem.journal.reader import Lesson, pending
+from journal_mem.errors import ConfigError
+from journal_mem.journal.reader import PendingFile, pending
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
+from journal_mem.repo import open_context
+from journal_mem.settings import agent_name
 from journal_mem.wake.claude import PACK_LIMIT
 from journal_mem.wake.held import KEY_RE as _KEY_RE
 from journal_mem.wake.held import Held, digest
@@ -55,7 +58,7 @@ class Pack:
         self.text = ""
         self.keys: list[str] = []
         self.cut: dict[str, int] = {}
-        self.lessons: list[Lesson] = []
+        self.lessons: list[PendingFile] = []
         self.corrections: dict[str, str] = {}
         self.problems: list[str] = []
         self.offered: list[str] = []  # digests of every candidate line, kept or cut
@@ -203,8 +206,8 @@ def _gone_lines(keys: set[str]) -> list[Line]:
     return lines
 
 
-def _sort_pending(lessons: list[Lesson], agent: str,
-                  pack: Pack) -> tuple[list[Lesson], dict[str, str]]:
+def _sort_pending(lessons: list[PendingFile], agent: str,
+                  pack: Pack) -> tuple[list[PendingFile], dict[str, str]]:
     """Live pending lessons for `agent` (newest first) and the corrected keys.
 
     Keys are team-wide: a lesson superseded or retracted by a newer pending
@@ -212,7 +215,7 @@ def _sort_pending(lessons: list[Lesson], agent: str,
     """
     gone: dict[str, str] = {}
     seen: set[str] = set()
-    live: list[Lesson] = []
+    live: list[PendingFile] = []
     for lesson in lessons:  # newest first
         if lesson.problems:  # distill will not fold it: it must not hide anything either
             pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
@@ -256,7 +259,7 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
     return lines
 
 
-def _pending_lines(layout: Layout, live: list[Lesson]) -> list[Line]:
+def _pending_lines(layout: Layout, live: list[PendingFile]) -> list[Line]:
     if not live:
         return []
     lines = [Line("## Lessons since the last distill, newest first (they override "
@@ -311,10 +314,6 @@ def for_command(cwd: str, agent: str | None, *, max_chars: int = DEFAULT_MAX_CHA
                 query: str | None = None,
                 min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> Pack:
     """`jmem wake`: the full pack (MEMORY.md always included) for a named or default agent."""
-    from journal_mem.errors import ConfigError
-    from journal_mem.repo import open_context
-    from journal_mem.settings import agent_name
-
     ctx = open_context(cwd)
     name = agent_name(agent, ctx.config.default_agent)
     known = sorted(set(ctx.layout.agents_on_disk()) | set(ctx.config.agents))

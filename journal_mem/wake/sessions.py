@@ -45,9 +45,7 @@ def state_path(state_dir: str, session_id: str, agent_id: str) -> str:
     """Where the state of one session (agent_id "" = the main session) is kept."""
     name = f"{session_id}--{agent_id or 'main'}"
     if len(name) > 150 or not set(name) <= _SAFE or name.startswith("."):
-        import hashlib
-
-        name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:40]
+        name = _digest(session_id, agent_id)[:40]
     return os.path.join(state_dir, STATES, name + ".json")
 
 
@@ -153,11 +151,16 @@ def read(state_dir: str, limit: int | None = None) -> list[dict[str, object]]:
     return out if limit is None else out[-limit:]
 
 
-def _reminder_marker(state_dir: str, session_id: str, agent_id: str) -> str:
+def _digest(session_id: str, agent_id: str) -> str:
+    """A file name for a session that cannot be its own (hashlib costs ~4 ms: a session
+    with a plain id never needs it before its reminder)."""
     import hashlib
 
-    name = hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()[:32]
-    return os.path.join(state_dir, REMINDED, name)
+    return hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()
+
+
+def _reminder_marker(state_dir: str, session_id: str, agent_id: str) -> str:
+    return os.path.join(state_dir, REMINDED, _digest(session_id, agent_id)[:32])
 
 
 def first_reminder(state_dir: str, session_id: str, agent_id: str) -> bool:
