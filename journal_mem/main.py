@@ -58,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if _is_claude_hook(args):  # an agent client's hook: `wake.hooks`, never click
-        from journal_mem.wake import hooks
-
+        try:
+            from journal_mem.wake import hooks
+        except ImportError as exc:  # rule 8: a hook never fails the agent's session
+            print(f"journal-mem: the {args[0]} hook cannot run here, {exc.name or 'a module'}"
+                  f" is missing ({exc}); memory is not loaded this time", file=sys.stderr)
+            return 0
         hooks.begin(args[0])
         return boundary.run(args, lambda: _answer(args, hooks.dispatch), hooks.warn)
     return boundary.run(args, lambda: _answer(args, _fast))

@@ -42,6 +42,17 @@ def _nfkd(text: str, *, marks: bool) -> str:
                                             if not unicodedata.combining(c))
 
 
+def not_a_name(value: str) -> str:
+    """Why `value` is not a valid agent, topic or key name, with the name it may mean.
+    Names are lower-case: two that differ only by case would be one folder or file on
+    a case-insensitive file system (macOS and Windows by default)."""
+    why = f"{value!r} is not a valid name ({NAME_PATTERN})"
+    if is_name(value.lower()):
+        return (f"{why}: names are lower-case, so that no two can share a folder on a "
+                f"case-insensitive file system (macOS, Windows); use {value.lower()!r}")
+    return why
+
+
 def slugify(text: str, limit: int = 64) -> str:
     """Lower-case ASCII slug of `text`, cut to `limit` chars on a word boundary."""
     ascii_text = _nfkd(text, marks=True).encode("ascii", "ignore").decode()

@@ -46,6 +46,8 @@ def test_an_executable_stays_executable_whatever_the_umask(tmp_path: Path) -> No
     assert stat.S_IMODE((tmp_path / "hook").stat().st_mode) == 0o755
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"),
+                    reason="names each fsynced descriptor through /proc (Linux)")
 def test_durable_fsyncs_the_file_and_its_folder(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[str] = []

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
-import pty
 import select
 import struct
 import sys
-import termios
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +15,10 @@ from distill_helpers import lesson
 
 from journal_mem import main as entry
 from journal_mem import progress
+
+fcntl = pytest.importorskip("fcntl", reason="a pseudo-terminal is POSIX (no pty on Windows)")
+pty = pytest.importorskip("pty", reason="a pseudo-terminal is POSIX (no pty on Windows)")
+termios = pytest.importorskip("termios", reason="a pseudo-terminal is POSIX")
 
 LESSONS = 60
 

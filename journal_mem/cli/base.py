@@ -94,10 +94,10 @@ COMMANDS: dict[str, str] = {
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use (click's documented pattern)."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, click_ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, click_ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(f"journal_mem.cli.{COMMANDS[cmd_name]}")
         return self.commands.get(cmd_name)

@@ -120,7 +120,13 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
     """Run git with only `os` imported (the hook fast path). Returns (exit code, stdout).
 
     With `quiet`, git's stderr goes to /dev/null (the caller reports failures itself).
+    Where there is no `posix_spawn` (Windows), through `subprocess`.
     """
+    if not hasattr(os, "posix_spawnp"):
+        result = run(["-C", cwd, *args], cwd, check=False, stdin=b"", env=git_env())
+        if not quiet and result.stderr:
+            os.write(2, result.stderr)
+        return result.returncode, result.stdout
     read_fd, write_fd = os.pipe()
     devnull = os.open(os.devnull, os.O_RDWR)
     try:

@@ -24,7 +24,7 @@ import random
 import time
 
 from journal_mem.errors import GitError
-from journal_mem.fsutil import rename_into_place, replace_atomic
+from journal_mem.fsutil import O_BINARY, O_CLOEXEC, rename_into_place, replace_atomic
 
 TOKEN = b"journal-mem distill lock\n"
 MARKER = "index-lock.json"
@@ -43,14 +43,22 @@ def committing(state_dir: str) -> list[int]:
         return []
     alive = []
     for name in names:
-        if name.isdigit() and _alive(int(name)):
+        if name.isdigit() and _alive(int(name), os.path.join(folder, name)):
             alive.append(int(name))
         else:
             _unlink(os.path.join(folder, name))
     return alive
 
 
-def _alive(pid: int) -> bool:
+STALE_MARKER_S = 600.0  # Windows: a marker this old is a commit that died
+
+
+def _alive(pid: int, marker: str) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there: judge by age
+        try:
+            return time.time() - os.stat(marker).st_mtime < STALE_MARKER_S
+        except OSError:
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -143,13 +151,16 @@ class IndexLock:
         # Created with its TOKEN already inside (a hard link fails like O_EXCL when the
         # name exists): a kill at any moment leaves a lock `recover` knows as ours.
         tmp = f"{self.path}.jmem-{os.getpid()}"
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | O_CLOEXEC | O_BINARY, 0o666)
         os.write(fd, TOKEN)
         while True:
             try:
                 os.link(tmp, self.path)
-                self.fd = fd
+                # Windows deletes no file that is open: close the temp name first, then
+                # keep the lock open by its own name (nobody else writes it: it is ours)
+                os.close(fd)
                 _unlink(tmp)
+                self.fd = os.open(self.path, os.O_RDWR | O_CLOEXEC | O_BINARY)
                 break
             except FileExistsError:
                 self.waited = True

@@ -32,7 +32,7 @@ from typing import Any
 from journal_mem import names
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal import frontmatter
-from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, TAG_RE, is_name
+from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, TAG_RE, is_name, not_a_name
 
 TITLE_MAX = 150
 # Unicode categories a title must not hold: controls (VT, FF, NEL), format characters
@@ -155,7 +155,7 @@ def _names(
         if (allow_all and item == "all") or is_name(item):
             out.add(item)
         else:
-            problems.append(f"{name}: {item!r} is not a valid name ({NAME_PATTERN})")
+            problems.append(f"{name}: {not_a_name(item)}")
     return tuple(sorted(out))
 
 
@@ -285,7 +285,7 @@ def _identity(
             if name not in raw or isinstance(raw.get(name), str):
                 problems.append(f"{name}: required")
         elif not is_name(value):
-            problems.append(f"{name}: {value!r} is not a valid name ({NAME_PATTERN})")
+            problems.append(f"{name}: {not_a_name(value)}")
         else:
             out[name] = value
     created = _scalar(raw, "created", problems)

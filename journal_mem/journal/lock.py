@@ -1,12 +1,13 @@
-"""One distiller per repository: an flock'd file in `<git-common-dir>/journal-mem/`.
+"""One distiller per repository: a locked file in `<git-common-dir>/journal-mem/`.
 
 The common git dir is shared by every worktree, so one lock covers them all.
-`fcntl.flock` is released by the kernel when the holder dies (even kill -9),
-so a stale lock is simply taken over; the file is never deleted (deleting a
-lock file races with a process about to lock it). The holder writes its pid,
+The lock (`fsutil.try_lock`: `flock` on POSIX, `msvcrt.locking` on Windows) is
+released when the holder dies (even kill -9), so a stale lock is simply taken
+over; the file is never deleted (deleting a lock file races with a process about
+to lock it). The holder writes its pid,
 host and start time into the file so that a second distill can say who holds it.
 
-The descriptor is opened with O_CLOEXEC and never passed to a child: a flock
+The descriptor is opened with O_CLOEXEC and never passed to a child: a lock
 belongs to the open file, so a `git commit` we start, every hook it runs and
 any background child such a hook leaves behind would otherwise hold the lock
 after we exit, and every later distill would exit 75.
@@ -15,13 +16,13 @@ after we exit, and every later distill would exit 75.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import os
 import socket
 from types import TracebackType
 
 from journal_mem.errors import LockHeld
+from journal_mem.fsutil import O_BINARY, O_CLOEXEC, try_lock, write_at_start
 
 LOCK_FILE = "distill.lock"
 
@@ -45,16 +46,14 @@ def holder(state_dir: str) -> str:
 def held_by(state_dir: str) -> str:
     """Who holds the lock now, in words; "" when it is free (probed without taking it)."""
     try:
-        fd = os.open(lock_path(state_dir), os.O_RDONLY)
+        fd = os.open(lock_path(state_dir), os.O_RDONLY | O_BINARY)
     except OSError:
         return ""
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return holder(state_dir)
+        free = try_lock(fd, shared=True)
     finally:
-        os.close(fd)  # also releases the probe's shared lock
-    return ""
+        os.close(fd)  # also releases the probe's lock
+    return "" if free else holder(state_dir)
 
 
 class DistillLock:
@@ -66,10 +65,14 @@ class DistillLock:
 
     def __enter__(self) -> DistillLock:
         os.makedirs(self.state_dir, exist_ok=True)
-        fd = os.open(lock_path(self.state_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(lock_path(self.state_dir), os.O_RDWR | os.O_CREAT | O_CLOEXEC | O_BINARY,
+                     0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            taken = try_lock(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if not taken:
             os.close(fd)
             raise LockHeld(
                 f"another distill holds the lock ({holder(self.state_dir)})",
@@ -78,8 +81,7 @@ class DistillLock:
         self.fd = fd
         since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since})
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, info.encode(), 0)
+        write_at_start(fd, info.encode())
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -88,5 +90,5 @@ class DistillLock:
             try:
                 os.ftruncate(self.fd, 0)
             finally:
-                os.close(self.fd)  # closing releases the flock
+                os.close(self.fd)  # closing releases the lock
                 self.fd = -1

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from journal_mem.errors import InvalidEntry, JournalMemError
-from journal_mem.fsutil import replace_atomic
+from journal_mem.fsutil import O_NOFOLLOW, replace_atomic
 from journal_mem.journal.entry import parse
 from journal_mem.lessons.write import resolve_agent
 from journal_mem.loop import failures, pack
@@ -105,7 +105,9 @@ def _read_own_file(target: str) -> tuple[str, int | None]:
     and rewriting it would copy that file's text into a new, readable one.
     """
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+        if not O_NOFOLLOW and os.path.islink(target):  # Windows: no O_NOFOLLOW
+            raise OSError("a symlink")
+        fd = os.open(target, os.O_RDONLY | O_NOFOLLOW)
     except FileNotFoundError:
         return "", None
     except OSError as exc:

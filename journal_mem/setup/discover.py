@@ -6,7 +6,9 @@ Claude Code's auto memory committed in a repository (`.claude/memory/`,
 instruction files every client reads (`CLAUDE.md`, `AGENTS.md` outside
 journal-mem's block, `GEMINI.md`), Cursor rules (`.cursor/rules/*.mdc`), Cline's
 `.clinerules` and memory bank (`memory-bank/`), Qwen Code's `.qwen/` memory and
-mem0 exports. Files are those git tracks or would track (`git ls-files`, ignored
+mem0 exports, and a folder under the memory root whose name is no agent name (an
+upper-case `API/` is read by no command, and would share a folder with `api/` on a
+case-insensitive file system). Files are those git tracks or would track (`git ls-files`, ignored
 ones left out); one a journal entry was already imported from is not named again.
 `jmem init`, `jmem status` and `jmem check` say what they found.
 """
@@ -19,6 +21,7 @@ import re
 
 from journal_mem.gitops import gitcore
 from journal_mem.journal.reader import read_journal
+from journal_mem.names import is_name, not_a_name, slugify
 from journal_mem.repo import Context
 from journal_mem.setup.clients import AGENTS_MD, BEGIN, END
 
@@ -82,7 +85,20 @@ def elsewhere(root: str, memory_root: str, imported: set[str]) -> list[tuple[str
         if paths:
             found.append((what, paths, command))
             taken.update(paths)
-    return found
+    return _misnamed(files, memory_root) + found
+
+
+def _misnamed(files: list[str], memory_root: str) -> list[tuple[str, list[str], str]]:
+    """Memory under the memory root in a folder no agent can have: `git mv` names it."""
+    folders: dict[str, list[str]] = {}
+    for path in files:
+        rest = path[len(memory_root) + 1:] if path.startswith(memory_root + "/") else ""
+        folder, _, inner = rest.partition("/")
+        if inner and not is_name(folder):
+            folders.setdefault(folder, []).append(path)
+    return [(f"a folder that is not an agent's, {not_a_name(folder)}", paths,
+             f"git mv {memory_root}/{folder} {memory_root}/{slugify(folder) or 'AGENT'}")
+            for folder, paths in sorted(folders.items())]
 
 
 _IMPORTED_RE = re.compile(r"import [\w-]+: (\S+?)(?:@[0-9a-f]+| \(uncommitted\))")
@@ -99,7 +115,8 @@ def lines(found: list[tuple[str, list[str], str]]) -> list[str]:
     for what, paths, command in found:
         shown = ", ".join(paths[:SHOWN]) + (f" and {len(paths) - SHOWN} more"
                                             if len(paths) > SHOWN else "")
-        out.append(f"memory jmem does not manage yet, {what}: {shown}; import each with "
+        how = "rename it with" if command.startswith("git mv") else "import each with"
+        out.append(f"memory jmem does not manage yet, {what}: {shown}; {how} "
                    f"`{command.format(path=paths[0] if len(paths) == 1 else 'PATH')}`")
     return out
 

@@ -16,7 +16,7 @@ from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.run import import_memory, refuse_symlinks
 from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.layout import KEEP, Layout
-from journal_mem.names import NAME_PATTERN, is_name
+from journal_mem.names import is_name, not_a_name
 from journal_mem.repo import open_context
 from journal_mem.schema import render_file
 from journal_mem.settings import CONFIG_FILE
@@ -66,8 +66,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     bad = [a for a in agents if not is_name(a)]
     if bad:
         raise ConfigError(
-            "\n".join(f"--agent: {a!r} is not a valid name ({NAME_PATTERN})"
-                      for a in bad))
+            "\n".join(f"--agent: {not_a_name(a)}" for a in bad))
     repo = gitcore.locate(cwd)
     root = repo.main_root
     report = InitReport()

@@ -14,7 +14,7 @@ and the tool events) reads only this file and stats those paths, so "nothing
 changed" costs a few system calls. Standard library only (hot path).
 
 Claude Code runs the hooks of parallel tool calls at the same moment, so every
-read-modify-write of a state happens under `SessionLock`, an `flock` on the
+read-modify-write of a state happens under `SessionLock`, a lock (`fsutil.try_lock`) on the
 session's own `.lock` file beside it: a hook that finds something changed
 takes the lock, reads the state again and decides on what it reads there, so
 the second of two racing hooks sees that the first delivered the change.
@@ -22,12 +22,11 @@ the second of two racing hooks sees that the first delivered the change.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
 
-from journal_mem.fsutil import append_json_line, replace_atomic
+from journal_mem.fsutil import O_BINARY, O_CLOEXEC, append_json_line, replace_atomic, try_lock
 
 # `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
 # prompt needs none of them, so they are imported where they are used.
@@ -56,10 +55,10 @@ def lock_path(path: str) -> str:
 
 
 class SessionLock:
-    """`with SessionLock(path, wait) as held:` an exclusive `flock` on a session's lock file;
+    """`with SessionLock(path, wait) as held:` an exclusive lock on a session's lock file;
     `held` is False when another hook still held it after `wait` seconds (0: do not wait).
 
-    The kernel releases an flock when its holder dies, so a killed hook never
+    The lock is released when its holder dies, so a killed hook never
     leaves a session locked. The descriptor is close-on-exec: no child inherits it.
     """
 
@@ -70,23 +69,23 @@ class SessionLock:
 
     def __enter__(self) -> bool:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | O_CLOEXEC | O_BINARY, 0o644)
         deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+        try:
+            while not try_lock(fd):
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     return False
                 time.sleep(0.005)
-                continue
-            self.fd = fd
-            return True
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return True
 
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:
-            os.close(self.fd)  # closing releases the flock
+            os.close(self.fd)  # closing releases the lock
             self.fd = -1
 
 

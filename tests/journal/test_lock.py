@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 from pathlib import Path
 
+import pytest
 from distill_helpers import lesson
 from helpers import git, jmem
 
@@ -34,6 +34,7 @@ def _kill(pids: Path) -> None:
 
 
 def test_the_lock_descriptor_is_close_on_exec(repo: Path) -> None:
+    fcntl = pytest.importorskip("fcntl", reason="FD_CLOEXEC is POSIX's flag")
     with DistillLock(str(repo / ".git" / "journal-mem")) as lock:
         assert fcntl.fcntl(lock.fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
 
