@@ -58,6 +58,7 @@ def _paths(main: Path) -> dict[str, tuple[list[str], dict[str, object] | None]]:
                                "timestamp": "2026-12-01T00:00:00Z", "prompt": "go",
                                "prompt_response": "ok", "stop_hook_active": False}),
         "hook pre-work": (["hook", "pre-work"], {"agent": "api", "goal": "hot path lesson"}),
+        "recall, a warm index": (["recall", "hot", "path", "lesson", "--agent", "api"], None),
         "write": (["write", "--agent", "api", "--topic", "testing", "--title",
                    "A lesson on the hot path", "--body", "Written by every agent."], None),
         "Stop": (["remind", "--hook", "claude"],
@@ -79,6 +80,7 @@ def repository(tmp: Path) -> Path:
             assert jmem(main, "distill").returncode == 0
     git(main, "add", "-A")
     git(main, "commit", "-q", "-m", "memory")
+    assert jmem(main, "recall", "hot", "path").returncode == 0  # builds the recall index
     return main
 
 

@@ -82,4 +82,4 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "['journal_mem.cli.base', " \
-        "'journal_mem.cli.memory']", proc.stdout
+        "'journal_mem.cli.status']", proc.stdout

@@ -168,7 +168,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("capture.hook", "journal_mem.names.MEMORY_MD", "hot"),
     ("capture.hook", "journal_mem.repo.open_context", "hot"),
     ("cli.distilling", "journal_mem.distill.watch", "heavy"),
-    ("cli.team", "webbrowser", "heavy"),
+    ("cli.reporting", "webbrowser", "heavy"),
     ("cli.wakeup", "journal_mem.mcpserver.server.serve", "heavy"),
     ("gitops.gitcore", "subprocess", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
@@ -193,7 +193,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("main", "journal_mem.cli.run", "dispatch"), ("main", "journal_mem.wake.hooks", "dispatch"),
     ("names", "hashlib", "hot"), ("names", "unicodedata", "hot"),
     ("progress", "tqdm", "heavy"),
-    ("recall.index", "journal_mem.journal.similar.normalise_title", "hot"),
+    ("recall.index", "journal_mem.recall.refresh", "hot"),
     ("repo", "journal_mem.gitops.memgit.ref_checker", "hot"),
     ("repo", "journal_mem.journal.fold.fold", "hot"),
     ("repo", "journal_mem.schema.load", "hot"),
@@ -222,7 +222,8 @@ def _function_level_imports() -> list[tuple[str, str]]:
     found = []
     for name, path in modules().items():
         tree = ast.parse(path.read_text())
-        top = {id(n) for stmt in tree.body if isinstance(stmt, ast.If) for n in ast.walk(stmt)}
+        top = {id(n) for stmt in tree.body if isinstance(stmt, (ast.If, ast.Try))
+               for n in ast.walk(stmt)}  # `if TYPE_CHECKING:`, `try: import fcntl`
         top |= {id(n) for n in tree.body}
         for n in ast.walk(tree):
             if isinstance(n, ast.Import) and id(n) not in top:

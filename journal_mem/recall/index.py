@@ -8,7 +8,7 @@ topic, date and journal entry. `signature` is cheap (the journal folders'
 mtimes, the config inputs, the date); only when it changed is the index
 brought up to date, in one of two ways:
 
-* appending (`_append`): when the only change is new entry files that sort
+* appending (`refresh._append`): when the only change is new entry files that sort
   after every entry indexed (the common case: a lesson was written), only
   those files are read, and each is folded onto the rows it touches. The
   index keeps what that needs: the entry files it has seen, every key the
@@ -21,37 +21,25 @@ brought up to date, in one of two ways:
   distiller's cache), folds it, and changes the rows that differ.
 
 Standard library only at import: the warm `jmem recall` reads the index
-through it.
+through it, and imports `refresh.py` (the journal reader, the fold) only when the
+signature says the journal changed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
 import sqlite3
-import stat
 from typing import TYPE_CHECKING
 
-from journal_mem.errors import InvalidEntry
-from journal_mem.gitops import gitcore
-from journal_mem.journal.listing import MISNAMED
-from journal_mem.journal.reader import read_journal
-from journal_mem.journal.validate import parse_valid
-from journal_mem.layout import JOURNAL, Layout
-from journal_mem.names import ENTRY_NAME_RE
-from journal_mem.progress import track
+from journal_mem.layout import Layout
 from journal_mem.settings import CONFIG_FILE
 
 if TYPE_CHECKING:
-    from journal_mem.journal.entry import Entry
-    from journal_mem.journal.fold import Fact
     from journal_mem.repo import Context
 
 SCHEMA_VERSION = "5"
-# more new files than this at once: the full update costs no more than appending them
-APPEND_LIMIT = 200
 
 
 def index_path(layout: Layout) -> str:
@@ -128,85 +116,15 @@ def _parts(layout: Layout, date: dt.date) -> tuple[list[object], dict[str, int |
     return base, folders
 
 
-def _stamp(fact: Fact) -> str:
-    """What makes a stored row stale: the entry that states the fact, and who holds it."""
-    return f"{fact.path}|{' '.join(fact.holders)}|{fact.title}"
-
-
 def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool = False) -> int:
-    """Bring the index up to date with the journal; returns how many rows changed."""
+    """Bring the index up to date with the journal; returns how many rows changed. A
+    current index costs a `stat` per agent; reading entries is `refresh.py`'s."""
     sig = signature(ctx.layout, date)
     if current(conn, sig) and not rebuild:
         return 0
-    if not rebuild:
-        appended = _append(ctx, conn, date, sig)
-        if appended is not None:
-            return appended
+    from journal_mem.recall import refresh  # the journal reader: only when it changed
 
-    layout = ctx.layout
-    journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
-    # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may hold
-    live = ctx.fold(journal.entries, date).facts
-    changed = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if rebuild:
-            conn.execute("DELETE FROM facts")
-            conn.execute("INSERT INTO fts(fts) VALUES('delete-all')")
-        stored = dict(conn.execute("SELECT key, stamp FROM facts").fetchall())
-        for key in stored.keys() - live.keys():
-            _delete(conn, key)
-            changed += 1
-        for key, fact in track(live.items(), "indexing facts", "facts"):
-            if stored.get(key) == _stamp(fact):
-                continue
-            if key in stored:
-                _delete(conn, key)
-            _insert(conn, fact, layout)
-            changed += 1
-        files = [rel for rel, _ in journal.entries]
-        files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
-        _remember(conn, files, journal.entries, journal.plain)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (_head(ctx),))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return changed
-
-
-def _remember(conn: sqlite3.Connection, files: list[str],
-              entries: list[tuple[str, Entry]], plain: set[str]) -> None:
-    """Keep what appending needs: the files seen, every key used, the newest entry, and
-    the agents with plain entries (their topics depend on the rest of the journal)."""
-    conn.execute("DELETE FROM files")
-    conn.executemany("INSERT OR IGNORE INTO files VALUES (?, ?)",
-                     (_split(rel) for rel in files))
-    latest: dict[str, tuple[tuple[dt.datetime, str], Entry]] = {}
-    for rel, entry in entries:
-        seen = latest.get(entry.key)
-        if seen is None or (entry.created, rel) > seen[0]:
-            latest[entry.key] = ((entry.created, rel), entry)
-    conn.execute("DELETE FROM keys")
-    conn.executemany("INSERT INTO keys VALUES (?, ?)",
-                     ((key, _norm(entry)) for key, (_, entry) in latest.items()))
-    conn.execute("DELETE FROM mentions")
-    conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)",
-                     (row for rel, entry in entries for row in _mentions(rel, entry)))
-    newest = max((when for when, _ in latest.values()), default=None)
-    last = json.dumps([newest[0].isoformat(), newest[1]] if newest else None)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)", (last,))
-    agents = sorted({rel.split("/", 1)[0] for rel in plain})
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (json.dumps(agents),))
-
-
-def _mentions(rel: str, entry: Entry) -> list[tuple[str, str, str, str]]:
-    """(key, role, entry path, the entry's key): each key the entry writes or removes."""
-    out = [(entry.key, "key", rel, entry.key)]
-    out += [(old, "supersedes", rel, entry.key) for old in entry.supersedes]
-    out += [(old, "retracts", rel, entry.key) for old in entry.retracts]
-    return out
+    return refresh.refresh(ctx, conn, date, sig, rebuild)
 
 
 def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
@@ -224,180 +142,7 @@ def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
     return sorted(rels)
 
 
-def _split(rel: str) -> tuple[str, str]:
-    """(agent, file name) of a memory-root-relative entry path."""
-    return rel.split("/", 1)[0], rel.rsplit("/", 1)[-1]
-
-
-def _meta(conn: sqlite3.Connection, name: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-class _Full(Exception):
-    """This change needs the full update (see the module docstring)."""
-
-
-def _append(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int | None:
-    """Index only the new entry files; None when the change needs the full update."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        changed = _append_new(ctx, conn, date, sig)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
-        conn.execute("COMMIT")
-        return changed
-    except _Full:
-        conn.execute("ROLLBACK")
-        return None
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int:
-    stored = _meta(conn, "signature")
-    last = json.loads(_meta(conn, "last") or "null")
-    if stored is None or last is None:
-        raise _Full
-    (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
-    if old_base != base or old_folders.keys() != folders.keys():
-        raise _Full  # another date, config or set of agents
-    if _head(ctx) != _meta(conn, "head"):
-        raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
-    found: list[tuple[str, str]] = []
-    for agent, mtime in folders.items():
-        if mtime != old_folders[agent]:
-            found += _new_files(ctx.layout, conn, agent)
-    if len(found) > APPEND_LIMIT:
-        raise _Full
-    entries = _read_new(ctx, conn, found, set(json.loads(_meta(conn, "plain") or "[]")))
-    newest = (dt.datetime.fromisoformat(last[0]), last[1])
-    changed = 0
-    for rel, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
-        if (entry.created, rel) <= newest:
-            raise _Full  # it sorts among the indexed entries: the replay changes
-        conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
-        changed += _fold_one(ctx, conn, rel, entry, date)
-        newest = (entry.created, rel)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
-                 (json.dumps([newest[0].isoformat(), newest[1]]),))
-    return changed
-
-
-def _head(ctx: Context) -> str:
-    """The commit HEAD names ("" before the first): the tree the facts' refs were judged in."""
-    known = gitcore.head_from_files(ctx.repo.common_dir)
-    if known is not None:
-        return known
-    res = gitcore.run(["rev-parse", "--verify", "--quiet", "HEAD"], ctx.repo.main_root,
-                      clean=True, check=False)
-    return res.text().strip() if res.ok else ""
-
-
-def _new_files(layout: Layout, conn: sqlite3.Connection, agent: str) -> list[tuple[str, str]]:
-    """(agent, name) of the entry files of `agent`'s folder the index has not seen."""
-    try:
-        names = {n for n in os.listdir(layout.journal_dir(agent)) if ENTRY_NAME_RE.fullmatch(n)}
-    except OSError:
-        raise _Full from None
-    seen = {row[0] for row in conn.execute("SELECT name FROM files WHERE agent = ?", (agent,))}
-    if seen - names or names == seen:
-        raise _Full  # a file gone, or one replaced under the same name
-    return [(agent, name) for name in sorted(names - seen)]
-
-
-def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str]],
-              plain: set[str]) -> list[tuple[str, Entry]]:
-    """The valid entries of the new files, judged as the journal reader judges them;
-    every new file is remembered (an invalid one stays out of the facts)."""
-    out = []
-    for agent, name in found:
-        path = os.path.join(ctx.layout.journal_dir(agent), name)
-        conn.execute("INSERT INTO files VALUES (?, ?)", (agent, name))
-        try:
-            if stat.S_ISLNK(os.lstat(path).st_mode):
-                continue  # never read through a link: the reader judges it invalid too
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            raise _Full from None
-        if not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
-            raise _Full  # a plain entry: its topic depends on its agent's other entries
-        try:
-            entry = parse_valid(data, ctx.policy, filename=name, folder_agent=agent)
-        except InvalidEntry:
-            continue
-        if entry.agent in plain:
-            raise _Full  # a new topic may change the topic of that agent's plain entries
-        out.append((f"{agent}/{JOURNAL}/{name}", entry))
-    return out
-
-
-def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
-              date: dt.date) -> int:
-    """Fold one entry, newer than every indexed one, onto the rows; returns rows changed."""
-    if entry.supersedes or entry.retracts or entry.drops:
-        raise _Full  # it reaches other keys' holders, live or not
-    seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
-    row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
-                       (entry.key,)).fetchone()
-    if seen and row is None:
-        raise _Full  # a key removed or dropped before: its past holders come back with it
-    fact = ctx.fold([(rel, entry)], date, report_near=False).facts.get(entry.key)
-    norm = "" if fact is None else _norm(fact)
-    if row is not None and row[1] and row[1] != norm and conn.execute(
-            "SELECT 1 FROM keys WHERE norm = ? AND key != ?", (row[1], entry.key)).fetchone():
-        raise _Full  # a live key leaves its title: facts merged into it may come apart
-    conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (entry.key, _norm(entry)))
-    if fact is None:  # dropped on this date (expired, refs gone)
-        if row is not None:
-            _delete(conn, entry.key)
-            return 1
-        return 0
-    holders = set(fact.holders)
-    if row is not None:
-        holders |= set(row[0].split())
-    if norm and conn.execute("SELECT 1 FROM facts WHERE norm = ? AND key != ?",
-                             (norm, entry.key)).fetchone():
-        raise _Full  # a same title: merged only within one writer, as the fold decides
-    changed = 0
-    if row is not None:
-        _delete(conn, entry.key)
-    _insert(conn, dataclasses.replace(fact, holders=tuple(sorted(holders))), ctx.layout)
-    return changed + 1
-
-
-def _norm(fact: Fact | Entry) -> str:
-    """The normalised title facts merge by ('' for an episodic record: never merged)."""
-    from journal_mem.journal.similar import normalise_title
-
-    return "" if fact.type == "episodic" else normalise_title(fact.title)
-
-
 def current(conn: sqlite3.Connection, sig: str) -> bool:
     """True when the index was last updated for signature `sig`."""
     row = conn.execute("SELECT value FROM meta WHERE name = 'signature'").fetchone()
     return row is not None and bool(row[0] == sig)
-
-
-def _delete(conn: sqlite3.Connection, key: str) -> None:
-    row = conn.execute("SELECT id, title, tags, topic, body FROM facts WHERE key = ?",
-                       (key,)).fetchone()
-    if row is None:
-        return
-    conn.execute("INSERT INTO fts(fts, rowid, title, tags, topic, body) "
-                 "VALUES('delete', ?, ?, ?, ?, ?)", row)
-    conn.execute("DELETE FROM facts WHERE id = ?", (row[0],))
-
-
-def _insert(conn: sqlite3.Connection, fact: Fact, layout: Layout) -> None:
-    path = f"{layout.memory_root}/{fact.path}"
-    cur = conn.execute(
-        "INSERT INTO facts (key, title, tags, topic, body, holders, created, path, confidence,"
-        " type, stamp, norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (fact.key, fact.title, " ".join(fact.tags), fact.topic, fact.body,
-         " ".join(fact.holders), fact.created.date().isoformat(), path, fact.confidence,
-         fact.type, _stamp(fact), _norm(fact)),
-    )
-    conn.execute("INSERT INTO fts(rowid, title, tags, topic, body) VALUES (?, ?, ?, ?, ?)",
-                 (cur.lastrowid, fact.title, " ".join(fact.tags), fact.topic, fact.body))

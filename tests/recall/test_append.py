@@ -12,7 +12,7 @@ import pytest
 
 from journal_mem.journal.entry import build
 from journal_mem.journal.files import record
-from journal_mem.recall import index
+from journal_mem.recall import refresh
 from journal_mem.recall.index import connect, index_path, update
 from journal_mem.repo import open_context
 
@@ -50,11 +50,11 @@ class Journal:
         its rows equal a rebuild's."""
         ctx = open_context(str(self.repo))
         calls: list[int] = []
-        real = index.read_journal  # the reader as the index calls it
-        monkeypatch.setattr(index, "read_journal",
+        real = refresh.read_journal  # the reader as the index calls it
+        monkeypatch.setattr(refresh, "read_journal",
                             lambda *a, **k: calls.append(1) or real(*a, **k))
         changed = update(ctx, self.conn, DAY)
-        monkeypatch.setattr(index, "read_journal", real)
+        monkeypatch.setattr(refresh, "read_journal", real)
         assert bool(calls) is not appended, (self.step, calls)
         self.step += 1
         fresh = connect(str(self.tmp / f"fresh-{self.step}.sqlite"))
