@@ -67,9 +67,9 @@ def memory_file(payload: dict[str, object]) -> tuple[str, str] | None:
     return None
 
 
-def capture(payload: dict[str, object]) -> str | None:
-    """File the memory this tool call wrote; the one line to tell the model (None: the
-    call wrote no memory file)."""
+def capture(payload: dict[str, object]) -> tuple[str, bool] | None:
+    """File the memory this tool call wrote: (the one line to tell the model, whether it
+    was filed); None when the call wrote no memory file."""
     found = memory_file(payload)
     if found is None:
         return None
@@ -82,11 +82,12 @@ def capture(payload: dict[str, object]) -> str | None:
         filing = file_source(ctx, source_at(ctx, rel))
     except (JournalMemError, OSError) as exc:
         reason = exc.message if isinstance(exc, JournalMemError) else str(exc)
-        return f"journal-mem: {rel} was not filed ({reason}); it stays where you wrote it"
+        return f"journal-mem: {rel} was not filed ({reason}); it stays where you wrote it", False
     if filing.failed:
-        return f"journal-mem: {rel} was not filed ({filing.failed}); it stays where you wrote it"
+        return (f"journal-mem: {rel} was not filed ({filing.failed}); it stays where you "
+                "wrote it", False)
     where = ", ".join(ctx.layout.rel(p) if not p.startswith(ctx.layout.state_dir) else p
                       for p in filing.entries) or "already in the main checkout's journal"
     return (f"journal-mem filed the memory you wrote to {rel} in the main checkout's journal "
             f"({where}) and put this checkout's copy back: keep writing memory this way "
-            "(write the same file again to correct it)")
+            "(write the same file again to correct it)", True)

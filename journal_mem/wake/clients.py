@@ -138,27 +138,45 @@ def user_message(line: str) -> str | None:
 
 def note_work(payload: dict[str, object]) -> None:
     """Mark the session as having done work (for the reminder) when this tool call edits
-    files or commits; one state write per session at most."""
+    files or commits, and as having recorded a lesson when it did (`jmem write`, the MCP
+    tool) without an error; one state write per session at most."""
     tool = protocol.text_field(payload, "tool_name")
     tool_input = payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if tool not in EDIT_TOOLS and not (tool in SHELL_TOOLS and isinstance(command, str)
-                                       and _commits(command)):
+    lesson = sessions.records_lesson(tool, tool_input) and not _failed(payload)
+    if not lesson and tool not in EDIT_TOOLS and not (
+            tool in SHELL_TOOLS and isinstance(command, str) and _commits(command)):
         return
 
     cwd = protocol.text_field(payload, "cwd") or os.getcwd()
     common = quick_common_dir(cwd)
     if common is None:
         return
-    path = sessions.state_path(os.path.join(common, "journal-mem"),
-                               protocol.text_field(payload, "session_id"),
-                               protocol.text_field(payload, "agent_id"))
+    state_dir = os.path.join(common, "journal-mem")
+    session_id = protocol.text_field(payload, "session_id")
+    agent_id = protocol.text_field(payload, "agent_id")
+    if lesson:
+        sessions.note_lesson(state_dir, session_id, agent_id)
+        return
+    path = sessions.state_path(state_dir, session_id, agent_id)
     state = sessions.load_state(path)
     if state is not None and state.get("worked") is not True:
         state["worked"] = True
         checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved by this
         sessions.save_state(path, state)
         os.utime(path, ns=(checked, checked))
+
+
+def _failed(payload: dict[str, object]) -> bool:
+    """True when the tool's response says it failed (an exit code other than 0, an error
+    flag); a response that says neither counts as success."""
+    response = payload.get("tool_response")
+    if not isinstance(response, dict):
+        return False
+    code = next((response[k] for k in ("exit_code", "exitCode", "returncode")
+                 if k in response), 0)
+    return code not in (0, None) or response.get("is_error") is True or \
+        response.get("isError") is True or bool(response.get("error"))
 
 
 def _commits(command: str) -> bool:

@@ -32,6 +32,7 @@ import sys
 
 from journal_mem import settings
 from journal_mem.capture import hook as capture
+from journal_mem.gitops import gitcore
 from journal_mem.options import Option, parse
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import clients, sessions
@@ -144,8 +145,14 @@ def wake_hook(data: bytes, agent: str | None = None,
     if plugin and project_runs_us(payload, event):
         return 0
     if event == "PostToolUse" and payload.get("tool_name") in capture.TOOLS:
-        said = capture.capture(payload)  # native memory written with a file tool: filed now
-        if said:
+        captured = capture.capture(payload)  # native memory a file tool wrote: filed now
+        if captured:
+            said, filed = captured
+            if filed:  # the session's own lesson: its reminder is answered (`remind.py`)
+                state_dir = os.path.join(gitcore.quick_common_dir(_cwd(payload)) or "",
+                                         "journal-mem")
+                sessions.note_lesson(state_dir, protocol.text_field(payload, "session_id"),
+                                     protocol.text_field(payload, "agent_id"))
             print(protocol.context_output(event, said))
             return 0
     if event in LIVE_EVENTS:
@@ -196,7 +203,7 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
         return 0
     from journal_mem.wake.remind import decide
 
-    why = decide(ctx.layout, ctx.policy, name, payload)
+    why = decide(ctx.layout, name, payload)
     if why:
         _say(event, why)
     return 0

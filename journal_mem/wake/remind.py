@@ -16,10 +16,14 @@ the reminder is not reminded again: a fork's copied transcript holds its
 parent's (the transcript is read for it), a fork subagent shares its parent's
 (`fork.py`), a session forked with `--fork-session` takes its parent's mark.
 
-"Since it started" is the session's clock in its state file (kept across
-resume and compaction). A lesson counts when it is in the agent's journal or
-outbox with `created` at or after that time. File names carry the date, so
-only the files of the last days are opened. Standard library only.
+Only the session's own lessons count, whatever the agent name they are
+written for: a tool call of this session (or of its subagents) that records
+one and did not fail — `jmem write` in a shell, journal-mem's MCP tool
+`write_lesson`, a file tool's write of a memory file (the capture files it).
+Claude Code's calls are read from the transcript, each with its result; the
+other clients' tool hooks and the capture mark the session's state
+(`sessions.note_lesson`). A teammate's lesson, or a parallel session's of the
+same agent, answers nobody else's reminder. Standard library only.
 """
 
 from __future__ import annotations
@@ -29,11 +33,7 @@ import json
 import os
 import re
 
-from journal_mem.journal.listing import Found
-from journal_mem.journal.reader import read_lessons
-from journal_mem.journal.validate import Policy
-from journal_mem.layout import JOURNAL, Layout
-from journal_mem.names import ENTRY_NAME_RE
+from journal_mem.layout import Layout
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import sessions
 
@@ -56,29 +56,7 @@ def reason(agent: str) -> str:
     )
 
 
-def wrote_since(layout: Layout, policy: Policy, agent: str, start: dt.datetime) -> bool:
-    """True when `agent` has a valid lesson (journal or outbox) created at or after `start`."""
-    folders = [(os.path.join(layout.agent_dir(agent), JOURNAL), False),
-               (layout.outbox_dir(agent), True)]
-    first_day = (start - dt.timedelta(days=1)).date().isoformat()  # any time zone
-    found: list[Found] = []
-    for folder, outbox in folders:
-        try:
-            names = os.listdir(folder)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for name in names:
-            match = ENTRY_NAME_RE.fullmatch(name)
-            if match and match.group(1) >= first_day:
-                where = f"outbox/{agent}" if outbox else f"{agent}/{JOURNAL}"
-                found.append((agent, os.path.join(folder, name), f"{where}/{name}", outbox))
-    lessons = read_lessons(layout, found, policy, cache="recent")
-    return any(x.created is not None and x.created >= start and not x.problems
-               for x in lessons)
-
-
-def decide(layout: Layout, policy: Policy, agent: str,
-           payload: dict[str, object]) -> str | None:
+def decide(layout: Layout, agent: str, payload: dict[str, object]) -> str | None:
     """The reminder text, or None to let the session stop quietly.
 
     None when Claude Code is already continuing because of a Stop hook, when
@@ -95,10 +73,14 @@ def decide(layout: Layout, policy: Policy, agent: str,
     with sessions.SessionLock(path, 3.0):
         state = sessions.load_state(path)
         start = sessions.parse_time(state.get("started")) if state else None
-        if state is None or start is None or wrote_since(layout, policy, agent, start):
+        if state is None or start is None:
             return None
-        _scan(state, payload)
+        _scan(state, payload, layout.memory_root)
         sessions.save_state(path, state)  # how far the transcript was read
+    if state.get("wrote") is True:  # this session's own lesson (or its subagents')
+        if agent_id:
+            sessions.note_lesson(layout.state_dir, session_id, agent_id)  # the parent too
+        return None
     if state.get("told") is True or not _did_work(state, start):
         return None
     owner = state.get("reminder_of")  # a fork subagent is reminded as its parent
@@ -113,9 +95,11 @@ def _did_work(state: dict[str, object], start: dt.datetime) -> bool:
     return state.get("worked") is True or sessions.now() - start >= LONG_SESSION
 
 
-def _scan(state: dict[str, object], payload: dict[str, object]) -> None:
+def _scan(state: dict[str, object], payload: dict[str, object], memory_root: str) -> None:
     """Read the transcript from where the last look ended: did the session edit or commit
-    (`worked`), and does it hold a reminder already (`told`: a fork's copied transcript)."""
+    (`worked`), record a lesson (`wrote`: a lesson-recording call answered without an
+    error; `lesson_calls` keeps the ones not answered yet), and does it hold a reminder
+    already (`told`: a fork's copied transcript)."""
     transcript = _text(payload, "agent_transcript_path") or _text(payload, "transcript_path")
     offset = state.get("scanned")
     offset = offset if isinstance(offset, int) and state.get("transcript") == transcript else 0
@@ -127,17 +111,26 @@ def _scan(state: dict[str, object], payload: dict[str, object]) -> None:
         return
     cut = data.rfind(b"\n") + 1  # a half-written last line is read next time
     lines = data[:cut].split(b"\n")
+    calls = [c for line in lines if b'"tool_use"' in line for c in _calls(line)]
+    pending = state.get("lesson_calls")
+    asked = set(pending) if isinstance(pending, list) else set()
+    asked |= {tool_id for tool_id, name, tool_input in calls
+              if _records(name, tool_input, memory_root)}
+    done = {tool_id for line in lines if b'"tool_result"' in line
+            for tool_id in _succeeded(line) if tool_id in asked}
     state.update(transcript=transcript, scanned=offset + cut,
+                 lesson_calls=sorted(asked - done),
+                 wrote=state.get("wrote") is True or bool(done),
                  worked=state.get("worked") is True or any(
-                     _changes_files(line) for line in lines if b'"tool_use"' in line),
+                     _changes_files(name, tool_input) for _, name, tool_input in calls),
                  # a tool's output holding the words (journal-mem's own source, read) is not
                  # the reminder given
                  told=state.get("told") is True or any(
                      TOLD in line and b'"tool_result"' not in line for line in lines))
 
 
-def _changes_files(line: bytes) -> bool:
-    """True when a transcript line holds a tool call that edits files or commits.
+def _blocks(line: bytes, kind: str) -> list[dict[str, object]]:
+    """The content blocks of one kind (`tool_use`, `tool_result`) of a transcript line.
 
     The line is parsed: the transcript also records the tool definitions,
     where every tool name appears whether it was called or not.
@@ -145,19 +138,40 @@ def _changes_files(line: bytes) -> bool:
     try:
         record = json.loads(line)
     except ValueError:
-        return False
+        return []
     message = record.get("message") if isinstance(record, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict) or block.get("type") != "tool_use":
-            continue
-        command = block.get("input", {}).get("command") if isinstance(block.get("input"),
-                                                                        dict) else None
-        if block.get("name") in EDIT_TOOLS or (
-                block.get("name") == "Bash" and isinstance(command, str)
-                and _COMMIT_RE.search(command)):
-            return True
-    return False
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] \
+        if isinstance(content, list) else []
+
+
+def _calls(line: bytes) -> list[tuple[str, str, object]]:
+    """(id, tool name, input) of each tool call in a transcript line."""
+    return [(str(b.get("id") or ""), str(b.get("name") or ""), b.get("input"))
+            for b in _blocks(line, "tool_use")]
+
+
+def _succeeded(line: bytes) -> list[str]:
+    """The ids of the tool calls a transcript line answers without an error."""
+    return [str(b.get("tool_use_id")) for b in _blocks(line, "tool_result")
+            if b.get("is_error") is not True]
+
+
+def _records(name: str, tool_input: object, memory_root: str) -> bool:
+    """A call that records a lesson: `jmem write`, the MCP tool, or a file tool's write
+    of a memory file (the capture files it)."""
+    if sessions.records_lesson(name, tool_input):
+        return True
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    return name in EDIT_TOOLS and isinstance(path, str) and \
+        f"/{memory_root}/" in path.replace(os.sep, "/") and path.endswith(".md")
+
+
+def _changes_files(name: str, tool_input: object) -> bool:
+    """True for a tool call that edits files or commits."""
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return name in EDIT_TOOLS or (name == "Bash" and isinstance(command, str)
+                                  and _COMMIT_RE.search(command) is not None)
 
 
 def _text(payload: dict[str, object], name: str) -> str:

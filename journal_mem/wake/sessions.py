@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 from journal_mem.fsutil import O_BINARY, O_CLOEXEC, append_json_line, replace_atomic, try_lock
@@ -87,6 +88,37 @@ class SessionLock:
         if self.fd >= 0:
             os.close(self.fd)  # closing releases the lock
             self.fd = -1
+
+
+# A tool call that records a lesson, in any client: `jmem write` in a shell (also
+# `journal-mem write`, `python -m journal_mem write`, with `-C PATH`), or an MCP tool
+# call of journal-mem's `write_lesson` (Claude Code names it `mcp__SERVER__write_lesson`).
+_LESSON_CMD_RE = re.compile(r"\b(?:jmem|journal-mem|journal_mem)(?:\s+-C\s+\S+)?\s+write\b")
+
+
+def records_lesson(tool: str, tool_input: object) -> bool:
+    """True when this tool call records a lesson (the reminder counts only the session's
+    own lessons: `wrote` in its state)."""
+    if tool == "write_lesson" or tool.endswith("__write_lesson"):
+        return True
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if isinstance(command, list):  # Codex's exec: an argv
+        command = " ".join(str(part) for part in command)
+    return isinstance(command, str) and _LESSON_CMD_RE.search(command) is not None
+
+
+def note_lesson(state_dir: str, session_id: str, agent_id: str) -> None:
+    """Mark the session (and, for a subagent, its parent session) as having recorded a
+    lesson, under each state's lock; a session that never woke has no state to mark."""
+    for who in dict.fromkeys((agent_id, "")):
+        path = state_path(state_dir, session_id, who)
+        with SessionLock(path, 3.0) as held:
+            state = load_state(path) if held else None
+            if state is not None and state.get("wrote") is not True:
+                state["wrote"] = True
+                checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved
+                save_state(path, state)
+                os.utime(path, ns=(checked, checked))
 
 
 def load_state(path: str) -> dict[str, object] | None:

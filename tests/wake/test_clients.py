@@ -204,3 +204,26 @@ def test_a_broken_payload_is_a_warning_in_no_client_format(repo: Path) -> None:
         assert proc.returncode == 0 and proc.stdout == ""
         assert "memory not loaded" in proc.stderr
     git(repo, "status")
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_only_the_sessions_own_lesson_answers_its_reminder(memory: Path, client: str) -> None:
+    """Codex and Gemini have their tool hooks mark the session: a `jmem write` it ran
+    answers its reminder; the same agent's lesson from another session does not."""
+    repo = memory
+    names = {"codex": ("codex-SessionStart.json", "codex-PostToolUse.json", "codex-Stop.json"),
+             "gemini": ("gemini-SessionStart.json", "gemini-AfterTool.json",
+                        "gemini-AfterAgent.json")}[client]
+    tool = sample(names[1])
+    for session in ("own", "other"):
+        run(repo, "wake", client, fill(sample(names[0]), repo, session))
+        tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
+        age(repo, session)
+        run(repo, "wake", client, fill(tool, repo, session))
+    write(repo, "Written by a third session of the same agent")
+    tool["tool_input"] = {"command": "jmem write --agent api --topic ops --title 'Learned'"}
+    age(repo, "own")
+    run(repo, "wake", client, fill(tool, repo, "own"))
+    assert run(repo, "remind", client, fill(sample(names[2]), repo, "own"))[0] == {}
+    other, _ = run(repo, "remind", client, fill(sample(names[2]), repo, "other"))
+    assert "jmem write --agent api" in other["reason"]

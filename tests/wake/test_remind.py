@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import base_env, jmem
+
+MEM = Path(".claude/agent-memory")
 
 
 def hook(cwd: Path, event: str, session: str = "s-1", **extra: object) -> str:
@@ -69,15 +72,79 @@ def test_a_commit_counts_as_work(repo: Path, tmp_path: Path) -> None:
     assert "jmem write" in reminded(stop(repo, agent_transcript_path=path))
 
 
-def test_no_reminder_when_a_lesson_was_written_since_the_start(repo: Path, worktree: Path,
-                                                                tmp_path: Path) -> None:
-    old = jmem(worktree, "write", "--agent", "api", "--topic", "t", "--title", "Before")
-    assert old.returncode == 0
+def call(tool_id: str, name: str, **tool_input: object) -> dict[str, object]:
+    """A transcript line: the model calls a tool."""
+    return {"type": "assistant", "message": {"content": [
+        {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]}}
+
+
+def result(tool_id: str, error: bool = False) -> dict[str, object]:
+    """A transcript line: the tool's answer (Claude Code marks a failure `is_error`)."""
+    return {"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": tool_id, "is_error": error,
+         "content": "Exit code 1" if error else "ok"}]}}
+
+
+def write_call(worktree: Path, tool_id: str = "w1") -> dict[str, object]:
+    return call(tool_id, "Bash", command=f"cd {worktree} && jmem write --agent api --topic t "
+                                         "--title 'Learned' <<'EOF'\nwhy\nEOF")
+
+
+@pytest.mark.parametrize("lesson", [
+    "jmem write", "python -m journal_mem -C /repo write", "mcp", "native memory file"])
+def test_each_way_the_session_records_a_lesson_answers_its_reminder(
+        repo: Path, worktree: Path, tmp_path: Path, lesson: str) -> None:
     start(worktree)
-    path = transcript(tmp_path / "t.jsonl", EDIT)
-    assert jmem(worktree, "write", "--agent", "api", "--topic", "t", "--title", "Learned",
-                "--outbox").returncode == 0
+    if lesson == "mcp":
+        made = call("w1", "mcp__journal-mem__write_lesson", agent="api", topic="t",
+                    title="Learned")
+    elif lesson == "native memory file":
+        made = call("w1", "Write", file_path=str(worktree / MEM / "api" / "learned.md"),
+                    content="---\nname: learned\n---\nwhy")
+    else:
+        made = call("w1", "Bash", command=f"{lesson} --agent api --topic t --title Learned")
+    path = transcript(tmp_path / "t.jsonl", EDIT, made)
+    transcript(tmp_path / "t.jsonl", result("w1"))
     assert stop(worktree, agent_transcript_path=path) is None
+
+
+def test_a_lesson_written_by_another_session_of_the_same_agent_does_not_count(
+        repo: Path, worktree: Path, tmp_path: Path) -> None:
+    """A teammate's correction or a parallel session's lesson, same agent name, written
+    while this session runs: this session still did work and recorded nothing."""
+    start(worktree)
+    assert jmem(repo, "write", "--agent", "api", "--topic", "t", "--title",
+                "Written by another session", "--outbox").returncode == 0
+    path = transcript(tmp_path / "t.jsonl", EDIT)
+    assert reminded(stop(worktree, agent_transcript_path=path))
+
+
+def test_a_failed_write_does_not_count_and_a_late_answer_does(repo: Path, worktree: Path,
+                                                               tmp_path: Path) -> None:
+    start(worktree)
+    path = transcript(tmp_path / "t.jsonl", EDIT, write_call(worktree, "w1"), result("w1", True))
+    assert reminded(stop(worktree, agent_transcript_path=path))
+    start(worktree, "s-2")
+    path2 = transcript(tmp_path / "t2.jsonl", READ, write_call(worktree, "w2"))
+    assert stop(worktree, "s-2", agent_transcript_path=path2) is None  # no work yet
+    transcript(tmp_path / "t2.jsonl", result("w2"), EDIT)  # the answer, read the next time
+    assert stop(worktree, "s-2", agent_transcript_path=path2) is None
+
+
+def test_a_subagents_lesson_answers_its_parent_session(repo: Path, worktree: Path,
+                                                       tmp_path: Path) -> None:
+    start(worktree)  # the subagent a-1 of session s-1
+    main = jmem(worktree, "wake", "--hook", "claude",
+                stdin=hook(worktree, "SessionStart", agent_id="", agent_type="",
+                           source="startup"))
+    assert main.returncode == 0
+    sub = transcript(tmp_path / "sub.jsonl", EDIT, write_call(worktree), result("w1"))
+    assert stop(worktree, agent_transcript_path=sub) is None
+    parent = transcript(tmp_path / "main.jsonl", EDIT)
+    out = jmem(worktree, "remind", "--hook", "claude",
+               stdin=hook(worktree, "Stop", agent_id="", agent_type="",
+                          transcript_path=parent))
+    assert out.returncode == 0 and out.stdout.strip() == "", out.stdout
 
 
 def test_a_lesson_from_before_the_session_does_not_count(repo: Path, tmp_path: Path) -> None:
@@ -94,16 +161,17 @@ def test_never_when_stop_hook_active_or_start_unknown(repo: Path, tmp_path: Path
     assert stop(repo, agent_transcript_path=path) is not None  # the one reminder is left
 
 
-def test_resume_and_compaction_keep_the_clock(repo: Path, tmp_path: Path) -> None:
+def test_resume_and_compaction_keep_what_the_session_did(repo: Path, tmp_path: Path) -> None:
     start(repo)
-    assert jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", "Learned").returncode \
-        == 0
+    path = transcript(tmp_path / "t.jsonl", READ, write_call(repo), result("w1"))
+    assert stop(repo, agent_transcript_path=path) is None  # read: no work yet, one lesson
     for source in ("compact", "resume"):
         proc = jmem(repo, "wake", "--hook", "claude",
                     stdin=hook(repo, "SessionStart", source=source, agent_id="a-1"))
         assert proc.returncode == 0
-    # the lesson was written after the session started, before the compaction
-    assert stop(repo, agent_transcript_path=transcript(tmp_path / "t.jsonl", EDIT)) is None
+    # the lesson was recorded before the compaction, in the transcript read before it
+    fresh = transcript(tmp_path / "after.jsonl", EDIT)
+    assert stop(repo, agent_transcript_path=fresh) is None
 
 
 def test_errors_and_switches_never_block(repo: Path, tmp_path: Path) -> None:
