@@ -207,7 +207,6 @@ LAZY: list[tuple[str, str, str]] = [
     ("wake.hooks", "journal_mem.wake.fork", "hot"), ("wake.hooks", "journal_mem.wake.fork", "hot"),
     ("wake.hooks", "journal_mem.wake.held", "hot"),
     ("wake.hooks", "journal_mem.wake.held.Held", "hot"),
-    ("wake.hooks", "journal_mem.wake.live", "hot"),
     ("wake.hooks", "journal_mem.wake.pack", "hot"), ("wake.hooks", "journal_mem.wake.pack", "hot"),
     ("wake.hooks", "journal_mem.wake.remind.decide", "hot"),
     ("wake.pack", "journal_mem.recall.query.recall", "hot"),

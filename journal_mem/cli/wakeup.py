@@ -54,7 +54,7 @@ def wake(agent: str | None, hook: str | None, max_chars: int, query: str | None,
 @declared(REMIND_OPTIONS)
 def remind(agent: str | None, hook: str, plugin: bool) -> int:
     """Stop/SubagentStop hook: once per session, when the session edited or committed
-    files (or ran 20 minutes) and wrote no lesson since it started, remind it (as
+    files (or ran 20 minutes) and recorded no lesson of its own, remind it (as
     context) to record one. Never fails: exit 0."""
     data = clients.begin(hook, sys.stdin.buffer.read())
     return errors.OK if data is None else remind_hook(data, agent, plugin=plugin)

@@ -129,6 +129,13 @@ def answer(event: str, text: str) -> str | None:
                       ensure_ascii=False)
 
 
+def ends_turn_unseen() -> bool:
+    """True when this hook ends a turn after which no hook of the turn runs: Codex's Stop
+    and Gemini's AfterAgent (they have no PostToolBatch), so a change not yet given
+    comes with it."""
+    return _CALLER.client in STOP_DECISION
+
+
 def user_message(line: str) -> str | None:
     """The JSON that shows `line` to the user (never the model), or None when the caller
     has no such field that was verified: the line then goes to stderr only."""
@@ -162,9 +169,7 @@ def note_work(payload: dict[str, object]) -> None:
     state = sessions.load_state(path)
     if state is not None and state.get("worked") is not True:
         state["worked"] = True
-        checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved by this
         sessions.save_state(path, state)
-        os.utime(path, ns=(checked, checked))
 
 
 def _failed(payload: dict[str, object]) -> bool:

@@ -36,6 +36,7 @@ from journal_mem.gitops import gitcore
 from journal_mem.options import Option, parse
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import clients, sessions
+from journal_mem.wake import live as live_check
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms: not on the hook fast path
 if TYPE_CHECKING:
@@ -156,9 +157,7 @@ def wake_hook(data: bytes, agent: str | None = None,
             print(protocol.context_output(event, said))
             return 0
     if event in LIVE_EVENTS:
-        from journal_mem.wake import live
-
-        claim = live.changed(payload, event)
+        claim = live_check.changed(payload, event)
         if claim is None:
             return 0
         with claim:  # the session's lock: no other hook delivers the same change
@@ -204,9 +203,25 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
     from journal_mem.wake.remind import decide
 
     why = decide(ctx.layout, name, payload)
+    if clients.ends_turn_unseen():  # Codex, Gemini: no hook after this one in the turn
+        news = _pending_news(ctx, payload, event, name)
+        why = "\n\n".join(t for t in (news, why) if t) or None
     if why:
         _say(event, why)
     return 0
+
+
+def _pending_news(ctx: Context, payload: dict[str, object], event: str,
+                  name: str) -> str | None:
+    """What changed in the session's memory since it was last given it (a correction
+    written after the turn's last tool call), claimed so that it is given once; None
+    when nothing changed."""
+    claim = live_check.changed(payload, "UserPromptSubmit")  # waits for a tool hook's lock
+    if claim is None:
+        return None
+    with claim:
+        return _delta(ctx.layout, ctx.policy, payload, event, claim.path, claim.state, name,
+                      protocol.PACK_LIMIT)
 
 
 def _fork_start(layout: Layout, payload: dict[str, object], event: str) -> int:
@@ -344,6 +359,16 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
 def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str, path: str,
          state: dict[str, object], name: str, max_chars: int) -> int:
     """Something a running session holds changed: inject only what it lacks, record it."""
+    text = _delta(layout, policy, payload, event, path, state, name, max_chars)
+    if text:
+        _say(event, text)
+    return 0
+
+
+def _delta(layout: Layout, policy: Policy, payload: dict[str, object], event: str, path: str,
+           state: dict[str, object], name: str, max_chars: int) -> str | None:
+    """The lines the session lacks of its memory now (None: it holds them all); the
+    state records them as given."""
     from journal_mem.wake import pack as wake
     from journal_mem.wake.held import Held, in_transcript
 
@@ -357,10 +382,10 @@ def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str,
     digests = held.digests if held else set()
     state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys, watch=watch)
     sessions.save_state(path, state)
-    if pack.news:
-        record(layout, payload, name, event, pack, False)
-        _say(event, pack.text)
-    return 0
+    if not pack.news:
+        return None
+    record(layout, payload, name, event, pack, False)
+    return pack.text
 
 
 def watch_paths(layout: Layout, agent: str) -> list[str]:

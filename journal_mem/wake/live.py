@@ -18,20 +18,19 @@ taken leaves the change to the hook holding it. PostToolBatch fires once after
 every call of a batch has ended, and its context reaches the model in the same
 turn as theirs: once a session has run one, it is where that session's changes
 are delivered, and its PostToolUse and PostToolUseFailure hooks only read the
-state and stop. Without a PostToolBatch (an older client, or settings written
-before it existed) PostToolUse checks at most once per `TOOL_INTERVAL` seconds
-(the state file's own mtime is the clock).
+state and stop. Without a PostToolBatch (Codex, Gemini CLI, an older Claude Code)
+every tool hook checks, so a correction written during a burst of tool calls
+reaches the session at the next call of the burst: the check is a read of the
+state and a stat per watched path, a small part of the hook's own start.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 from journal_mem.gitops.gitcore import quick_common_dir
 from journal_mem.wake import sessions
 
-TOOL_INTERVAL = 3.0  # seconds between two PostToolUse checks of one session
 TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")  # one hook per call of a batch
 BATCH = "PostToolBatch"
 BATCHES = "batches"  # state key: this session's client runs PostToolBatch hooks
@@ -66,14 +65,11 @@ def changed(payload: dict[str, object], event: str) -> Claim | None:
                                session if isinstance(session, str) else "",
                                agent_id if isinstance(agent_id, str) else "")
     tool = event in TOOL_EVENTS
-    if tool and _checked_lately(path):
-        return None
     state = sessions.load_state(path)
     if state is None or (tool and state.get(BATCHES) is True):
         return None
     first_batch = event == BATCH and state.get(BATCHES) is not True
     if sessions.unchanged(state) and not first_batch:
-        _touch(path)
         return None
     lock = sessions.SessionLock(path, 0.0 if tool else WAIT)
     if not lock.__enter__():
@@ -88,20 +84,5 @@ def changed(payload: dict[str, object], event: str) -> Claim | None:
             sessions.save_state(path, state)
     if sessions.unchanged(state):
         lock.__exit__()
-        _touch(path)
         return None
     return Claim(path, state, lock)
-
-
-def _checked_lately(path: str) -> bool:
-    try:
-        return time.time() - os.stat(path).st_mtime < TOOL_INTERVAL
-    except OSError:
-        return False
-
-
-def _touch(path: str) -> None:
-    try:
-        os.utime(path)
-    except OSError:
-        pass

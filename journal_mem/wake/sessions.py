@@ -116,9 +116,7 @@ def note_lesson(state_dir: str, session_id: str, agent_id: str) -> None:
             state = load_state(path) if held else None
             if state is not None and state.get("wrote") is not True:
                 state["wrote"] = True
-                checked = os.stat(path).st_mtime_ns  # the live check's clock: not moved
                 save_state(path, state)
-                os.utime(path, ns=(checked, checked))
 
 
 def load_state(path: str) -> dict[str, object] | None:

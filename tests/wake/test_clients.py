@@ -227,3 +227,34 @@ def test_only_the_sessions_own_lesson_answers_its_reminder(memory: Path, client:
     assert run(repo, "remind", client, fill(sample(names[2]), repo, "own"))[0] == {}
     other, _ = run(repo, "remind", client, fill(sample(names[2]), repo, "other"))
     assert "jmem write --agent api" in other["reason"]
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_a_correction_after_the_turns_last_tool_call_comes_with_its_end(
+        memory: Path, client: str) -> None:
+    """Codex's Stop and Gemini's AfterAgent are the turn's last hooks: a correction not
+    yet given continues the turn with it (once), and comes with the reminder."""
+    repo = memory
+    names = {"codex": ("codex-SessionStart.json", "codex-PostToolUse.json", "codex-Stop.json"),
+             "gemini": ("gemini-SessionStart.json", "gemini-AfterTool.json",
+                        "gemini-AfterAgent.json")}[client]
+    run(repo, "wake", client, fill(sample(names[0]), repo, "c-1"))
+    end = fill(sample(names[2]), repo, "c-1")
+    assert run(repo, "remind", client, end)[0] == {}  # nothing changed, no work
+    write(repo, "Deploys go straight to production", "--supersedes", "deploy-staging")
+    told, _ = run(repo, "remind", client, end)
+    assert told["decision"] == STOP[client]
+    assert "Deploys go straight to production" in told["reason"]
+    assert "do not rely on: deploy-staging" in told["reason"]
+    assert "jmem write --agent api" not in told["reason"]  # no work: no reminder
+    assert run(repo, "remind", client, end)[0] == {}  # given once
+    tool = sample(names[1])
+    tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
+    run(repo, "wake", client, fill(tool, repo, "c-1"))
+    write(repo, "Staging is gone for good")
+    both, _ = run(repo, "remind", client, end)
+    assert "Staging is gone for good" in both["reason"]
+    assert "jmem write --agent api" in both["reason"]
+
+
+STOP = {"codex": "block", "gemini": "deny"}
