@@ -17,6 +17,8 @@ the secret itself.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from dataclasses import dataclass
@@ -70,8 +72,29 @@ _PASSWORD_RE = re.compile(
     r"|(?<=--password)\s+|(?<=--passwd)\s+|(?<=--pwd)\s+)"  # a command's flag
     r"[`\"']?(?P<value>[^\s`\"']+)"
 )
-# `Authorization: Bearer <token>`: the token, when it looks generated.
-_BEARER_RE = re.compile(r"\bBearer\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)")
+# `Authorization: Bearer <token>` (any case): the token, when it looks generated.
+_BEARER_RE = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)")
+# `Authorization: Basic <base64 of user:password>`: the value decodes to `user:secret`.
+_BASIC_RE = re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+# A password given to a command on its command line: `curl -u user:pw` (`--user`),
+# `mysql -pPW` (attached: `-p PW` would prompt), `docker login -p PW` (any `login`),
+# `sshpass -p PW`, `redis-cli -a PW` (`--pass`), `--password PW` is `_PASSWORD_RE`'s.
+_COMMAND_PASSWORD_RE = re.compile(
+    r"(?:\bcurl\b[^\n]*?\s(?:-u\s*|--user[=\s]+)[\"']?[^\s:\"']+:"
+    r"|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p"
+    r"|\blogin\b[^\n]*?\s-p\s+"
+    r"|\bsshpass\b[^\n]*?\s-p\s*"
+    r"|\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+)"
+    r"[\"']?(?P<value>[^\s\"']+)"
+)
+_COMMAND_WORDS = ("curl", "mysql", "mariadb", "login", "sshpass", "redis-cli")
+# A key said in prose: "the API key for staging is 9f8a…", "the token was …": the value
+# when it looks generated (a word, a path or a placeholder is not one).
+_PROSE_KEY_RE = re.compile(
+    r"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|credential)s?"
+    r"\s+(?:(?:for|of|on|in|to)\s+[\w .-]{1,30}?\s+)?(?:is|was)(?:\s+now)?\s+"
+    r"[`\"']?(?P<value>[^\s`\"']+)"
+)
 # `scheme://user:password@host`: the password is what leaks.
 _USERINFO_RE = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/@]")
 # An AWS secret access key: 40 base64 characters, about half of them hold a `/`.
@@ -159,6 +182,18 @@ def _reference(value: str) -> bool:
     return value.count(".") >= 2 or last in _PLACEHOLDER_WORDS
 
 
+def _basic_credentials(value: str) -> bool:
+    """Base64 of `user:password` with a password that is one (`Basic dXNlcjpwYXNz` of
+    `user:pass` is an example, not a secret)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and user and decoded.isprintable()) and _url_password(password) \
+        and len(password) >= 4
+
+
 def _aws_secret(value: str) -> bool:
     """Mixed case and digits, high entropy: not a SHA (hex) nor a path of words."""
     classes = (any(c.isupper() for c in value) and any(c.islower() for c in value)
@@ -179,10 +214,25 @@ def scan(text: str) -> list[Finding]:
     for match in _PASSWORD_RE.finditer(text):
         if _password(match.group("value")):
             found.add(Finding(_line_of(text, match.start()), "password"))
-    if "Bearer" in text:
+    lower = text.lower()
+    if "bearer" in lower:
         for match in _BEARER_RE.finditer(text):
             if _secret_value(match.group("value")):
                 found.add(Finding(_line_of(text, match.start()), "bearer token"))
+    if "basic" in lower:
+        for match in _BASIC_RE.finditer(text):
+            if _basic_credentials(match.group("value")):
+                found.add(Finding(_line_of(text, match.start()), "basic auth credentials"))
+    commands = _COMMAND_PASSWORD_RE.finditer(text) if any(
+        word in lower for word in _COMMAND_WORDS) else ()
+    for match in commands:
+        if _password(match.group("value")) or _secret_value(match.group("value")):
+            found.add(Finding(_line_of(text, match.start()), "password on a command line"))
+    prose = _PROSE_KEY_RE.finditer(text) if any(
+        word in lower for word in ("key", "token", "secret", "credential")) else ()
+    for match in prose:
+        if _secret_value(match.group("value").rstrip(".,;:)")):
+            found.add(Finding(_line_of(text, match.start()), "secret in prose"))
     if "://" in text:
         for match in _USERINFO_RE.finditer(text):
             if _url_password(match.group("value")):

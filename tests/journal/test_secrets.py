@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,17 @@ CASES = {
     "azure_storage_key": ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
                           + "Xk9Lm2Np8Rs3Tv6Wy1Za4Bc7De0Fg5Hj8Kl2Mn6Pq9Rs3Tv6Wy1Za4Bc7De0Fg5=="
                           + ";EndpointSuffix=core.windows.net"),
+    # the shell-flag and prose forms (values made up for these tests)
+    "curl_user": "curl -u deploy:Tr0ub4dor3x https://api.internal.example/v1/health",
+    "curl_user_long": "curl --user admin:S3cretPass! https://ci.internal/api",
+    "mysql_attached": "mysql -h db -u root -pHunter2Xq9 app_test",
+    "docker_login": "docker login -u ci -p Zq8kL2mPx9vR registry.internal",
+    "sshpass": "sshpass -p 'Wr9kLm2qT' ssh deploy@build-7",
+    "redis_cli": "redis-cli -h cache-1 -a Rk29xLq8Zp ping",
+    "basic_auth": "Authorization: Basic ZGVwbG95OlRyMHViNGRvcjN4",
+    "bearer_lower_case": "authorization: bearer 8f14e45fceea167a5a36dedd4bea2543",
+    "api_key_in_prose": "the API key for staging is 9f86d081884c7d659a2feaa0c55ad015",
+    "token_in_prose": "The staging token is a8F3kq9Zm29Lq8xW",
 }
 
 EXPECTED_KIND = {
@@ -79,6 +92,16 @@ EXPECTED_KIND = {
     "password_for_a_place": "password",
     "password_flag": "password",
     "bearer_token": "bearer token",
+    "curl_user": "password on a command line",
+    "curl_user_long": "password on a command line",
+    "mysql_attached": "password on a command line",
+    "docker_login": "password on a command line",
+    "sshpass": "password on a command line",
+    "redis_cli": "password on a command line",
+    "basic_auth": "basic auth credentials",
+    "bearer_lower_case": "bearer token",
+    "api_key_in_prose": "secret in prose",
+    "token_in_prose": "secret in prose",
 }
 
 
@@ -128,6 +151,22 @@ def test_each_pattern_is_found(name: str) -> None:
     'var apiKey = context.Request.Headers["X-API-Key"];',
     "api_key = config.ApiSettings.Key;",
     "token = self.settings.get_token()",
+    "git push -u origin main",
+    "mysql -u root -p app_test (it asks for the password)",
+    "docker login -u ci registry.internal",
+    "docker run -u 1000:1000 builder",
+    "curl -u user:pass https://example.com",
+    "Basic usage: run jmem init first",
+    "Authorization: Basic dXNlcjpwYXNz",  # user:pass, the documentation's example
+    "the token is valid for 24 hours",
+    "the API key is stored in Vault",
+    "redis-cli -a $REDIS_PASSWORD ping",
+    'sshpass -p "$PASS" ssh host',
+    "docker login -p $TOKEN ghcr.io",
+    "mysql -p$MYSQL_PWD app",
+    "ssh -p 2222 build-7",
+    "the secret is to run it twice",
+    "login with -p 8080 as the port",
 ])
 def test_ordinary_text_is_not_flagged(text: str) -> None:
     assert scan(text) == []
@@ -167,3 +206,37 @@ def test_check_fails_on_a_lesson_committed_past_the_guard(repo: Path, name: str)
 ])
 def test_values_that_only_look_like_code_are_still_secrets(text: str) -> None:
     assert [f.kind for f in scan(text)] == ["high-entropy secret assignment"]
+
+
+SHELL_AND_PROSE = ["curl_user", "curl_user_long", "mysql_attached", "docker_login", "sshpass",
+                   "redis_cli", "basic_auth", "bearer_lower_case", "api_key_in_prose",
+                   "token_in_prose"]
+
+
+@pytest.mark.parametrize("name", SHELL_AND_PROSE)
+def test_the_shell_flag_and_prose_forms_are_refused_on_every_way_in(
+        repo: Path, name: str) -> None:
+    """`jmem write`, the capture of a native memory file (which the MCP tool and every
+    other way share: one intake), and `check` on a lesson committed past the guard."""
+    secret = CASES[name]
+    written = jmem(repo, "write", "--agent", "api", "--topic", "ops", "--title",
+                   "Staging access", "--body", secret)
+    assert written.returncode == 1 and "secret" in written.stderr, written.stderr
+    native = repo / ".claude" / "agent-memory" / "api" / "staging-access.md"
+    native.write_text(f"---\nname: staging access\ndescription: how to reach it\n---\n{secret}\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(repo),
+               "tool_name": "Write", "tool_input": {"file_path": str(native), "content": "x"}}
+    told = jmem(repo, "wake", "--hook", "claude", stdin=json.dumps(payload))
+    assert told.returncode == 0 and "was not filed" in told.stdout, told.stdout
+    assert native.is_file()  # refused, never removed
+    native.unlink()
+    entry = repo / ".claude" / "agent-memory" / "api" / "journal" / "2026-03-01-access.md"
+    entry.write_text(f"# Staging access\n\n{secret}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "lesson")
+    checked = jmem(repo, "check")
+    assert checked.returncode == 1 and "looks like a" in checked.stdout, checked.stdout
+    said = checked.stdout + checked.stderr + written.stderr + told.stdout
+    for word in re.findall(r"[A-Za-z0-9!:+/=-]{8,}", secret):
+        if any(c.isdigit() for c in word):
+            assert word not in said  # never the secret itself
