@@ -88,6 +88,7 @@ _COMMAND_PASSWORD_RE = re.compile(
     r"[\"']?(?P<value>[^\s\"']+)"
 )
 _COMMAND_WORDS = ("curl", "mysql", "mariadb", "login", "sshpass", "redis-cli")
+_PROSE_WORDS = ("key", "token", "secret", "credential")
 # A key said in prose: "the API key for staging is 9f8a…", "the token was …": the value
 # when it looks generated (a word, a path or a placeholder is not one).
 _PROSE_KEY_RE = re.compile(
@@ -182,6 +183,18 @@ def _reference(value: str) -> bool:
     return value.count(".") >= 2 or last in _PLACEHOLDER_WORDS
 
 
+def _lines_with(text: str, lower: str, words: tuple[str, ...],
+                also: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(1-based number, line) of the lines holding one of `words` and one of `also` (any
+    case): the patterns that start with a word run on those lines only, not at every
+    offset of the text (most prose says "token" or "login" without a value)."""
+    if not any(word in lower for word in words):
+        return []
+    return [(n, line) for n, (line, low) in enumerate(
+        zip(text.split("\n"), lower.split("\n"), strict=True), 1)
+        if any(word in low for word in words) and any(a in low for a in also)]
+
+
 def _basic_credentials(value: str) -> bool:
     """Base64 of `user:password` with a password that is one (`Basic dXNlcjpwYXNz` of
     `user:pass` is an example, not a secret)."""
@@ -223,16 +236,14 @@ def scan(text: str) -> list[Finding]:
         for match in _BASIC_RE.finditer(text):
             if _basic_credentials(match.group("value")):
                 found.add(Finding(_line_of(text, match.start()), "basic auth credentials"))
-    commands = _COMMAND_PASSWORD_RE.finditer(text) if any(
-        word in lower for word in _COMMAND_WORDS) else ()
-    for match in commands:
-        if _password(match.group("value")) or _secret_value(match.group("value")):
-            found.add(Finding(_line_of(text, match.start()), "password on a command line"))
-    prose = _PROSE_KEY_RE.finditer(text) if any(
-        word in lower for word in ("key", "token", "secret", "credential")) else ()
-    for match in prose:
-        if _secret_value(match.group("value").rstrip(".,;:)")):
-            found.add(Finding(_line_of(text, match.start()), "secret in prose"))
+    for number, line in _lines_with(text, lower, _COMMAND_WORDS, (" -",)):
+        for match in _COMMAND_PASSWORD_RE.finditer(line):
+            if _password(match.group("value")) or _secret_value(match.group("value")):
+                found.add(Finding(number, "password on a command line"))
+    for number, line in _lines_with(text, lower, _PROSE_WORDS, (" is ", " was ")):
+        for match in _PROSE_KEY_RE.finditer(line):
+            if _secret_value(match.group("value").rstrip(".,;:)")):
+                found.add(Finding(number, "secret in prose"))
     if "://" in text:
         for match in _USERINFO_RE.finditer(text):
             if _url_password(match.group("value")):
