@@ -416,12 +416,58 @@ def message_file(state_dir: str, message: str) -> str:
 
 
 def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
-    """`ref_exists(path)` against `rev`'s tree, read from git only when first asked."""
+    """`ref_exists(path)` against `rev`'s tree, read from git only when first asked. A
+    path that is gone but was renamed (`git mv`, git's rename detection) exists under its
+    new name: a fact citing a file that moved is not stale."""
     cache: list[frozenset[str]] = []
+    renames: list[dict[str, str]] = []
 
     def exists(path: str) -> bool:
         if not cache:
             cache.append(tree_paths(root, rev))
-        return path.strip("/") in cache[0]
+        path = path.strip("/")
+        if path in cache[0]:
+            return True
+        if not renames:
+            renames.append(renamed_in(root, rev))
+        return moved_to(path, renames[0], cache[0]) is not None
 
     return exists
+
+
+def renamed_in(root: str, rev: str) -> dict[str, str]:
+    """old path → new path of every rename in `rev`'s history (newest first wins)."""
+    res = gitcore.run(["log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=",
+                       rev], root, clean=True, check=False)
+    out: dict[str, str] = {}
+    if not res.ok:
+        return out
+    fields = [f.decode("utf-8", "surrogateescape") for f in res.stdout.split(b"\0")]
+    i = 0
+    while i + 2 < len(fields):
+        status = fields[i].strip()
+        if status.startswith("R"):
+            out.setdefault(fields[i + 1], fields[i + 2])
+            i += 3
+        else:
+            i += 1
+    return out
+
+
+def moved_to(path: str, renames: dict[str, str], tree: frozenset[str]) -> str | None:
+    """Where `path` (a file, or a folder of renamed files) lives in `tree` after the
+    renames, following a chain of them; None when it was not renamed there."""
+    seen: set[str] = set()
+    while path not in tree and path in renames and path not in seen:
+        seen.add(path)
+        path = renames[path]
+    if path in tree:
+        return path
+    prefix = path + "/"  # a folder: where its renamed files went
+    for old in renames:
+        if old.startswith(prefix):
+            target = moved_to(old, renames, tree)
+            if target is not None:
+                rest = old[len(prefix):]
+                return target[:-len(rest) - 1] if target.endswith("/" + rest) else target
+    return None

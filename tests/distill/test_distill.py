@@ -323,6 +323,34 @@ def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
     assert {h["key"] for h in hits} == {"fact-0"}
 
 
+def test_a_fact_citing_a_file_that_moved_follows_it(repo: Path) -> None:
+    """`git mv` of a cited file (and of a folder, and twice) is not a stale ref: the fact
+    stays; a file deleted after its move is gone, and the fact is dropped."""
+    (repo / "src" / "pay").mkdir(parents=True)
+    (repo / "src" / "other.py").write_text("def retry():\n    return 3\n")
+    (repo / "src" / "pay" / "api.py").write_text("PORT = 8443\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "code")
+    for key, ref in (("retry", "src/other.py"), ("port", "src/pay"), ("api", "src/pay/api.py")):
+        proc = jmem(repo, "write", "--agent", "api", "--topic", "t", "--title", f"Fact {key}",
+                    "--key", key, "--ref", ref)
+        assert proc.returncode == 0, proc.stderr
+    assert jmem(repo, "distill").returncode == 0
+    git(repo, "mv", "src/other.py", "src/retries.py")
+    git(repo, "mv", "src/pay", "src/payments")
+    git(repo, "commit", "-q", "--no-verify", "-m", "move")
+    git(repo, "mv", "src/retries.py", "lib.py")  # and once more
+    git(repo, "commit", "-q", "--no-verify", "-m", "move again")
+    data = json.loads(jmem(repo, "distill", "--json").stdout)
+    assert data["stale_refs"] == {}, data["stale_refs"]
+    text = memory_md(repo, "api")
+    assert "[retry]" in text and "[port]" in text and "[api]" in text
+    git(repo, "rm", "-q", "lib.py")
+    git(repo, "commit", "-q", "--no-verify", "-m", "remove")
+    data = json.loads(jmem(repo, "distill", "--json").stdout)
+    assert data["stale_refs"] == {"retry": "refs gone: src/other.py"}
+
+
 def test_one_secret_policy_write_and_distill_agree(repo: Path) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     args = ("write", "--agent", "api", "--topic", "ops", "--title", "Deploy token lives in CI",
