@@ -28,6 +28,7 @@ FAST: dict[str, str] = {
     "write": "journal_mem.lessons.write",  # every agent's lesson
     "recall": "journal_mem.recall.query",  # a warm index
     "distill": "journal_mem.distill.background",  # post-commit: distill --if-due --background
+    "mcp": "journal_mem.mcpserver.handshake",  # an MCP client's handshake, before the SDK
 }
 
 

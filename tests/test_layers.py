@@ -169,7 +169,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("capture.hook", "journal_mem.repo.open_context", "hot"),
     ("cli.distilling", "journal_mem.distill.watch", "heavy"),
     ("cli.reporting", "webbrowser", "heavy"),
-    ("cli.wakeup", "journal_mem.mcpserver.server.serve", "heavy"),
+    ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
     ("gitops.gitcore", "subprocess", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),

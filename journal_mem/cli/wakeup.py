@@ -11,6 +11,7 @@ import click
 from journal_mem import errors
 from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit_json
 from journal_mem.gitops import gitcore
+from journal_mem.mcpserver import handshake
 from journal_mem.setup import client_files
 from journal_mem.setup.plugin import folder, install_lines
 from journal_mem.wake import clients
@@ -126,7 +127,5 @@ def mcp(click_ctx: click.Context) -> int:
     Register it in a client as the command `jmem mcp` run in the checkout
     (`jmem init` prints how for each client; docs/clients.md).
     """
-    from journal_mem.mcpserver.server import serve
-
-    serve(cwd(click_ctx))
+    handshake.serve(cwd(click_ctx))  # the SDK loads after the handshake
     return errors.OK
