@@ -149,10 +149,10 @@ def wake_hook(data: bytes, agent: str | None = None,
         captured = capture.capture(payload)  # native memory a file tool wrote: filed now
         if captured:
             said, filed = captured
-            if filed:  # the session's own lesson: its reminder is answered (`remind.py`)
-                state_dir = os.path.join(gitcore.quick_common_dir(_cwd(payload)) or "",
-                                         "journal-mem")
-                sessions.note_lesson(state_dir, protocol.text_field(payload, "session_id"),
+            common = gitcore.quick_common_dir(_cwd(payload)) if filed else None
+            if common:  # the session's own lesson: its reminder is answered (`remind.py`)
+                sessions.note_lesson(os.path.join(common, "journal-mem"),
+                                     protocol.text_field(payload, "session_id"),
                                      protocol.text_field(payload, "agent_id"))
             print(protocol.context_output(event, said))
             return 0

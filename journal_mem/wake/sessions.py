@@ -112,6 +112,8 @@ def note_lesson(state_dir: str, session_id: str, agent_id: str) -> None:
     lesson, under each state's lock; a session that never woke has no state to mark."""
     for who in dict.fromkeys((agent_id, "")):
         path = state_path(state_dir, session_id, who)
+        if not os.path.isfile(path):  # never woke: nothing to mark, no lock file to leave
+            continue
         with SessionLock(path, 3.0) as held:
             state = load_state(path) if held else None
             if state is not None and state.get("wrote") is not True:
