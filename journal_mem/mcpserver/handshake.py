@@ -32,6 +32,9 @@ from journal_mem import resources
 # read by path, not through importlib.resources (pathlib, tempfile, zipfile: the cost
 # this module exists to avoid); the package is installed as files
 HANDSHAKE = os.path.join(os.path.dirname(resources.__file__), "mcp-handshake.json")
+# written after the SDK's last line when it is done: the SDK keeps its own copy of the
+# pipe open, so the end of its output is said, not waited for
+END = b"\0journal-mem: the SDK is done\n"
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
@@ -109,6 +112,8 @@ def _pump_out(sdk: BinaryIO, wire: _Wire, answered: object) -> None:
     """The SDK's messages to the client, but its answer to the `initialize` given."""
     dropped = answered is None
     for line in sdk:
+        if line == END:
+            break
         if not dropped:
             msg = _message(line)
             if msg is not None and msg.get("id") == answered and "method" not in msg:
@@ -133,6 +138,7 @@ def serve(cwd: str) -> None:
         tools = {"tools": record["tools"]}
     to_sdk_r, to_sdk_w = os.pipe()
     from_sdk_r, from_sdk_w = os.pipe()
+    end = os.dup(from_sdk_w)
     os.dup2(to_sdk_r, 0)
     os.dup2(from_sdk_w, 1)
     os.close(to_sdk_r)
@@ -149,7 +155,8 @@ def serve(cwd: str) -> None:
         serve_sdk(cwd)
     finally:
         sys.stdout.flush()
-        os.close(1)  # the SDK is done: the outbound pump sees the end and stops
+        os.write(end, END)  # after everything the SDK wrote: the pump stops there
+        os.close(end)
         outbound.join(timeout=5)
 
 

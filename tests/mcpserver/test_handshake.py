@@ -103,3 +103,26 @@ def test_a_broken_record_leaves_the_handshake_to_the_sdk(
     (tmp_path / "bad.json").write_text("{not json")
     monkeypatch.setattr(handshake, "HANDSHAKE", str(tmp_path / "bad.json"))
     assert handshake.load() is None
+
+
+def test_the_outbound_pump_stops_at_the_end_mark_with_the_pipe_still_open() -> None:
+    """The SDK keeps its own copy of stdout's pipe open after it returns: the pump must
+    stop at the mark written after the SDK's last line, not wait for an end of file
+    (which never came: each `jmem mcp` took 5 s to exit)."""
+    import os
+    import threading
+
+    sdk_r, sdk_w = os.pipe()
+    wire_r, wire_w = os.pipe()
+    wire = handshake._Wire(wire_w)
+    os.write(sdk_w, b'{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n'
+             + handshake.END)
+    done = threading.Event()
+    pump = threading.Thread(target=lambda: (handshake._pump_out(
+        os.fdopen(sdk_r, "rb"), wire, 1), done.set()), daemon=True)
+    pump.start()
+    assert done.wait(timeout=30), "the pump waited for an end of file"
+    os.close(sdk_w)
+    wire.out.close()
+    with os.fdopen(wire_r, "rb") as got:
+        assert got.read() == b'{"jsonrpc":"2.0","id":2,"result":{}}\n'  # id 1: answered already
