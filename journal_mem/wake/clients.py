@@ -99,6 +99,8 @@ def begin(declared: str, data: bytes) -> bytes | None:
               "comes from AGENTS.md and `jmem mcp`)", file=sys.stderr)
         return None
     if client == "claude":
+        if _CALLER.event == "PostToolUse":
+            note_lesson_call(payload)  # (its other work is read from the transcript)
         return data
     event = EVENTS[client].get(_CALLER.event)
     if event is None:
@@ -143,15 +145,33 @@ def user_message(line: str) -> str | None:
         if _CALLER.client == "claude" else None
 
 
+def note_lesson_call(payload: dict[str, object]) -> bool:
+    """When this tool call recorded a lesson without an error, mark the session: its
+    reminder is answered, and the entry files its output names are its own (a session
+    is not told its own lesson as news). True when it did."""
+    if not sessions.records_lesson(protocol.text_field(payload, "tool_name"),
+                                   payload.get("tool_input")) or _failed(payload):
+        return False
+    common = quick_common_dir(protocol.text_field(payload, "cwd") or os.getcwd())
+    if common is not None:
+        output = json.dumps(payload.get("tool_response"), ensure_ascii=False)
+        sessions.note_lesson(os.path.join(common, "journal-mem"),
+                             protocol.text_field(payload, "session_id"),
+                             protocol.text_field(payload, "agent_id"),
+                             sessions.entry_names(output))
+    return True
+
+
 def note_work(payload: dict[str, object]) -> None:
     """Mark the session as having done work (for the reminder) when this tool call edits
     files or commits, and as having recorded a lesson when it did (`jmem write`, the MCP
     tool) without an error; one state write per session at most."""
+    if note_lesson_call(payload):
+        return
     tool = protocol.text_field(payload, "tool_name")
     tool_input = payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    lesson = sessions.records_lesson(tool, tool_input) and not _failed(payload)
-    if not lesson and tool not in EDIT_TOOLS and not (
+    if tool not in EDIT_TOOLS and not (
             tool in SHELL_TOOLS and isinstance(command, str) and _commits(command)):
         return
 
@@ -159,13 +179,9 @@ def note_work(payload: dict[str, object]) -> None:
     common = quick_common_dir(cwd)
     if common is None:
         return
-    state_dir = os.path.join(common, "journal-mem")
-    session_id = protocol.text_field(payload, "session_id")
-    agent_id = protocol.text_field(payload, "agent_id")
-    if lesson:
-        sessions.note_lesson(state_dir, session_id, agent_id)
-        return
-    path = sessions.state_path(state_dir, session_id, agent_id)
+    path = sessions.state_path(os.path.join(common, "journal-mem"),
+                               protocol.text_field(payload, "session_id"),
+                               protocol.text_field(payload, "agent_id"))
     state = sessions.load_state(path)
     if state is not None and state.get("worked") is not True:
         state["worked"] = True

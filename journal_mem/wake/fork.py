@@ -20,7 +20,7 @@ from journal_mem.wake import sessions
 
 # what the fork takes from its parent's state: what the conversation holds, and the
 # parent's clock (a lesson the parent wrote since it started counts for the fork)
-INHERITED = ("agent", "team_only", "held", "keys", "watch", "started", "worked", "wrote")
+INHERITED = ("agent", "team_only", "held", "keys", "watch", "started", "worked", "wrote", "own")
 PARENT = ""  # the agent id of the session a fork starts from: the main session
 REMINDER_OF = "reminder_of"  # state key: the agent id whose reminder this session shares
 WAIT = 3.0  # seconds to wait for the parent's lock (one of its live hooks holds it)

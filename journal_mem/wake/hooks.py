@@ -378,7 +378,8 @@ def _delta(layout: Layout, policy: Policy, payload: dict[str, object], event: st
     # the times before the pack is read: a change made while it is built shows as newer
     watch = sessions.mtimes(watch_paths(layout, name))
     pack = wake.build(layout, name, policy, max_chars=max_chars, held=held,
-                      delta=held is not None, team_only=state.get("team_only") is True)
+                      delta=held is not None, team_only=state.get("team_only") is True,
+                      own=frozenset(_strings(state.get("own"))))
     digests = held.digests if held else set()
     state.update(held=sorted(digests | set(pack.offered)), keys=pack.held_keys, watch=watch)
     sessions.save_state(path, state)

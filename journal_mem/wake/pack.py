@@ -135,7 +135,8 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
           with_memory: bool = True, query: str | None = None,
           facts: list[Hit] | None = None,
           min_confidence: float = DEFAULT_MIN_CONFIDENCE,
-          held: Held | None = None, delta: bool = False, team_only: bool = False) -> Pack:
+          held: Held | None = None, delta: bool = False, team_only: bool = False,
+          own: frozenset[str] = frozenset()) -> Pack:
     """The wake-up pack of `agent`, within `max_chars` UTF-16 units.
 
     `facts` are the recalled facts answering `query` (see `for_command`).
@@ -143,6 +144,8 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     it holds that are no longer true are named (each fact reaches it once);
     `delta` marks an update to a running session rather than its first pack.
     `team_only` (an agent without memory): only lessons meant for every agent.
+    `own`: entry files the session wrote itself, not listed back to it (their keys
+    still replace the lines they correct).
     Pending entries are judged by `policy`, as the next distill will judge
     them: an invalid one is named in the pack and never applied.
     """
@@ -152,7 +155,7 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     replaced = set(corrections) | {x.key for x in live}
     sections = [
         _memory_lines(layout, agent, replaced) if with_memory and not team_only else [],
-        _pending_lines(layout, live),
+        _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own]),
         [] if team_only else _correction_lines(corrections),
         _query_lines(query, facts or [], min_confidence) if query else [],
     ]

@@ -107,17 +107,32 @@ def records_lesson(tool: str, tool_input: object) -> bool:
     return isinstance(command, str) and _LESSON_CMD_RE.search(command) is not None
 
 
-def note_lesson(state_dir: str, session_id: str, agent_id: str) -> None:
+_ENTRY_FILE_RE = re.compile(r"\d{4}-\d{2}-\d{2}-[A-Za-z0-9._-]+\.md")
+
+
+def entry_names(text: str) -> list[str]:
+    """The journal entry file names a tool's output names (`jmem write` prints the path)."""
+    return sorted(set(_ENTRY_FILE_RE.findall(text)))
+
+
+def note_lesson(state_dir: str, session_id: str, agent_id: str,
+                files: list[str] | None = None) -> None:
     """Mark the session (and, for a subagent, its parent session) as having recorded a
-    lesson, under each state's lock; a session that never woke has no state to mark."""
+    lesson, under each state's lock; `files`, the entries it wrote, are its own (never
+    sent back to it as news). A session that never woke has no state to mark."""
     for who in dict.fromkeys((agent_id, "")):
         path = state_path(state_dir, session_id, who)
         if not os.path.isfile(path):  # never woke: nothing to mark, no lock file to leave
             continue
         with SessionLock(path, 3.0) as held:
             state = load_state(path) if held else None
-            if state is not None and state.get("wrote") is not True:
+            if state is None:
+                continue
+            own = state.get("own")
+            names = sorted({*(own if isinstance(own, list) else ()), *(files or ())})
+            if state.get("wrote") is not True or names != own:
                 state["wrote"] = True
+                state["own"] = names
                 save_state(path, state)
 
 

@@ -79,3 +79,21 @@ def test_a_session_that_never_woke_gets_nothing_live(repo: Path) -> None:
     setup(repo)
     write(repo, "Some lesson")
     assert hook(repo, "UserPromptSubmit", session="unknown") == {}
+
+
+def test_the_sessions_own_lesson_is_not_sent_back_to_it(repo: Path) -> None:
+    """Its `jmem write` (a PostToolUse whose output names the entry) makes the lesson the
+    session's own: the live check tells it a teammate's lesson, never its own."""
+    setup(repo)
+    hook(repo, "SessionStart", source="startup")
+    proc = jmem(repo, "write", "--agent", "api", "--topic", "ops", "--title",
+                "My own lesson from this session", "--body", "b")
+    assert proc.returncode == 0, proc.stderr
+    write(repo, "A teammate's lesson meanwhile")
+    told = context(hook(repo, "PostToolUse", tool_name="Bash",
+                        tool_input={"command": "jmem write --agent api --topic ops --title "
+                                               "'My own lesson from this session'"},
+                        tool_response={"stdout": proc.stdout, "stderr": "",
+                                       "interrupted": False}))
+    assert "A teammate's lesson meanwhile" in told
+    assert "My own lesson from this session" not in told
