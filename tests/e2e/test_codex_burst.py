@@ -1,14 +1,14 @@
 """A correction written during Codex's turn, and the session's own lesson, under the real
 Codex CLI (pinned, see codexcli.py) against the fake Responses API on 127.0.0.1.
 
-The fake model answers the prompt with one shell call that writes a correction of a
-fact the session holds (another agent's `--supersedes`), records the session's own
-lesson with `jmem write`, and commits — all within a second of SessionStart, the
-window a throttled tool hook used to skip. What reached the model is asserted in the
-requests: the correction in the very next request, once; no reminder at Stop (the
-session recorded its lesson), where a teammate's lesson alone would not have answered
-it (tests/wake/test_clients.py).
-"""
+The fake model answers the prompt with one shell call that runs a teammate's script
+writing a correction of a fact the session holds (another agent's `--supersedes`),
+records the session's own lesson with `jmem write`, and commits — all within a
+second of SessionStart, the window a throttled tool hook used to skip. What reached
+the model is asserted in the requests: the correction in the very next request,
+once, without the session's own lesson; no reminder at Stop (the session recorded
+its lesson), where a teammate's lesson alone would not have answered it
+(tests/wake/test_clients.py)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,16 @@ LESSON = "The deploy script needs the staging flag"
 class Burst(Run):
     def scenario(self) -> None:
         jmem = str(self.root / "bin" / "jmem")  # the hooks' shim: Codex's shell has its PATH
+        # a teammate's correction, written during the turn by another process: its output
+        # is not the session's (the session's own lesson is never sent back to it)
+        teammate = self.root / "teammate.sh"
+        teammate.write_text("#!/bin/sh\n" + shlex.join([
+            jmem, "write", "--agent", "reviewer", "--topic", "ops", "--title", CORRECTION,
+            "--applies-to", "main", "--supersedes", "mn-one", "--body", "It changed."])
+            + " >/dev/null\n")
+        teammate.chmod(0o755)
         command = " && ".join([
-            shlex.join([jmem, "write", "--agent", "reviewer", "--topic", "ops", "--title",
-                        CORRECTION, "--applies-to", "main", "--supersedes", "mn-one",
-                        "--body", "It changed."]),
+            shlex.quote(str(teammate)),
             shlex.join([jmem, "write", "--agent", "main", "--topic", "ops", "--title",
                         LESSON, "--body", "Found while committing."]),
             "git commit --allow-empty -qm work"])
@@ -63,6 +69,12 @@ def test_the_correction_reaches_the_request_after_the_tool_call_once(burst: Burs
     assert after.count("do not rely on: mn-one") == 1, after  # the hook's context, once
     told = [i for i in requests[1]["input"] if "do not rely on: mn-one" in json.dumps(i)]
     assert CORRECTION in json.dumps(told, ensure_ascii=False)
+
+
+def test_the_sessions_own_lesson_is_not_sent_back_to_it(burst: Burst) -> None:
+    told = [i for i in burst.requests["exec"][1]["input"]
+            if "since it was last given to you" in json.dumps(i, ensure_ascii=False)]
+    assert told and LESSON not in json.dumps(told, ensure_ascii=False)
 
 
 def test_the_sessions_own_lesson_answers_its_reminder(burst: Burst) -> None:
