@@ -39,6 +39,8 @@ from journal_mem.setup import init as initialize
               help="Also write Codex CLI's hooks (.codex/hooks.json); see `jmem codex-trust`.")
 @click.option("--gemini", is_flag=True,
               help="Also merge Gemini CLI's hooks into .gemini/settings.json.")
+@click.option("--qwen", is_flag=True,
+              help="Also merge Qwen Code's hooks into .qwen/settings.json.")
 @click.option("--no-agents-md", is_flag=True,
               help="Do not write journal-mem's block into AGENTS.md.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
@@ -46,7 +48,8 @@ from journal_mem.setup import init as initialize
 def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, no_claude: bool,
          claude_agents: tuple[str, ...], uninstall: bool, hooks_path_ok: bool,
          ci: str | None, ci_install: str | None, ci_curator: bool, no_import: bool,
-         codex: bool, gemini: bool, no_agents_md: bool, as_json: bool) -> int:
+         codex: bool, gemini: bool, qwen: bool, no_agents_md: bool,
+         as_json: bool) -> int:
     """Set up journal-mem in this repository (idempotent).
 
     Creates .claude/journal-mem.toml (every setting shown with its default),
@@ -62,8 +65,8 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
     imported as lessons in one commit (unless --no-import). Keeps a short block
     in AGENTS.md (between markers; the rest of the file untouched) telling any
     agent where its memory is and how to record a lesson, and says how to
-    register `jmem mcp` in each client. --codex and --gemini add those
-    clients' hooks.
+    register `jmem mcp` in each client. --codex, --gemini and --qwen add
+    those clients' hooks.
     """
     if ci_curator and not ci:
         raise click.UsageError("--ci-curator adds a job to the CI workflow: give --ci github")
@@ -76,7 +79,8 @@ def init(click_ctx: click.Context, agents: tuple[str, ...], no_git_hooks: bool, 
                                  ci_install=ci_install, import_existing=not no_import,
                                  ci_curator=ci_curator, agents_md=not no_agents_md,
                                  clients=tuple(c for c, on in (("codex", codex),
-                                                               ("gemini", gemini)) if on))
+                                                               ("gemini", gemini),
+                                                               ("qwen", qwen)) if on))
     if as_json:
         emit_json({"done": report.done, "notes": report.notes, "refused": report.refused})
         return errors.REFUSED if report.refused else errors.OK

@@ -194,12 +194,22 @@ def _origin_of(ctx: Context, path: str, kind: str) -> tuple[str, dt.datetime | N
 
 def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
                      commit: bool = True) -> ImportReport:
-    """A CLAUDE.md or AGENTS.md: rules become principles, the rest semantic lessons."""
+    """A CLAUDE.md or AGENTS.md: rules become principles, the rest semantic lessons. A
+    file in the shape of a native memory (frontmatter with a `name` or `description`:
+    Claude Code's, Qwen Code's team memory) is one lesson, adopted whole as `native`
+    reads it; one holding a secret is refused with the line."""
 
-    text = _read(path).decode("utf-8", "replace")
+    text = _read(path).decode("utf-8", "replace").replace("\r\n", "\n")
     source, created = _origin_of(ctx, path, "import claude-md")
     origin = Origin(agent, source, created, tuple(applies_to or ["all"]))
     report = ImportReport("claude-md", files=[path])
+    fields = native.frontmatter(text)[0]
+    if "name" in fields or "description" in fields:
+        one = native.NativeFile(os.path.basename(path), os.path.abspath(path), agent)
+        found = native.file_drafts(one, text, origin, ctx.policy.entry_bytes)
+        if isinstance(found, str):
+            raise PolicyViolation(f"{path}: not imported ({found})")
+        return file_entries(ctx, report, found, commit)
     return file_entries(ctx, report, claude_md_drafts(text, origin), commit)
 
 

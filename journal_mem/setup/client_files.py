@@ -1,12 +1,14 @@
-"""Codex CLI's and Gemini CLI's project files: the hook entries `jmem init` merges in,
-and the trust record Codex wants before it runs them.
+"""Codex CLI's, Gemini CLI's and Qwen Code's project files: the hook entries `jmem init`
+merges in, and the trust record Codex wants before it runs them.
 
-Both clients read hooks in Claude Code's nested shape (`{"hooks": {EVENT: [{"matcher"?,
+All three read hooks in Claude Code's nested shape (`{"hooks": {EVENT: [{"matcher"?,
 "hooks": [{"type": "command", "command", "timeout"}]}]}}`): Codex from
 `.codex/hooks.json`, Gemini from the `hooks` key of `.gemini/settings.json` (its
-timeouts in milliseconds, a `name` shown when it warns about project hooks). Each
-entry of ours is recognised by its command (`jmem wake|remind --hook codex|gemini`, in
-any spelling), so a second `init` adds nothing and a foreign hook is never touched.
+timeouts in milliseconds, a `name` shown when it warns about project hooks), Qwen Code
+from the `hooks` key of `.qwen/settings.json` (Claude Code's event names, timeouts in
+milliseconds). Each entry of ours is recognised by its command (`jmem wake|remind
+--hook CLIENT`, in any spelling), so a second `init` adds nothing and a foreign hook
+is never touched.
 
 Codex runs a project's hooks only when the user trusts the project and each hook: a
 `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash` in the user's own
@@ -52,8 +54,17 @@ GEMINI = ClientHooks("gemini", os.path.join(".gemini", "settings.json"), {
     "AfterTool": ("jmem wake --hook gemini", 5_000),
     "AfterAgent": ("jmem remind --hook gemini", 10_000),
 }, names=True)
-CLIENT_HOOKS = {"codex": CODEX, "gemini": GEMINI}
-_OURS_RE = re.compile(r"(?:jmem|journal[-_]mem)\S*\s+(wake|remind)\s+--hook[ =](codex|gemini)\b")
+# Qwen Code fires PostToolBatch too, but adds its answer to every result of the batch:
+# PostToolUse alone gives a change once
+QWEN = ClientHooks("qwen", os.path.join(".qwen", "settings.json"), {
+    "SessionStart": ("jmem wake --hook qwen", 15_000),
+    "UserPromptSubmit": ("jmem wake --hook qwen", 5_000),
+    "PostToolUse": ("jmem wake --hook qwen", 5_000),
+    "Stop": ("jmem remind --hook qwen", 10_000),
+}, names=True)
+CLIENT_HOOKS = {"codex": CODEX, "gemini": GEMINI, "qwen": QWEN}
+_OURS_RE = re.compile(
+    r"(?:jmem|journal[-_]mem)\S*\s+(wake|remind)\s+--hook[ =](codex|gemini|qwen)\b")
 
 
 def wanted_hook(spec: ClientHooks, event: str) -> dict[str, object]:

@@ -1,9 +1,9 @@
 """`jmem init` for the clients other than Claude Code: the `AGENTS.md` block every agent
-reads, Codex's and Gemini CLI's hook files, and how to register `jmem mcp`.
+reads, Codex's, Gemini CLI's and Qwen Code's hook files, and how to register `jmem mcp`.
 
 The `AGENTS.md` block sits between two marker comments and is replaced in place
 (`loop.pack.replace_block`): every other byte of the file stays, and a second `init`
-writes nothing. Codex and Gemini CLI get the hooks of `setup/client_files.py`; Codex
+writes nothing. Codex, Gemini CLI and Qwen Code get the hooks of `setup/client_files.py`; Codex
 then needs its user's trust, which jmem prints and never grants (`jmem codex-trust`).
 """
 
@@ -30,6 +30,8 @@ MCP_REGISTER = {
               f'"args": ["mcp"]}}}}}}',
     "Copilot CLI": f'~/.copilot/mcp-config.json: {{"mcpServers": {{"{MCP_NAME}": '
                    f'{{"type": "local", "command": "jmem", "args": ["mcp"], "tools": ["*"]}}}}}}',
+    "Qwen Code": f'.qwen/settings.json: {{"mcpServers": {{"{MCP_NAME}": '
+                 f'{{"command": "jmem", "args": ["mcp"]}}}}}}',
 }
 
 
@@ -91,6 +93,8 @@ def init_client(root: str, client: str) -> tuple[list[str], list[str]]:
             "the main checkout) and appends it with `jmem codex-trust >> ~/.codex/config.toml`"
             ", once per clone (in a worktree too, Codex looks for the main checkout's "
             "records)"]
+    if client == "qwen":
+        return done, []  # Qwen Code 0.24.4 ran them in a fresh folder, headless, asking nothing
     return done, ["Gemini CLI runs project hooks only in a trusted folder, and warns about "
                   f"new ones: trust this folder in Gemini CLI to run {spec.file}'s hooks"]
 

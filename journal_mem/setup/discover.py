@@ -5,11 +5,13 @@ Claude Code's auto memory committed in a repository (`.claude/memory/`,
 `.claude/projects/*/memory/`), an agent-memory folder below a subfolder, the
 instruction files every client reads (`CLAUDE.md`, `AGENTS.md` outside
 journal-mem's block, `GEMINI.md`), Cursor rules (`.cursor/rules/*.mdc`), Cline's
-`.clinerules` and memory bank (`memory-bank/`), Qwen Code's `.qwen/` memory and
-mem0 exports, and a folder under the memory root whose name is no agent name (an
-upper-case `API/` is read by no command, and would share a folder with `api/` on a
-case-insensitive file system). Files are those git tracks or would track (`git ls-files`, ignored
-ones left out); one a journal entry was already imported from is not named again.
+`.clinerules` and memory bank (`memory-bank/`), Qwen Code's team memory
+(`.qwen/team-memory/`, one file per memory as Claude Code writes them), `QWEN.md` and
+other `.qwen/` notes, mem0 exports, and a folder under the memory root whose name is no agent name
+(an upper-case `API/` is read by no command, and would share a folder with `api/` on
+a case-insensitive file system). Files are those git tracks or would track (`git
+ls-files`, ignored ones left out); one a journal entry was already imported from is
+not named again.
 `jmem init`, `jmem status` and `jmem check` say what they found.
 """
 
@@ -26,6 +28,7 @@ from journal_mem.repo import Context
 from journal_mem.setup.clients import AGENTS_MD, BEGIN, END
 
 SHOWN = 3  # paths named per kind; the rest are counted
+QWEN_INDEX = ".qwen/team-memory/MEMORY.md"  # Qwen Code rebuilds it from the files
 # (what it is, patterns, the command that imports one file)
 PLACES = (
     ("Claude Code auto memory", (".claude/memory/*.md", ".claude/memory/**/*.md",
@@ -35,9 +38,11 @@ PLACES = (
     ("agent memory below a subfolder (or set memory_root to its folder)",
      ("*/.claude/agent-memory/*", "**/.claude/agent-memory/*"),
      "jmem import claude-md {path} --agent AGENT"),
+    ("Qwen Code team memory", (".qwen/team-memory/*.md", ".qwen/team-memory/**/*.md"),
+     "jmem import claude-md {path} --agent AGENT"),
     ("instructions an agent reads", ("CLAUDE.md", "**/CLAUDE.md", "GEMINI.md", "**/GEMINI.md",
-                                     AGENTS_MD, f"**/{AGENTS_MD}", ".clinerules",
-                                     ".clinerules/*"),
+                                     "QWEN.md", "**/QWEN.md", AGENTS_MD, f"**/{AGENTS_MD}",
+                                     ".clinerules", ".clinerules/*"),
      "jmem import claude-md {path}"),
     ("Cursor rules", (".cursor/rules/*.mdc", ".cursor/rules/**/*.mdc"),
      "jmem import claude-md {path}"),
@@ -81,7 +86,8 @@ def elsewhere(root: str, memory_root: str, imported: set[str]) -> list[tuple[str
     taken = {p for p in files if p.startswith(memory_root + "/") or p in imported}
     for what, patterns, command in PLACES:
         paths = [p for p in files if p not in taken and _matches(p, patterns)
-                 and not (os.path.basename(p) == AGENTS_MD and _only_our_block(root, p))]
+                 and not (os.path.basename(p) == AGENTS_MD and _only_our_block(root, p))
+                 and p != QWEN_INDEX]
         if paths:
             found.append((what, paths, command))
             taken.update(paths)

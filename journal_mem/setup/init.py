@@ -60,7 +60,7 @@ def init(cwd: str, agents: list[str], *, git_hooks: bool = True, hooks_path_ok: 
     does it is named); then the git hooks (`git_hooks`),
     the Claude Code hooks (`claude`) and agent definitions (`claude_agents`);
     the `AGENTS.md` block (`agents_md`) and the hooks of the other `clients`
-    ("codex", "gemini"); with `ci` ("github"), the CI workflow that distills and pushes
+    ("codex", "gemini", "qwen"); with `ci` ("github"), the CI workflow that distills and pushes
     (and with `ci_curator`, its weekly curator job that opens a pull request).
     """
     bad = [a for a in agents if not is_name(a)]

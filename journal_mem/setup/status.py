@@ -202,8 +202,8 @@ def _ours(path: str, name: str) -> str:
 
 
 def _client_hooks(root: str) -> dict[str, list[str]]:
-    """For each other client whose hook file the checkout has (Codex, Gemini CLI): the
-    events whose journal-mem hook it lacks."""
+    """For each other client whose hook file the checkout has (Codex, Gemini CLI, Qwen
+    Code): the events whose journal-mem hook it lacks."""
     return {name: client_files.missing_hooks(root, spec)
             for name, spec in client_files.CLIENT_HOOKS.items()
             if os.path.exists(os.path.join(root, spec.file))}

@@ -19,16 +19,29 @@ offline (docs/clients.md):
   makes one more turn). A resumed session comes back without its first prompt,
   which carried the pack: a resume gets the whole pack again, not only what
   changed.
-* Cursor (`conversation_id`, `workspace_roots`, camelCase events) and Copilot
-  CLI (`sessionId`, or Claude's event names with a `timestamp`, which Claude
-  Code never sends) get nothing from a hook: Copilot ignores what its start and
-  prompt hooks print, and what Cursor's start hook may answer is not verified.
-  They get memory through the `AGENTS.md` block and `jmem mcp`.
+* Qwen Code (a Gemini CLI fork) reads `.qwen/settings.json` hooks under Claude
+  Code's event names and payload fields (plus a `timestamp`), its tools named as
+  Gemini's (`run_shell_command`, `write_file`, `edit`); it reads
+  `hookSpecificOutput.additionalContext` at SessionStart, UserPromptSubmit (which
+  runs before every model call, after tool results too) and PostToolUse, and
+  `{"decision": "block", "reason"}` at Stop (the reason comes back as a prompt).
+* Copilot CLI runs the hooks of `.claude/settings.json` with Claude Code's event
+  names and snake_case fields plus an ISO `timestamp` (which Claude Code never
+  sends), its tools named `Bash`, `Write`, `Edit`, and a tool's outcome in
+  `tool_result` (`result_type`, `text_result_for_llm`). It ignores what
+  SessionStart, UserPromptSubmit and PostToolUse print, and reads
+  `{"decision": "block", "reason"}` at Stop (the reason comes back as the next
+  prompt): its sessions are tracked from the start, their tool calls noted,
+  and only Stop answers — the reminder, and what changed during the turn.
+  Its memory comes from the `AGENTS.md` block and `jmem mcp`.
+* Cursor (`conversation_id`, `workspace_roots`, camelCase events) and Copilot's
+  own `.github/hooks` shape (`sessionId`, camelCase), which jmem does not install,
+  get nothing: what Cursor's start hook may answer is not verified.
 
-Codex and Gemini only report tool calls to hooks, not in a transcript jmem
-can read, so their tool hooks note an edit or commit in the session's state:
-the reminder asks only a session that did work. Standard library only: this
-is the hook fast path.
+Codex, Gemini, Qwen Code and Copilot only report tool calls to hooks, not in a
+transcript jmem can read, so their tool hooks note an edit or commit in the
+session's state: the reminder asks only a session that did work. Standard
+library only: this is the hook fast path.
 """
 
 from __future__ import annotations
@@ -42,21 +55,30 @@ from journal_mem.gitops.gitcore import quick_common_dir
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import sessions
 
-CLIENTS = ("claude", "codex", "gemini")  # the values of --hook
-FOREIGN = ("cursor", "copilot")  # recognised by their payloads, answered with nothing
+CLIENTS = ("claude", "codex", "gemini", "qwen")  # the values of --hook
+FOREIGN = ("cursor", "copilot-camel")  # recognised by their payloads, answered with nothing
 # each client's own event name -> the Claude Code event jmem handles it as
 EVENTS = {
     "codex": {"SessionStart": "SessionStart", "UserPromptSubmit": "UserPromptSubmit",
               "PostToolUse": "PostToolUse", "Stop": "Stop"},
     "gemini": {"SessionStart": "SessionStart", "BeforeAgent": "UserPromptSubmit",
                "AfterTool": "PostToolUse", "AfterAgent": "Stop"},
+    # Claude Code's names; its prompt hook runs before every model call, tool results too
+    "qwen": {"SessionStart": "SessionStart", "UserPromptSubmit": "UserPromptSubmit",
+             "PostToolUse": "PostToolUse", "Stop": "Stop"},
+    # its prompt's and tool's hooks print to nobody: the tool hook only notes the call
+    "copilot": {"SessionStart": "SessionStart", "PostToolUse": "PostToolUse", "Stop": "Stop"},
 }
-STOP_DECISION = {"codex": "block", "gemini": "deny"}  # what continues the turn with a reason
+# what continues the turn with a reason
+STOP_DECISION = {"codex": "block", "gemini": "deny", "qwen": "block", "copilot": "block"}
+SILENT = {"copilot": ("SessionStart", "PostToolUse")}  # events whose output the client ignores
 NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI",
-         "cursor": "Cursor", "copilot": "GitHub Copilot CLI"}
+         "qwen": "Qwen Code",
+         "cursor": "Cursor", "copilot": "GitHub Copilot CLI",
+         "copilot-camel": "GitHub Copilot CLI (.github/hooks)"}
 # tools that change the checkout, as each client names them (a shell command counts when
 # it commits: `_COMMIT` below)
-EDIT_TOOLS = frozenset({"apply_patch", "write_file", "replace"})
+EDIT_TOOLS = frozenset({"apply_patch", "write_file", "replace", "edit", "Write", "Edit"})
 SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command"})
 
 
@@ -76,7 +98,7 @@ def detect(payload: dict[str, object], declared: str) -> str:
                                          or "workspace_roots" in payload):
         return "cursor"
     if "sessionId" in payload and "session_id" not in payload:
-        return "copilot"  # its camelCase events
+        return "copilot-camel"  # its camelCase events (`.github/hooks`, not installed)
     if declared == "claude" and "timestamp" in payload:
         return "copilot"  # its Claude-named events, which add an ISO timestamp
     return declared
@@ -106,6 +128,11 @@ def begin(declared: str, data: bytes) -> bytes | None:
     if event is None:
         return None
     payload["hook_event_name"] = event
+    if client == "copilot":
+        _copilot_result(payload)
+        if event == "PostToolUse":  # printed to nobody: only noted
+            note_work(payload)
+            return None
     if client == "gemini" and payload.get("source") == "resume":
         payload["source"] = "startup"  # its resumed session lost the first pack
     if event == "PostToolUse":
@@ -121,6 +148,8 @@ def answer(event: str, text: str) -> str | None:
         return protocol.context_output(event, text)
     if client not in STOP_DECISION:
         return None
+    if event in SILENT.get(client, ()):
+        return None
     text = protocol.cut_to_units(text, protocol.PACK_LIMIT)
     if event in ("Stop", "SubagentStop"):
         return json.dumps({"decision": STOP_DECISION[client], "reason": text},
@@ -133,9 +162,25 @@ def answer(event: str, text: str) -> str | None:
 
 def ends_turn_unseen() -> bool:
     """True when this hook ends a turn after which no hook of the turn runs: Codex's Stop
-    and Gemini's AfterAgent (they have no PostToolBatch), so a change not yet given
-    comes with it."""
+    and Gemini's AfterAgent (they have no PostToolBatch), Copilot's Stop (its tool hooks
+    print to nobody), so a change not yet given comes with it."""
     return _CALLER.client in STOP_DECISION
+
+
+def reads(event: str) -> bool:
+    """True when the calling client reads what this hook prints at `event` (Claude
+    Code's name): a session start it ignores gives the session nothing."""
+    return event not in SILENT.get(_CALLER.client, ())
+
+
+def _copilot_result(payload: dict[str, object]) -> None:
+    """Copilot's `tool_result` (`result_type`, `text_result_for_llm`) as the
+    `tool_response` the other clients send."""
+    result = payload.get("tool_result")
+    if isinstance(result, dict) and "tool_response" not in payload:
+        payload["tool_response"] = {
+            "output": result.get("text_result_for_llm"),
+            "is_error": result.get("result_type") not in ("success", None)}
 
 
 def user_message(line: str) -> str | None:
@@ -190,14 +235,21 @@ def note_work(payload: dict[str, object]) -> None:
 
 def _failed(payload: dict[str, object]) -> bool:
     """True when the tool's response says it failed (an exit code other than 0, an error
-    flag); a response that says neither counts as success."""
+    flag, Gemini's and Qwen's "Exit Code: N" line); a response that says neither counts
+    as success."""
     response = payload.get("tool_response")
     if not isinstance(response, dict):
         return False
     code = next((response[k] for k in ("exit_code", "exitCode", "returncode")
                  if k in response), 0)
+    text = response.get("llmContent")
+    shown = _EXIT_RE.search(text) if isinstance(text, str) else None
     return code not in (0, None) or response.get("is_error") is True or \
-        response.get("isError") is True or bool(response.get("error"))
+        response.get("isError") is True or bool(response.get("error")) or \
+        (shown is not None and shown.group(1) != "0")
+
+
+_EXIT_RE = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)
 
 
 def _commits(command: str) -> bool:

@@ -1,4 +1,4 @@
-"""The agent hook commands' fast path: `jmem wake|remind --hook claude|codex|gemini`.
+"""The agent hook commands' fast path: `jmem wake|remind --hook claude|codex|gemini|qwen`.
 
 `main.py` dispatches here before click or pydantic is imported. Only the
 standard library and journal-mem's stdlib modules are used: git runs through
@@ -103,7 +103,7 @@ _HOOK_FAST = {"agent", "hook", "max_chars", "plugin"}  # the rest: the full comm
 
 def dispatch(args: list[str]) -> int | None:
     """Run `wake|remind --hook CLIENT [--agent A] [--max-chars N] [--plugin]` (CLIENT:
-    claude, codex or gemini; `clients.py`), read by the commands' own declarations; None
+    claude, codex, gemini or qwen; `clients.py`), read by the commands' own declarations; None
     for anything else (the click CLI then handles it, errors included)."""
     declared = WAKE_OPTIONS if args[0] == "wake" else REMIND_OPTIONS
     opts = parse(args[1:], declared, accept=_HOOK_FAST)
@@ -203,7 +203,7 @@ def remind_hook(data: bytes, agent: str | None = None, *, plugin: bool = False) 
     from journal_mem.wake.remind import decide
 
     why = decide(ctx.layout, name, payload)
-    if clients.ends_turn_unseen():  # Codex, Gemini: no hook after this one in the turn
+    if clients.ends_turn_unseen():  # Codex, Gemini, Copilot: nothing after it this turn
         news = _pending_news(ctx, payload, event, name)
         why = "\n\n".join(t for t in (news, why) if t) or None
     if why:
@@ -352,7 +352,8 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
     state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
     sessions.save_state(path, state)
     text = pack.text if pack.news or (known and not delta) else ""
-    record(layout, payload, agent, event, pack if text else None, native is not None)
+    given = pack if text and clients.reads(event) else None  # Copilot prints it to nobody
+    record(layout, payload, agent, event, given, native is not None)
     return text
 
 

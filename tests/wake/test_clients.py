@@ -163,29 +163,54 @@ FOREIGN = [
     ("cursor-common.json", "stdin_common"),
     ("cursor-stop.json", "stdin"),
     ("copilot-sessionStart.json", "stdin_camelCase"),
-    ("copilot-sessionStart.json", "stdin_PascalCase"),
     ("copilot-userPromptSubmitted.json", "stdin_camelCase"),
-    ("copilot-userPromptSubmitted.json", "stdin_PascalCase(UserPromptSubmit)"),
     ("copilot-agentStop.json", "stdin_camelCase"),
-    ("copilot-agentStop.json", "stdin_PascalCase(Stop)"),
     ("copilot-toolUse.json", "postToolUse_camelCase"),
-    ("copilot-toolUse.json", "PostToolUse_PascalCase"),
 ]
 
 
 @pytest.mark.parametrize(("name", "key"), FOREIGN)
-def test_cursor_and_copilot_payloads_get_nothing_from_the_claude_hooks(
+def test_cursor_and_copilots_own_hook_payloads_get_nothing_from_the_claude_hooks(
         memory: Path, name: str, key: str) -> None:
-    """Both clients can run `.claude/settings.json`'s hooks: a Claude-shaped answer would
-    be misread, so they get none (and nothing is recorded as given)."""
+    """Cursor can run `.claude/settings.json`'s hooks, and Copilot's camelCase shape is
+    its `.github/hooks` one: a Claude-shaped answer would be misread, so they get none
+    (and nothing is recorded as given)."""
     repo = memory
     payload = fill(sample(name, key), repo, "fx-1")
     for command in ("wake", "remind"):
         answer, err = run(repo, command, "claude", payload)
         assert answer == {}
-        client = "Cursor" if name.startswith("cursor") else "GitHub Copilot CLI"
+        client = "Cursor" if name.startswith("cursor") else "GitHub Copilot CLI (.github/hooks)"
         assert f"a {client} hook payload: nothing answered" in err
     assert not (repo / ".git" / "journal-mem" / "sessions").exists()
+
+
+def test_copilot_running_the_claude_hooks_is_answered_only_at_stop(memory: Path) -> None:
+    """Copilot CLI (payloads from the real CLI) ignores what its start, prompt and tool
+    hooks print: they print nothing, the session is still tracked, and the reminder
+    comes at Stop as the block Copilot reads (its reason is the next prompt), once."""
+    repo = memory
+    start = fill(sample("copilot-cli.json", "SessionStart"), repo, "cp-1")
+    assert run(repo, "wake", "claude", start) == ({}, "")
+    assert (repo / ".git" / "journal-mem" / "sessions" / "cp-1--main.json").is_file()
+    prompt = fill(sample("copilot-cli.json", "UserPromptSubmit"), repo, "cp-1")
+    write(repo, "Deploys go straight to production", "--supersedes", "deploy-staging")
+    assert run(repo, "wake", "claude", prompt) == ({}, "")  # printed to nobody: kept
+    stop = fill(sample("copilot-cli.json", "Stop"), repo, "cp-1")
+    told, _ = run(repo, "remind", "claude", stop)  # the change, at the turn's end
+    assert set(told) == {"decision", "reason"} and told["decision"] == "block"
+    assert "do not rely on: deploy-staging" in told["reason"]
+    assert "jmem write --agent api" not in told["reason"]  # no work yet
+    assert run(repo, "remind", "claude", stop)[0] == {}
+    for tool in ("PostToolUse_Write", "PostToolUse_Bash"):
+        edit = sample("copilot-cli.json", tool)
+        assert run(repo, "wake", "claude", fill(edit, repo, "cp-1")) == ({}, "")
+    reminder, _ = run(repo, "remind", "claude", stop)  # the Write was work
+    assert reminder["decision"] == "block" and "jmem write --agent api" in reminder["reason"]
+    assert run(repo, "remind", "claude", stop)[0] == {}  # once per session
+    log = (repo / ".git" / "journal-mem" / "logs" / "sessions.jsonl").read_text().splitlines()
+    starts = [json.loads(line) for line in log if '"SessionStart"' in line]
+    assert starts and all(s["keys"] == [] and s["chars"] == 0 for s in starts)  # not given
 
 
 def test_a_claude_code_payload_still_gets_claude_code_answers(memory: Path) -> None:
@@ -206,55 +231,62 @@ def test_a_broken_payload_is_a_warning_in_no_client_format(repo: Path) -> None:
     git(repo, "status")
 
 
-@pytest.mark.parametrize("client", ["codex", "gemini"])
+# each client's (declared --hook, start, tool, end-of-turn samples)
+TURNS = {"codex": ("codex", ("codex-SessionStart.json", "stdin"),
+                   ("codex-PostToolUse.json", "stdin"), ("codex-Stop.json", "stdin")),
+         "gemini": ("gemini", ("gemini-SessionStart.json", "stdin"),
+                    ("gemini-AfterTool.json", "stdin"), ("gemini-AfterAgent.json", "stdin")),
+         "copilot": ("claude", ("copilot-cli.json", "SessionStart"),
+                     ("copilot-cli.json", "PostToolUse_Bash"), ("copilot-cli.json", "Stop"))}
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
 def test_only_the_sessions_own_lesson_answers_its_reminder(memory: Path, client: str) -> None:
-    """Codex and Gemini have their tool hooks mark the session: a `jmem write` it ran
-    answers its reminder; the same agent's lesson from another session does not."""
+    """Codex, Gemini and Copilot have their tool hooks mark the session: a `jmem write`
+    it ran answers its reminder; the same agent's lesson from another session does not."""
     repo = memory
-    names = {"codex": ("codex-SessionStart.json", "codex-PostToolUse.json", "codex-Stop.json"),
-             "gemini": ("gemini-SessionStart.json", "gemini-AfterTool.json",
-                        "gemini-AfterAgent.json")}[client]
-    tool = sample(names[1])
+    hook, *names = TURNS[client]
+    tool = sample(*names[1])
     for session in ("own", "other"):
-        run(repo, "wake", client, fill(sample(names[0]), repo, session))
+        run(repo, "wake", hook, fill(sample(*names[0]), repo, session))
         tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
         age(repo, session)
-        run(repo, "wake", client, fill(tool, repo, session))
+        run(repo, "wake", hook, fill(tool, repo, session))
     write(repo, "Written by a third session of the same agent")
     tool["tool_input"] = {"command": "jmem write --agent api --topic ops --title 'Learned'"}
     age(repo, "own")
-    run(repo, "wake", client, fill(tool, repo, "own"))
-    assert run(repo, "remind", client, fill(sample(names[2]), repo, "own"))[0] == {}
-    other, _ = run(repo, "remind", client, fill(sample(names[2]), repo, "other"))
+    run(repo, "wake", hook, fill(tool, repo, "own"))
+    own, _ = run(repo, "remind", hook, fill(sample(*names[2]), repo, "own"))
+    assert "jmem write --agent api" not in own.get("reason", "")
+    other, _ = run(repo, "remind", hook, fill(sample(*names[2]), repo, "other"))
     assert "jmem write --agent api" in other["reason"]
 
 
-@pytest.mark.parametrize("client", ["codex", "gemini"])
+@pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
 def test_a_correction_after_the_turns_last_tool_call_comes_with_its_end(
         memory: Path, client: str) -> None:
-    """Codex's Stop and Gemini's AfterAgent are the turn's last hooks: a correction not
-    yet given continues the turn with it (once), and comes with the reminder."""
+    """Codex's Stop, Gemini's AfterAgent and Copilot's Stop are the turn's last hooks: a
+    correction not yet given continues the turn with it (once), and comes with the
+    reminder."""
     repo = memory
-    names = {"codex": ("codex-SessionStart.json", "codex-PostToolUse.json", "codex-Stop.json"),
-             "gemini": ("gemini-SessionStart.json", "gemini-AfterTool.json",
-                        "gemini-AfterAgent.json")}[client]
-    run(repo, "wake", client, fill(sample(names[0]), repo, "c-1"))
-    end = fill(sample(names[2]), repo, "c-1")
-    assert run(repo, "remind", client, end)[0] == {}  # nothing changed, no work
+    hook, *names = TURNS[client]
+    run(repo, "wake", hook, fill(sample(*names[0]), repo, "c-1"))
+    end = fill(sample(*names[2]), repo, "c-1")
+    assert run(repo, "remind", hook, end)[0] == {}  # nothing changed, no work
     write(repo, "Deploys go straight to production", "--supersedes", "deploy-staging")
-    told, _ = run(repo, "remind", client, end)
+    told, _ = run(repo, "remind", hook, end)
     assert told["decision"] == STOP[client]
     assert "Deploys go straight to production" in told["reason"]
     assert "do not rely on: deploy-staging" in told["reason"]
     assert "jmem write --agent api" not in told["reason"]  # no work: no reminder
-    assert run(repo, "remind", client, end)[0] == {}  # given once
-    tool = sample(names[1])
+    assert run(repo, "remind", hook, end)[0] == {}  # given once
+    tool = sample(*names[1])
     tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
-    run(repo, "wake", client, fill(tool, repo, "c-1"))
+    run(repo, "wake", hook, fill(tool, repo, "c-1"))
     write(repo, "Staging is gone for good")
-    both, _ = run(repo, "remind", client, end)
+    both, _ = run(repo, "remind", hook, end)
     assert "Staging is gone for good" in both["reason"]
     assert "jmem write --agent api" in both["reason"]
 
 
-STOP = {"codex": "block", "gemini": "deny"}
+STOP = {"codex": "block", "gemini": "deny", "copilot": "block"}
