@@ -31,7 +31,7 @@ class FakeGemini:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []  # {"path", "body"} of every POST
         self.paths: list[str] = []
-        self.shells: dict[str, str] = {}  # trigger text -> command
+        self.shells: dict[str, str | list[str]] = {}  # trigger text -> command(s)
         self.lock = threading.Lock()
         api = self
 
@@ -99,6 +99,10 @@ class FakeGemini:
         """Answer a user message holding `trigger` by running `command`."""
         self.shells[trigger] = command
 
+    def parallel(self, trigger: str, *commands: str) -> None:
+        """Answer `trigger` with one shell call per command, all in one model turn."""
+        self.shells[trigger] = list(commands)
+
     def model_calls(self) -> list[dict[str, Any]]:
         """The bodies of the agent's model requests (those that offer tools)."""
         return [r["body"] for r in self.requests
@@ -116,7 +120,9 @@ class FakeGemini:
                    for d in t.get("functionDeclarations") or []}
         for trigger, command in self.shells.items():
             if SHELL_TOOL in offered and any(trigger in t for t in texts) and not done:
-                return {"call": {"name": SHELL_TOOL, "args": {"command": command}}}
+                commands = command if isinstance(command, list) else [command]
+                return {"calls": [{"name": SHELL_TOOL, "args": {"command": c}}
+                                  for c in commands]}
         return {"text": "OK."}
 
 
@@ -135,8 +141,9 @@ def conversation(body: dict[str, Any]) -> tuple[list[str], bool]:
 
 
 def response(answer: dict[str, Any]) -> dict[str, Any]:
-    part = {"functionCall": answer["call"]} if "call" in answer else {"text": answer["text"]}
-    return {"candidates": [{"content": {"role": "model", "parts": [part]},
+    parts = [{"functionCall": call} for call in answer["calls"]] if "calls" in answer \
+        else [{"text": answer["text"]}]
+    return {"candidates": [{"content": {"role": "model", "parts": parts},
                             "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
                               "totalTokenCount": 15},
