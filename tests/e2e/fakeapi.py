@@ -9,7 +9,9 @@ subagent. A request whose newest user text holds a marker set with `hold` is
 answered only once the test's condition holds (a subagent that outlives its
 parent's turn). A function set with `before` runs once, before the first request
 whose newest user text holds its marker is answered (a change made mid-turn,
-after the prompt's hooks ran). `count_tokens` gets a small number.
+after the prompt's hooks ran). A call set with `on_result` answers the first request
+whose newest tool results hold its marker (a call that needs another first: ToolSearch,
+then the tool it loaded). `count_tokens` gets a small number.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class FakeApi:
         self.holds: dict[str, tuple[Callable[[], bool], float]] = {}
         # marker in the newest user text -> what to do once before answering it
         self.befores: dict[str, Callable[[], None]] = {}
+        # marker in the newest tool results -> the call to answer them with (a chain of
+        # calls: ToolSearch, then the tool it loaded)
+        self.on_result: dict[str, Call] = {}
         self.lock = threading.Lock()
         api = self
 
@@ -150,6 +155,12 @@ class FakeApi:
                     and key not in answered:
                 return [{"type": "tool_use", "id": f"{key}_{number:04d}_{i}", "name": tool,
                          "input": args} for i, (tool, args) in enumerate(calls)]
+        results = newest_results(body)
+        for marker, (tool, args) in self.on_result.items():
+            key = "toolu_" + hashlib.sha1(f"result:{marker}".encode()).hexdigest()[:8]
+            if marker in results and tool in tools and key not in answered:
+                return [{"type": "tool_use", "id": f"{key}_{number:04d}_0", "name": tool,
+                         "input": args}]
         return [{"type": "text", "text": "OK."}]
 
 
@@ -162,6 +173,16 @@ def newest_user_text(body: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+
+
+def newest_results(body: dict[str, Any]) -> str:
+    """The tool results of the request's newest message, as JSON text ("" when it holds
+    none)."""
+    talk = [m for m in body.get("messages", []) if m.get("role") in ("user", "assistant")]
+    content = talk[-1].get("content", "") if talk and talk[-1].get("role") == "user" else ""
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
+        if isinstance(content, list) else []
+    return json.dumps(blocks, ensure_ascii=False) if blocks else ""
 
 
 def message(body: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:

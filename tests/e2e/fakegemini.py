@@ -32,6 +32,7 @@ class FakeGemini:
         self.requests: list[dict[str, Any]] = []  # {"path", "body"} of every POST
         self.paths: list[str] = []
         self.shells: dict[str, str | list[str]] = {}  # trigger text -> command(s)
+        self.functions: dict[str, tuple[str, dict[str, Any]]] = {}  # trigger -> other call
         self.lock = threading.Lock()
         api = self
 
@@ -103,6 +104,11 @@ class FakeGemini:
         """Answer `trigger` with one shell call per command, all in one model turn."""
         self.shells[trigger] = list(commands)
 
+    def call(self, trigger: str, name: str, args: dict[str, Any]) -> None:
+        """Answer `trigger` with a call of the function `name` (when the request offers
+        it): an MCP server's tool, say."""
+        self.functions[trigger] = (name, args)
+
     def model_calls(self) -> list[dict[str, Any]]:
         """The bodies of the agent's model requests (those that offer tools)."""
         return [r["body"] for r in self.requests
@@ -123,6 +129,9 @@ class FakeGemini:
                 commands = command if isinstance(command, list) else [command]
                 return {"calls": [{"name": SHELL_TOOL, "args": {"command": c}}
                                   for c in commands]}
+        for trigger, (name, args) in self.functions.items():
+            if name in offered and any(trigger in t for t in texts) and not done:
+                return {"calls": [{"name": name, "args": args}]}
         return {"text": "OK."}
 
 
