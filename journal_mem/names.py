@@ -64,6 +64,27 @@ def slugify(text: str, limit: int = 64) -> str:
     return slug
 
 
+TOPIC_MAX = 32  # a topic named from a heading: its MEMORY.md heading and file stay short
+# words a heading can lose and keep its subject (never a negation: "do-not-do-these")
+_FILLER = frozenset("a an the and or of to in on for with about we our us how what when "
+                    "which that this these those is are be by from at as it its".split())
+
+
+def topic_slug(heading: str) -> str:
+    """A short topic name for a section heading: its slug without filler words, whole
+    words up to `TOPIC_MAX` characters ("Deployment and the things we learned about
+    releasing" → "deployment-things-learned"); "" when no word is left."""
+    words = [w for w in slugify(heading, 10_000).split("-") if w]
+    kept = [w for w in words if w not in _FILLER] or words
+    out = ""
+    for word in kept:
+        joined = f"{out}-{word}" if out else word
+        if len(joined) > TOPIC_MAX:
+            break
+        out = joined
+    return out or slugify(kept[0], TOPIC_MAX) if kept else ""
+
+
 def default_key(title: str) -> str:
     """The key of a lesson that names none: short (<= 24 chars), readable and stable.
 

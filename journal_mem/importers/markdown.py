@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
-from journal_mem.names import is_name, slugify
+from journal_mem.names import is_name, slugify, topic_slug
 
 ITEM = "item"
 PARAGRAPH = "paragraph"
@@ -190,18 +190,27 @@ def is_generated(text: str) -> bool:
 
 
 def topic_of(heading: str, default: str = DEFAULT_TOPIC) -> str:
-    """A topic name from a heading's text (its slug), or `default`."""
-    slug = slugify(plain_heading(heading.split("·")[0]), 64)
+    """A topic name from a heading's text, or `default`: a heading that is a topic name
+    already (the distiller's `## topic · topics/topic.md`) is that topic; any other its
+    short slug (`names.topic_slug`)."""
+    text = plain_heading(heading.split("·")[0]).strip()
+    if is_name(text):
+        return text
+    slug = topic_slug(text)
     return slug if is_name(slug) else default
 
 
-_TASK_RE = re.compile(r"^\\?\[[ xX]\\?\]\s+")  # a task list's box: markup, not words
+_TASK_RE = re.compile(r"^\\?\[([ xX])\\?\]\s+")  # a task list's box: markup, not words
 _NEGATION_RE = re.compile(r"^\W*(?:do\s+not|don'?t|never|avoid|no|not)\b", re.IGNORECASE)
 
 
 def fact_text(text: str) -> str:
-    """An item's text as a fact says it: without a task list's `[ ]`/`[x]` box."""
-    return _TASK_RE.sub("", text, count=1)
+    """An item's text as a fact says it: a task list's `[x]` box dropped, an open `[ ]`
+    said in words ("To do: …": an unchecked item is not yet true)."""
+    return _TASK_RE.sub(lambda m: "" if m[1] in "xX" else OPEN_TASK, text, count=1)
+
+
+OPEN_TASK = "To do: "
 
 
 def _draft(origin: Origin, topic: str, text: str, detail: str, block: Block,
@@ -271,10 +280,29 @@ def _per_block(origin: Origin, group: list[Block], topic: str, kind_of: KindOf) 
         if block.kind not in (ITEM, PARAGRAPH, HEADING):
             out.append(_alone(origin, block, topic, kind_of(block)))
             continue
+        nested = _led_items(block)
+        if nested:  # "1. **Theme packaging**:" over its own list: each item, led
+            out += _per_block(origin, nested, topic, kind_of)
+            continue
         draft = _fact(origin, group, at, topic, kind_of(_said(group, at)))
         if draft is not None:
             out.append(draft)
     return out
+
+
+def _led_items(block: Block) -> list[Block]:
+    """The nested items of a list item that only leads them (its text a short `X:`, its
+    content a list), each said with that lead ("**Theme packaging**: Themes ship as …");
+    [] for any other block."""
+    text = " ".join(fact_text(block.text).split())
+    if block.kind != ITEM or not text.endswith(":") or len(text) > 120 or \
+            not block.detail.strip():
+        return []
+    inner = blocks(block.detail)
+    if not inner or inner[0].kind != ITEM:
+        return []
+    return [replace(b, text=f"{text} {b.text}" if b.kind == ITEM else b.text,
+                    headings=block.headings, line=block.line + b.line) for b in inner]
 
 
 def _said(group: list[Block], at: int) -> Block:

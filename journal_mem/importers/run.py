@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
 from journal_mem.gitops import gitcore, history, memgit
 from journal_mem.importers import native
-from journal_mem.importers.markdown import Origin, claude_md_drafts, retro_date, retro_drafts
+from journal_mem.importers.markdown import (
+    Origin,
+    claude_md_drafts,
+    memory_drafts,
+    retro_date,
+    retro_drafts,
+)
 from journal_mem.importers.mem0 import mem0_drafts
 from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.snapshot import drafts
@@ -27,6 +33,7 @@ from journal_mem.journal.drafts import Draft
 from journal_mem.journal.lock import DistillLock
 from journal_mem.journal.reader import read_journal
 from journal_mem.layout import Layout
+from journal_mem.names import MEMORY_MD
 from journal_mem.repo import Context
 
 
@@ -195,21 +202,31 @@ def _origin_of(ctx: Context, path: str, kind: str) -> tuple[str, dt.datetime | N
 def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
                      commit: bool = True) -> ImportReport:
     """A CLAUDE.md or AGENTS.md: rules become principles, the rest semantic lessons. A
-    file in the shape of a native memory (frontmatter with a `name` or `description`:
-    Claude Code's, Qwen Code's team memory) is one lesson, adopted whole as `native`
-    reads it; one holding a secret is refused with the line."""
+    file in the shape of a native memory (frontmatter with a `name`: Claude Code's, Qwen
+    Code's team memory) is one lesson, adopted whole as `native` reads it, and refused
+    whole, with the line, when it holds a secret; other frontmatter (a Cursor rule's) is
+    settings, not memory, and is left out. A `MEMORY.md` is read as a memory index: a
+    line linking a file beside it is that file's line (import the file), any other line
+    a lesson."""
 
     text = _read(path).decode("utf-8", "replace").replace("\r\n", "\n")
     source, created = _origin_of(ctx, path, "import claude-md")
     origin = Origin(agent, source, created, tuple(applies_to or ["all"]))
     report = ImportReport("claude-md", files=[path])
-    fields = native.frontmatter(text)[0]
-    if "name" in fields or "description" in fields:
+    fields, body, start = native.frontmatter(text)
+    if "name" in fields:
         one = native.NativeFile(os.path.basename(path), os.path.abspath(path), agent)
         found = native.file_drafts(one, text, origin, ctx.policy.entry_bytes)
         if isinstance(found, str):
             raise PolicyViolation(f"{path}: not imported ({found})")
         return file_entries(ctx, report, found, commit)
+    if fields:  # a Cursor rule's `description`/`globs`/`alwaysApply`: settings, not text
+        text = "\n" * (start - 1) + body  # (blank lines: the line numbers stay)
+    if os.path.basename(path) == MEMORY_MD:  # an index of memory files beside it
+        folder = os.path.dirname(os.path.abspath(path))
+        drafts = memory_drafts(text, origin, None, lambda target: os.path.isfile(
+            os.path.join(folder, target.removeprefix("./"))))
+        return file_entries(ctx, report, drafts, commit)
     return file_entries(ctx, report, claude_md_drafts(text, origin), commit)
 
 

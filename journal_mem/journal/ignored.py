@@ -42,7 +42,25 @@ def refuse_ignored(layout: Layout, agents: list[str], what: str,
         raise PolicyViolation(
             f"{what} refused, nothing written: git ignores memory files, so they would never "
             "be committed and every other clone would miss them:\n" + "\n".join(lines),
-            hint="remove or narrow each rule named above (a rule on a parent folder cannot be "
-                 f"undone below it), or add `!/{layout.memory_root}/` after it; "
-                 "`git check-ignore -v PATH` shows the rule in force",
+            hint=unignore_hint(layout.memory_root, lines),
         )
+
+
+def unignore_hint(memory_root: str, lines: list[str]) -> str:
+    """How to let git see the memory root: for a rule that ignores a folder above it
+    (`.claude/`), the rewrite that works (git cannot re-include anything below an
+    ignored folder, so `!` after `.claude/` does nothing); else the general way."""
+    parents = memory_root.split("/")[:-1]
+    folders = {"/".join(parents[:i + 1]) for i in range(len(parents))}
+    for line in lines:
+        pattern = line.rsplit(": ", 1)[-1].rstrip(")").strip()
+        folder = pattern.strip("/")
+        if pattern.endswith("/") and folder in folders:
+            return (f"the rule `{pattern}` ignores the folder above the memory root, and git "
+                    "cannot re-include anything below an ignored folder: replace it with "
+                    f"`{folder}/*` and add `!/{memory_root}/` and `!/{folder}/journal-mem.toml`"
+                    " after it (the rest of the folder stays ignored); `git check-ignore -v "
+                    "PATH` shows the rule in force")
+    return ("remove or narrow each rule named above (a rule on a parent folder cannot be "
+            f"undone below it), or add `!/{memory_root}/` after it; "
+            "`git check-ignore -v PATH` shows the rule in force")

@@ -36,6 +36,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
@@ -58,17 +59,30 @@ def _date(fact: Fact) -> str:
     return fact.created.astimezone(dt.UTC).date().isoformat()
 
 
+def _unhidden(line: str) -> str:
+    """`line` with every `<!--` and `-->` outside code spans escaped: they cannot open or
+    close an HTML comment that would hide what follows when rendered."""
+    out, at = [], 0
+    for span in CODE_SPAN_RE.finditer(line):
+        out.append(line[at:span.start()].replace("<!--", "<\\!--").replace("-->", "--\\>"))
+        out.append(span.group())
+        at = span.end()
+    out.append(line[at:].replace("<!--", "<\\!--").replace("-->", "--\\>"))
+    return "".join(out)
+
+
 def inline(text: str) -> str:
     """One line of lesson text that cannot open a Markdown block or hide what follows."""
-    line = " ".join(text.split())
-    line = line.replace("<!--", "<\\!--").replace("-->", "--\\>")
+    line = _unhidden(" ".join(text.split()))
     if line.startswith(_BLOCK_START) or line[:1].isdigit():
         line = "\\" + line
     return line
 
 
 _PARSER: list[Any] = []
-_LINK_TEXT_RE = re.compile(r"([\\\[\]])")
+# a Markdown escape of punctuation other than brackets and backslash, kept as written; or
+# a bracket or backslash, escaped
+_LINK_TEXT_RE = re.compile(r"(\\[!-/:-@^-`{-~])|([\\\[\]])")
 
 
 def _text_of(markdown: str) -> str:
@@ -100,9 +114,10 @@ def anchor(heading_markdown: str, taken: set[str]) -> str:
 
 def link_text(title: str) -> str:
     """A title as a link's text: one line, brackets and backslashes escaped so the link
-    holds, emphasis and code as written, `<!--` unable to hide what follows."""
-    line = _LINK_TEXT_RE.sub(r"\\\1", " ".join(title.split()))
-    return line.replace("<!--", "<\\!--").replace("-->", "--\\>")
+    holds (`unlinked` undoes it), emphasis, code and a title's own escapes (`\\*`) as
+    written, `<!--` unable to hide what follows."""
+    line = _LINK_TEXT_RE.sub(lambda m: m[1] or "\\" + m[2], " ".join(title.split()))
+    return _unhidden(line)
 
 
 # `[title](topics/t.md#anchor)`: the link `fact_line` wraps a title in

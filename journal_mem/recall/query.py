@@ -10,6 +10,14 @@ asked, facts holding some of them. bm25 costs per matching row, and an OR of
 common words matches most of a large journal, so the AND pass is what keeps
 a warm query over 100k facts within tens of milliseconds.
 
+A status line — `DONE: …`, `TODO: …`, an open task ("To do: …") — says what
+was or will be worked on, not how things are: it ranks after the facts the
+search found, unless the question asks for status ("what is left to do").
+When the facts holding every word are mostly such lines, the facts holding
+some of the words are searched too, so a fact that answers the question
+("Compilation via …" for "how is compilation to WASM done") is not crowded
+out by roadmap lines that share its words (`_rerank`).
+
 `fast_main` answers a warm query from `main.py` with the standard library
 only (no click, no pydantic, no fold); a stale or missing index falls back
 to the full command, which updates it.
@@ -39,9 +47,15 @@ __all__ = ["Filters", "Hit", "by_key", "candidates", "content_words", "fast_main
 # bm25 weights, in the FTS column order: title, tags, topic, body
 WEIGHTS = (8.0, 4.0, 2.0, 1.0)
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i in is it not of on or should the "
-    "this to use we what when where which who why with you".split()
+    "a an and are as at be by can do does done for from how i in is it not of on or should "
+    "the this to use we what when where which who why with you".split()
 )
+# a title opening with one of these states what was or will be done, not how things are
+_STATUS_RE = re.compile(r"^\W*(?:done|todo|to do|wip|in progress|planned|next)\b\s*:?",
+                        re.IGNORECASE)
+# a question with one of these asks for status: status lines are its answers
+_ASKS_STATUS = frozenset("todo left remaining status progress planned plan roadmap next "
+                         "pending finished completed".split())
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -126,12 +140,28 @@ def search(conn: sqlite3.Connection, question: str, agent: str | None, limit: in
     where = filters or Filters()
     if agent:
         where = Filters(agent, where.type, where.tag, where.since)
-    hits = _ranked(conn, match_expression(question, "AND"), where, limit)
-    if len(hits) < limit and len(content_words(question)) > 1:
+    words = content_words(question)
+    pool = limit if _ASKS_STATUS & set(words) else 2 * limit
+    hits = _ranked(conn, match_expression(question, "AND"), where, pool)
+    facts = [h for h in hits if not is_status(h.title)]
+    if len(facts) < limit and len(words) > 1:
         seen = {h.key for h in hits}
-        more = _ranked(conn, match_expression(question, "OR"), where, limit + len(hits))
-        hits += [h for h in more if h.key not in seen][: limit - len(hits)]
-    return hits
+        more = _ranked(conn, match_expression(question, "OR"), where, pool + len(hits))
+        hits += [h for h in more if h.key not in seen]
+    return _rerank(hits, words)[:limit]
+
+
+def is_status(title: str) -> bool:
+    """True for a title that says what was or will be done: `DONE: …`, `TODO: …`."""
+    return _STATUS_RE.match(title) is not None
+
+
+def _rerank(hits: list[Hit], words: list[str]) -> list[Hit]:
+    """`hits` in search order (every word first, then some), status lines after the
+    facts unless the question asks for status."""
+    if _ASKS_STATUS & set(words):
+        return hits
+    return sorted(hits, key=lambda h: is_status(h.title))  # stable: search order kept
 
 
 _COLUMNS = "f.key, f.title, f.holders, f.topic, f.created, f.path, f.confidence"

@@ -23,17 +23,18 @@ import re
 
 from journal_mem.gitops import gitcore
 from journal_mem.journal.reader import read_journal
-from journal_mem.names import is_name, not_a_name, slugify
+from journal_mem.names import MEMORY_MD, is_name, not_a_name, slugify
 from journal_mem.repo import Context
 from journal_mem.setup.clients import AGENTS_MD, BEGIN, END
 
 SHOWN = 3  # paths named per kind; the rest are counted
-QWEN_INDEX = ".qwen/team-memory/MEMORY.md"  # Qwen Code rebuilds it from the files
 # (what it is, patterns, the command that imports one file)
 PLACES = (
     ("Claude Code auto memory", (".claude/memory/*.md", ".claude/memory/**/*.md",
                                  ".claude/projects/*/memory/*.md",
-                                 ".claude/projects/*/memory/**/*.md"),
+                                 ".claude/projects/*/memory/**/*.md",
+                                 ".claude/projects/memory/*.md",
+                                 ".claude/projects/memory/**/*.md"),
      "jmem import claude-md {path} --agent AGENT"),
     ("agent memory below a subfolder (or set memory_root to its folder)",
      ("*/.claude/agent-memory/*", "**/.claude/agent-memory/*"),
@@ -77,6 +78,28 @@ def _only_our_block(root: str, path: str) -> bool:
     return all(line.startswith("#") for line in rest.split("\n") if line.strip())
 
 
+_LINE_LINK_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\**\[[^\]]*\]\((?:\./)?([^)\s]+\.md)\)")
+
+
+def _only_links(root: str, path: str) -> bool:
+    """A `MEMORY.md` that is only an index of the memory files beside it (Claude Code's,
+    Qwen Code's): every line a heading, blank, or a link to a file that is there — the
+    files are named, the index holds nothing of its own."""
+    folder = os.path.dirname(os.path.join(root, path))
+    try:
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+            lines = [line for line in fh.read().split("\n") if line.strip()]
+    except OSError:
+        return False
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        match = _LINE_LINK_RE.match(line)
+        if match is None or not os.path.isfile(os.path.join(folder, match.group(1))):
+            return False
+    return bool(lines)
+
+
 def elsewhere(root: str, memory_root: str, imported: set[str]) -> list[tuple[str, list[str],
                                                                              str]]:
     """(what, paths, command) for every kind of memory found outside the memory root that
@@ -87,7 +110,7 @@ def elsewhere(root: str, memory_root: str, imported: set[str]) -> list[tuple[str
     for what, patterns, command in PLACES:
         paths = [p for p in files if p not in taken and _matches(p, patterns)
                  and not (os.path.basename(p) == AGENTS_MD and _only_our_block(root, p))
-                 and p != QWEN_INDEX]
+                 and not (os.path.basename(p) == MEMORY_MD and _only_links(root, p))]
         if paths:
             found.append((what, paths, command))
             taken.update(paths)

@@ -228,9 +228,15 @@ def note_work(payload: dict[str, object]) -> None:
                                protocol.text_field(payload, "session_id"),
                                protocol.text_field(payload, "agent_id"))
     state = sessions.load_state(path)
-    if state is not None and state.get("worked") is not True:
-        state["worked"] = True
-        sessions.save_state(path, state)
+    if state is None or state.get("worked") is True:
+        return
+    # under the session's lock: a parallel call's hook delivering a change saves the state
+    # it read under that lock, and would undo a mark written beside it
+    with sessions.SessionLock(path, 3.0) as held:
+        state = sessions.load_state(path) if held else None
+        if state is not None and state.get("worked") is not True:
+            state["worked"] = True
+            sessions.save_state(path, state)
 
 
 def _failed(payload: dict[str, object]) -> bool:

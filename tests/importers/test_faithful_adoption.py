@@ -68,7 +68,7 @@ def test_a_hand_written_memory_is_adopted_faithfully(repo: Path) -> None:
         [title] = [t for t in titles if item in t]
         assert title.startswith(("Do NOT do these:", "Never do these:")), title
     assert "Never do these:" not in titles  # the lead-in is part of its items, no fact
-    assert "Run the migrations before the integration tests" in titles  # no task box
+    assert "To do: Run the migrations before the integration tests" in titles  # open box
     assert "Pin **uv** to the version in `.tool-versions`" in titles
     assert "Requests flow API --> queue --> worker --> store" in titles
     assert "The worker reads its secret from `password: settings.queue.password`" in titles

@@ -122,3 +122,14 @@ def test_blocks_keep_headings_and_lines() -> None:
         ("item", ((1, "A"), (2, "B")), 5),
         ("paragraph", ((1, "A"), (2, "B"), (3, "C")), 9),
     ]
+
+
+def test_a_long_section_heading_names_a_short_topic_and_a_topic_name_stays() -> None:
+    text = ("# Memory\n\n## Deployment and the things we learned about releasing the payments "
+            "service safely\n- Never deploy on Fridays\n\n## Do NOT do these\n- Edit the "
+            "schema file by hand\n\n## release-checklist-for-the-mobile-apps-and-web\n"
+            "- Bump both versions\n")
+    topics = [d.topic for d in memory_drafts(text, ORIGIN)]
+    assert topics == ["deployment-things-learned", "do-not-do",
+                      "release-checklist-for-the-mobile-apps-and-web"]  # a name already
+    assert all(len(t) <= 32 for t in topics[:2])

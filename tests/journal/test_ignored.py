@@ -22,8 +22,28 @@ def test_write_refuses_an_ignored_journal(repo: Path, rule: str) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "git ignores memory files" in proc.stderr
     assert f".gitignore:1: {rule}" in proc.stderr
-    assert "hint: remove or narrow each rule" in proc.stderr
+    hint = "hint: the rule `.claude/` ignores the folder above" if rule == ".claude/" \
+        else "hint: remove or narrow each rule"
+    assert hint in proc.stderr
     assert journal_files(repo, "api") == []
+
+
+def test_the_hint_for_an_ignored_parent_folder_works_when_followed(repo: Path) -> None:
+    """`.claude/` ignored whole (a common rule): `!/.claude/agent-memory/` after it does
+    nothing; the rewrite the hint names lets `import claude-md` and `write` in, and keeps
+    the rest of `.claude/` ignored."""
+    (repo / ".gitignore").write_text(".claude/\n")
+    (repo / "CLAUDE.md").write_text("# Rules\n\n- Never push to main\n")
+    refused = jmem(repo, "import", "claude-md", "CLAUDE.md")
+    assert refused.returncode == 1
+    said = " ".join(refused.stderr.split())
+    assert "replace it with `.claude/*` and add `!/.claude/agent-memory/` and " \
+        "`!/.claude/journal-mem.toml` after it" in said
+    (repo / ".gitignore").write_text(".claude/*\n!/.claude/agent-memory/\n"
+                                     "!/.claude/journal-mem.toml\n")
+    assert jmem(repo, "import", "claude-md", "CLAUDE.md").returncode == 0
+    assert jmem(repo, *WRITE).returncode == 0
+    assert git(repo, "check-ignore", "-q", ".claude/settings.local.json").returncode == 0
 
 
 def test_write_passes_when_a_later_rule_unignores(repo: Path) -> None:

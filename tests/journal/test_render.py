@@ -200,3 +200,28 @@ def test_a_footer_clipped_longer_than_its_worst_case_never_breaks_the_byte_budge
             budget = Budget(memory_lines=200, memory_bytes=size, line_chars=width)
             text = memory(render(fold, ["api"], budget).files)
             assert over_budget(text, budget) == [], (width, size)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab *_`\\[]()!-<>#"), min_size=1, max_size=30))
+def test_a_title_survives_its_link_and_renders_as_in_its_topic_file(title: str) -> None:
+    """A fact's MEMORY.md link holds whatever the title: `unlinked` gives the title back,
+    and the link's text renders as the title does (a title's own `\\*` is not doubled
+    into a backslash shown before emphasis) — but for a title's own escaped backslash or
+    bracket, which the link must escape once more to give the title back, and for a
+    backslash in a code span (escaped too: shown doubled; left alone)."""
+    from journal_mem.journal.render import _text_of, link_text, unlinked
+
+    text = " ".join(title.split())
+    if not text or "<!--" in text or "-->" in text:
+        return
+    line = f"[{link_text(text)}](topics/t.md)"
+    assert unlinked(line) == text
+    if not any(f"\\{c}" in text for c in "\\[]") and "`" not in text:
+        assert _text_of(line) == _text_of(text.replace("[", "\\[").replace("]", "\\]"))
+
+
+def test_an_escaped_asterisk_in_a_title_is_not_escaped_again() -> None:
+    from journal_mem.journal.render import link_text
+
+    assert link_text("The \\*\\*staging\\*\\* env") == "The \\*\\*staging\\*\\* env"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,36 @@ def test_a_correction_after_the_turns_last_tool_call_comes_with_its_end(
 
 
 STOP = {"codex": "block", "gemini": "deny", "copilot": "block"}
+
+
+def test_a_tool_hooks_work_mark_survives_a_parallel_hook_saving_the_state(
+        memory: Path) -> None:
+    """Codex and Gemini fire one tool hook per parallel call at once: the hook that
+    delivers a change saves the state it read under the session's lock, so a work mark
+    written beside it without the lock was undone (the reminder then never came)."""
+    import subprocess
+    import sys
+
+    from journal_mem.wake import sessions
+
+    repo = memory
+    run(repo, "wake", "gemini", fill(sample("gemini-SessionStart.json"), repo, "race"))
+    path = str(repo / ".git" / "journal-mem" / "sessions" / "race--main.json")
+    tool = sample("gemini-AfterTool.json")
+    tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}
+    with sessions.SessionLock(path, 3.0) as held:  # a parallel hook delivering a change
+        assert held
+        stale = sessions.load_state(path)
+        assert stale is not None and stale.get("worked") is not True
+        hook = subprocess.Popen([sys.executable, "-m", "journal_mem", "wake", "--hook",
+                                 "gemini"], cwd=repo, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=base_env(JMEM_DEFAULT_AGENT="api"))
+        assert hook.stdin is not None
+        hook.stdin.write(fill(tool, repo, "race").encode())
+        hook.stdin.close()
+        time.sleep(0.8)  # the commit's hook runs meanwhile
+        sessions.save_state(path, stale)  # what the delivering hook read, saved
+    assert hook.wait(timeout=30) == 0
+    state = sessions.load_state(path)
+    assert state is not None and state.get("worked") is True
