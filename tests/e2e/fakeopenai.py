@@ -31,6 +31,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []  # {"path", "body"} of every POST
         self.paths: list[str] = []  # every request line's path, GETs too
         self.shells: dict[str, str] = {}  # trigger text -> command to run
+        # trigger text -> (function, arguments, namespace) to call
+        self.functions: dict[str, tuple[str, dict[str, Any], str]] = {}
         self.lock = threading.Lock()
         api = self
 
@@ -98,6 +100,12 @@ class FakeOpenAI:
         """Answer a user message holding `trigger` by running `command` in the shell tool."""
         self.shells[trigger] = command
 
+    def call(self, trigger: str, name: str, arguments: dict[str, Any],
+             namespace: str = "") -> None:
+        """Answer `trigger` with a call of the function `name` (in `namespace`: Codex offers
+        an MCP server's tools as one namespace tool) when the request offers it."""
+        self.functions[trigger] = (name, arguments, namespace)
+
     def model_calls(self) -> list[dict[str, Any]]:
         """The bodies of the model requests (`POST …/responses`)."""
         return [r["body"] for r in self.requests if r["path"].rstrip("/").endswith("/responses")]
@@ -110,6 +118,10 @@ class FakeOpenAI:
         for trigger, command in self.shells.items():
             if tool and any(trigger in t for t in texts) and not done:
                 return {"tool": tool, "command": command,
+                        "call_id": f"call_{len(self.requests):04d}"}
+        for trigger, (name, arguments, namespace) in self.functions.items():
+            if (namespace or name) in names and any(trigger in t for t in texts) and not done:
+                return {"tool": name, "arguments": arguments, "namespace": namespace,
                         "call_id": f"call_{len(self.requests):04d}"}
         return {"text": "OK."}
 
@@ -156,10 +168,14 @@ def responses_events(body: dict[str, Any], answer: dict[str, Any]) -> list[dict[
     """The SSE events of one Responses API reply."""
     rid = "resp_fake"
     if "tool" in answer:
+        arguments = answer["arguments"] if "arguments" in answer else \
+            shell_arguments(answer["tool"], answer["command"])
         item: dict[str, Any] = {
             "type": "function_call", "id": "fc_" + answer["call_id"],
             "call_id": answer["call_id"], "name": answer["tool"],
-            "arguments": json.dumps(shell_arguments(answer["tool"], answer["command"]))}
+            "arguments": json.dumps(arguments)}
+        if answer.get("namespace"):
+            item["namespace"] = answer["namespace"]
     else:
         item = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": answer["text"],
