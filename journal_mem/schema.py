@@ -139,6 +139,9 @@ class Consolidate:
     command: str = field(
         default=_C["command"],
         metadata=doc("the curator `consolidate --propose` runs (the plan on stdin)"))
+    timeout: Annotated[int, Ge(1)] = field(
+        default=_C["timeout"],
+        metadata=doc("seconds the curator may run before its process group is ended"))
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ DEFAULTS: dict[str, Any] = {
         "fail_diag": False, "post_retro": False,
     },
     "loop": {"min_confidence": 0.7, "pack_tokens": 2000, "repeat_failures": 3},
-    "consolidate": {"command": ""},
+    "consolidate": {"command": "", "timeout": 600},
 }
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})

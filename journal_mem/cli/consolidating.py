@@ -58,10 +58,11 @@ def consolidate(click_ctx: click.Context, agent: str | None, command: str | None
     if not command.strip():
         raise click.UsageError("--propose: no command given and [consolidate] command is "
                                "unset in .claude/journal-mem.toml")
-    proposals = propose.run_proposer(command, plan, ctx.repo.main_root)
+    proposals = propose.run_proposer(command, plan, ctx.repo.main_root,
+                                     ctx.config.consolidate.timeout)
     outcome = propose.judge(ctx, plan, proposals, propose.source_of(command))
     if not dry_run:
-        propose.write_all(ctx, outcome)
+        propose.write_all(ctx, plan, outcome)
     emit(outcome.as_json(), outcome.lines(dry_run), as_json)
     for line in outcome.refused:
         click.echo(f"jmem: refused {line}", err=True)

@@ -19,20 +19,22 @@ concerns (`keys`) and why:
 * `over-budget`: an agent's topic that spills into later files or evicts
   facts to the journal: merging or retracting some brings it back.
 
-An item's `id` is its kind and a digest of what it is about, so a proposal
-made from an older plan is refused once the facts it cites have changed.
+An item's `id` is its kind and a digest of what it is about — its keys and the
+newest entry concerning each (`seen`): a proposal made from an older plan is refused
+once a fact it cites has changed, even under the same key.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from journal_mem.consolidate.paraphrase import Text, clusters
 from journal_mem.journal.entry import iso
 from journal_mem.journal.fold import Fact, Fold, today
+from journal_mem.journal.order import latest_by_key
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.journal.render import render
 from journal_mem.journal.similar import writer
@@ -50,12 +52,12 @@ class Item:
     why: str
     agent: str | None = None  # over-budget: whose topic
     topic: str | None = None
+    seen: tuple[str, ...] = ()  # the newest entry concerning each key, as the plan saw it
 
     @property
     def id(self) -> str:
-        digest = hashlib.sha256(
-            "\0".join([self.kind, self.agent or "", self.topic or "", *self.keys]).encode()
-        ).hexdigest()
+        digest = hashlib.sha256("\0".join([self.kind, self.agent or "", self.topic or "",
+                                           *self.keys, *self.seen]).encode()).hexdigest()
         return f"{self.kind}-{digest[:10]}"
 
 
@@ -67,6 +69,7 @@ class Plan:
     items: list[Item] = field(default_factory=list)
     facts: dict[str, Fact] = field(default_factory=dict)
     for_all: frozenset[str] = frozenset()  # keys some entry gives `applies_to: all`
+    last: dict[str, str] = field(default_factory=dict)  # key -> newest entry concerning it
 
     def item(self, item_id: str) -> Item | None:
         return next((i for i in self.items if i.id == item_id), None)
@@ -117,7 +120,8 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
     day = date or today()
     folded = ctx.fold(journal.entries, day)
     plan = Plan(day, facts=folded.facts, for_all=frozenset(
-        e.key for _, e in journal.entries if "all" in e.applies_to))
+        e.key for _, e in journal.entries if "all" in e.applies_to),
+        last=latest_by_key(journal.entries))
     same = duplicates(folded)
     merged = {key: index for index, item in enumerate(same) for key in item.keys}
     inner: dict[int, list[Item]] = {}
@@ -134,7 +138,7 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
     if agent is not None:
         items = [i for i in items if i.agent == agent or (
             i.agent is None and any(agent in folded.facts[k].holders for k in i.keys))]
-    plan.items = items
+    plan.items = [replace(i, seen=tuple(plan.last.get(k, "") for k in i.keys)) for i in items]
     return plan
 
 

@@ -26,15 +26,21 @@ folds the curator's lessons like any other.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from journal_mem.consolidate.plan import Plan
 from journal_mem.errors import InvalidEntry, JournalMemError
 from journal_mem.journal.entry import Entry, render
 from journal_mem.journal.files import Written
+from journal_mem.journal.order import latest_by_key
+from journal_mem.journal.reader import read_journal
 from journal_mem.journal.similar import normalise_title
 from journal_mem.lessons.write import compose, file_entry
 from journal_mem.repo import Context
@@ -82,21 +88,100 @@ class Judgement:
                 "refused": self.refused}
 
 
-def run_proposer(command: str, plan: Plan, cwd: str) -> list[Any]:
-    """Run `command` with the plan on stdin; its proposals (not yet judged)."""
+OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes of a proposer's answer read at most
+EXIT_GRACE = 2.0  # seconds to read what a proposer that exited left in its pipes
+
+
+class _Pipe:
+    """A child's output read on a thread, `limit` bytes kept; `over` once it said more."""
+
+    def __init__(self, stream: IO[bytes], limit: int, on_over: Callable[[], None]) -> None:
+        self.chunks: list[bytes] = []
+        self.size, self.over = 0, False
+        self.thread = threading.Thread(target=self._read, args=(stream, limit, on_over),
+                                       daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[bytes], limit: int, on_over: Callable[[], None]) -> None:
+        while chunk := stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536):
+            if self.size + len(chunk) > limit:
+                self.over = True
+                on_over()
+                return
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+def run_proposer(command: str, plan: Plan, cwd: str, timeout: float = 600.0,
+                 limit: int = OUTPUT_LIMIT) -> list[Any]:
+    """Run `command` with the plan on stdin; its proposals (not yet judged).
+
+    The command is a child that cannot hang jmem: it runs in a process group of its
+    own, which is ended when it runs over `timeout` seconds, when it answers more than
+    `limit` bytes, and once it has exited (a process it left behind holding its output
+    does not keep jmem waiting past `EXIT_GRACE`). Each failure is a ProposerFailed.
+    """
     stdin = json.dumps(plan.as_json(), indent=2, ensure_ascii=False).encode("utf-8")
     try:
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, input=stdin,
-                              capture_output=True, check=False)
+        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
     except OSError as exc:
         raise ProposerFailed(f"consolidate: cannot run {command!r}: {exc.strerror}") from exc
-    if proc.returncode != 0:
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
-        raise ProposerFailed(f"consolidate: {command!r} exited {proc.returncode}; nothing "
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out = _Pipe(proc.stdout, limit, lambda: _end_group(proc))
+    err = _Pipe(proc.stderr, limit, lambda: None)
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    feeder.start()
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(proc)
+        proc.wait()
+        raise ProposerFailed(
+            f"consolidate: {command!r} ran over {timeout:g} s; it and every process it "
+            "started were ended; nothing written",
+            hint="raise `[consolidate] timeout` in .claude/journal-mem.toml, or run the "
+                 "command by hand with the plan on stdin (`jmem consolidate --json | CMD`)"
+        ) from None
+    for pipe in (out, err):
+        pipe.thread.join(EXIT_GRACE)
+    _end_group(proc)  # what it left behind, holding its output or not
+    if out.over:
+        raise ProposerFailed(f"consolidate: {command!r} answered more than {limit} bytes; "
+                             "nothing written",
+                             hint="a plan's answer is a JSON list of lessons: keep it short")
+    if code != 0:
+        tail = err.text().strip().splitlines()[-5:]
+        raise ProposerFailed(f"consolidate: {command!r} exited {code}; nothing "
                              "written" + "".join(f"\n  {line}" for line in tail),
                              hint="run the command by hand with the plan on stdin "
                                   "(`jmem consolidate --json | CMD`)")
-    return parse_answer(proc.stdout.decode("utf-8", "replace"), command)
+    return parse_answer(out.text(), command)
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write the plan to the child's stdin; one that stops reading only loses it."""
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:  # (BrokenPipeError: it exited without reading the whole plan)
+        pass
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """End the child's process group (the child and everything it started)."""
+    killpg = getattr(os, "killpg", None)
+    try:
+        if killpg is not None:
+            killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups (Windows): the child alone
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def parse_answer(text: str, command: str = "the proposer") -> list[Any]:
@@ -246,10 +331,23 @@ def source_of(command: str) -> str:
     return f"jmem consolidate --propose {line!r}"
 
 
-def write_all(ctx: Context, outcome: Judgement) -> None:
-    """File every accepted entry in the main journal (exclusive, atomic writes)."""
+def write_all(ctx: Context, plan: Plan, outcome: Judgement) -> None:
+    """File every accepted entry in the main journal (exclusive, atomic writes), each
+    judged again against the journal as it is at that moment: a fact it cites that
+    changed since the plan (a correction, a retraction, a same-key rewrite written
+    while the curator ran) refuses it, with why — the next plan has that item again.
+    A filed lesson knows what the plan saw, never more."""
     written = []
     for _, entry in outcome.written:
-        done: Written = file_entry(ctx, entry, False)
+        now = latest_by_key(read_journal(ctx.layout, ctx.policy).entries)
+        cited = [*entry.supersedes, *entry.retracts]
+        moved = [k for k in cited if now.get(k) != plan.last.get(k)]
+        if moved:
+            outcome.refused.append(
+                f"{entry.title!r} [{entry.key}]: {', '.join(moved)} changed since the plan "
+                f"(now {', '.join(now.get(k) or 'gone' for k in moved)}): not written; the "
+                "next plan has the item again, as the facts are now")
+            continue
+        done: Written = file_entry(ctx, entry, False, last=plan.last)
         written.append((ctx.layout.rel(done.path), entry))
     outcome.written = written

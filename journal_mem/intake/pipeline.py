@@ -277,15 +277,22 @@ def _sync(paths: list[str], folders: set[str]) -> None:
             os.close(fd)
 
 
-def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
+def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
+               last: dict[str, str] | None = None) -> Written:
     """File one entry already judged (`jmem write`, the MCP tool, a curator proposal):
     the same path protections and `knew` as `file`, then into the main journal (the
-    outbox when asked, or when the main checkout cannot be written)."""
+    outbox when asked, or when the main checkout cannot be written).
+
+    `knew` is the newest entry of each key the entry speaks about, in the journal as it
+    is now — or, given `last` (`order.latest_by_key` of the journal a curator's plan
+    was made from), as it was then: a lesson claims to know only what its writer saw.
+    """
     if not outbox:
         refuse_paths(ctx, [entry.agent], "write", entry_name(entry, "0" * 10))
     journal = read_journal(ctx.layout, ctx.policy)
-    last = latest_by_key(journal.entries)
-    knew = set(entry.knew) | set(newest_of(last, concerns(entry)))
+    now = latest_by_key(journal.entries)
+    knew = set(entry.knew) | set(newest_of(now if last is None else last, concerns(entry)))
+    last = now
     if len(knew) > MAX_KNEW:
         raise InvalidEntry([knew_problem(len(knew))])
     if knew:

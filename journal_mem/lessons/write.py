@@ -122,10 +122,11 @@ def write_lesson(ctx: Context, *, agent: str | None, topic: str | None, title: s
     return file_entry(ctx, entry, outbox), found
 
 
-def file_entry(ctx: Context, entry: Entry, outbox: bool) -> Written:
+def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
+               last: dict[str, str] | None = None) -> Written:
     """Record the entry through the intake (`intake/pipeline.py`); `--outbox` or
-    JMEM_OUTBOX=1 sends it to the outbox."""
-    return pipeline.file_entry(ctx, entry, outbox or env_flag("JMEM_OUTBOX"))
+    JMEM_OUTBOX=1 sends it to the outbox; `last`: the journal it knew (a curator's)."""
+    return pipeline.file_entry(ctx, entry, outbox or env_flag("JMEM_OUTBOX"), last=last)
 
 
 def describe_unknown(written: Written) -> list[str]:
