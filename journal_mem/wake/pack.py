@@ -211,7 +211,10 @@ def _gone_lines(keys: set[str]) -> list[Line]:
 
 def _sort_pending(lessons: list[PendingFile], agent: str,
                   pack: Pack) -> tuple[list[PendingFile], dict[str, str]]:
-    """Live pending lessons for `agent` (newest first) and the corrected keys.
+    """Live pending lessons for `agent` (newest first) and the corrected keys, each with
+    why: the key of the lesson that superseded or retracted it, and that lesson's title
+    when the pack does not list it (a teammate's correction written for other agents):
+    a holder never sees "do not rely on" without the words that replace it.
 
     Keys are team-wide: a lesson superseded or retracted by a newer pending
     one, or older than a pending lesson with the same key, is not live.
@@ -223,13 +226,16 @@ def _sort_pending(lessons: list[PendingFile], agent: str,
         if lesson.problems:  # distill will not fold it: it must not hide anything either
             pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
             continue
-        if lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent):
+        shown = lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent)
+        if shown:
             live.append(lesson)
         seen.add(lesson.key)
+        # the correction's own words, for a holder it is not written for (nor shown to)
+        said = lesson.key if shown else f"{lesson.key}: {lesson.title}"
         for key in lesson.supersedes:
-            gone.setdefault(key, f"superseded by {lesson.key}")
+            gone.setdefault(key, f"superseded by {said}")
         for key in lesson.retracts:
-            gone.setdefault(key, "retracted")
+            gone.setdefault(key, f"retracted by {said}")
     corrections = {k: why for k, why in sorted(gone.items()) if k not in {x.key for x in live}}
     return live, corrections
 

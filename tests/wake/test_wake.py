@@ -43,7 +43,7 @@ def test_worktree_pack_shows_main_memory_pending_lesson_and_not_corrected_fact(
     assert "Older fact" not in proc.stdout
     assert "Run the API tests with -p no:randomly" in proc.stdout
     assert "Tests may run in random order" not in proc.stdout
-    new_key = default_key("Run the API tests with -p no:randomly")
+    new_key = default_key("Run the API tests with -p no:randomly")  # listed: its key names it
     assert f"do not rely on: random-order (superseded by {new_key})" in proc.stdout
     # order: MEMORY.md, then pending lessons, then corrections
     text = proc.stdout
@@ -227,3 +227,21 @@ def test_hook_reads_unchanged_entries_from_the_cache_without_the_parser(repo: Pa
     assert "LOADED []" in runs[1]  # then read from the cache: standard library only
     for out in runs:
         assert "A cached lesson" in out and "2026-03-01-bad.md" in out
+
+
+def test_a_teammates_correction_for_other_agents_comes_with_its_words(repo: Path) -> None:
+    """A pending `--supersedes` written for another agent is not in this holder's list of
+    lessons: its "do not rely on" line carries the correction's title, or the holder is
+    told a fact is wrong without what replaces it."""
+    write_memory(repo, "api", ["# api memory", "- The cache listens on 6380 [cache-port]"])
+    lesson(repo, "web", "The cache moved to port 6390", "--supersedes", "cache-port")
+    lesson(repo, "web", "The old queue is gone", "--retracts", "old-queue")
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    new_key = default_key("The cache moved to port 6390")
+    assert (f"do not rely on: cache-port (superseded by {new_key}: The cache moved to port "
+            "6390)") in proc.stdout
+    assert "6380" not in proc.stdout
+    assert proc.stdout.count("The cache moved to port 6390") == 1
+    assert f"do not rely on: old-queue (retracted by {default_key('The old queue is gone')}: " \
+        "The old queue is gone)" in proc.stdout
