@@ -7,6 +7,7 @@ would otherwise point git at that worktree's index (docs/DESIGN.md, "Every git c
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -276,14 +277,21 @@ def _new_index(root: str, prefix: str, state_dir: str, source: bytes,
                blobs: Blobs) -> bytes:
     """The main checkout's index `source` with `blobs` applied (computed on a copy)."""
     path = os.path.join(state_dir, "distill-main-index")
-    with open(path, "wb") as fh:
-        fh.write(source)
+    if source:
+        with open(path, "wb") as fh:
+            fh.write(source)
+    else:  # a repository with no index yet: git reads a missing file as empty, not a 0-byte one
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
     env = gitcore.clean_env({"GIT_INDEX_FILE": path})
     info = _index_info(blobs, _listed(root, prefix, blobs, env))
     if info:
         gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
-    with open(path, "rb") as fh:
-        return fh.read()
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:  # nothing to apply to no index: still none
+        return b""
 
 
 def _read_index(git_dir: str) -> bytes:

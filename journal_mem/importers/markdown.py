@@ -90,6 +90,15 @@ def blocks(text: str) -> list[Block]:
         if tok.level != 0 or tok.nesting == -1:
             i += 1
             continue
+        if tok.type == "heading_open" and tok.markup in ("-", "=") and tok.map \
+                and tok.map[1] - tok.map[0] > 2:
+            # lines of text over a `---` rule: CommonMark's setext heading, a paragraph as
+            # people write it (its words must not vanish into a topic name)
+            out.append(Block(PARAGRAPH, tokens[i + 1].content, "", tuple(stack),
+                             tok.map[0] + 1))
+            bare = None
+            i += 3
+            continue
         if tok.type == "heading_open":
             level = int(tok.tag[1:])
             if bare is not None and bare[0][-1][0] >= level:  # it held nothing at all

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -220,14 +221,25 @@ def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
         if isinstance(found, str):
             raise PolicyViolation(f"{path}: not imported ({found})")
         return file_entries(ctx, report, found, commit)
-    if fields:  # a Cursor rule's `description`/`globs`/`alwaysApply`: settings, not text
-        text = "\n" * (start - 1) + body  # (blank lines: the line numbers stay)
+    if fields and _only_fields(text, start):  # a Cursor rule's `description`, `globs`…:
+        text = "\n" * (start - 1) + body  # settings, not text (blank: line numbers stay)
     if os.path.basename(path) == MEMORY_MD:  # an index of memory files beside it
         folder = os.path.dirname(os.path.abspath(path))
         drafts = memory_drafts(text, origin, None, lambda target: os.path.isfile(
             os.path.join(folder, target.removeprefix("./"))))
         return file_entries(ctx, report, drafts, commit)
     return file_entries(ctx, report, claude_md_drafts(text, origin), commit)
+
+
+_FIELD_LINE_RE = re.compile(r"^(?:[A-Za-z_][\w.-]*:(?:\s.*)?|\s+\S.*|)$")
+
+
+def _only_fields(text: str, start: int) -> bool:
+    """True when every line between the `---` fences (the body starts on line `start`)
+    is a `key: value` field, an indented continuation or blank: a text set between two
+    rules that only looks like frontmatter is kept, every line of it."""
+    lines = text.split("\n")[1:start - 2]
+    return all(_FIELD_LINE_RE.match(line) for line in lines)
 
 
 def import_retro(ctx: Context, paths: list[str], agent: str, applies_to: list[str],

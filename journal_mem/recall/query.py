@@ -50,9 +50,10 @@ STOPWORDS = frozenset(
     "a an and are as at be by can do does done for from how i in is it not of on or should "
     "the this to use we what when where which who why with you".split()
 )
-# a title opening with one of these states what was or will be done, not how things are
-_STATUS_RE = re.compile(r"^\W*(?:done|todo|to do|wip|in progress|planned|next)\b\s*:?",
-                        re.IGNORECASE)
+# a title opening with one of these and a colon (or dash) states what was or will be done,
+# not how things are ("TODO: …"; "Next.js builds …" is a fact)
+_STATUS_RE = re.compile(
+    r"^\W*(?:done|todo|to do|wip|in progress|planned|next)(?:\s*:|\s+[-–—]\s)", re.IGNORECASE)
 # a question with one of these asks for status: status lines are its answers
 _ASKS_STATUS = frozenset("todo left remaining status progress planned plan roadmap next "
                          "pending finished completed".split())

@@ -137,3 +137,20 @@ def test_the_corpus_module_runs_alone(tmp_path: Path) -> None:
     proc = subprocess.run(["python3", str(REPO_ROOT / "fixtures" / "team_memory.py"),
                            str(tmp_path)], capture_output=True, text=True, check=True)
     assert proc.stdout.startswith(f"{len(FILES)} files, 49 facts")
+
+
+def test_a_text_between_two_rules_is_not_taken_for_frontmatter(tmp_path: Path) -> None:
+    """`---`, a line with a colon, a paragraph, `---`: a CLAUDE.md can open like that, and
+    none of it is a Cursor rule's settings, nor a heading (CommonMark reads lines of text
+    over `---` as one) — every line is kept."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / "CLAUDE.md").write_text("---\nNote: read this first (QM-91)\nThe deploy "
+                                        "key rotates every Monday (QM-92)\n---\n\n- Run "
+                                        "`make check` before pushing (QM-93)\n")
+    assert jmem(tmp_path, "init", "--agent", "api", "--no-claude", "--no-git-hooks",
+                "--no-import").returncode == 0
+    proc = jmem(tmp_path, "import", "claude-md", "CLAUDE.md", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr  # (a repository with no commit, no index yet)
+    journal = "".join(p.read_text() for p in
+                      (tmp_path / ".claude/agent-memory/api/journal").glob("*.md"))
+    assert all(f"QM-9{n}" in journal for n in (1, 2, 3)), journal
