@@ -7,7 +7,10 @@ lesson corrects it without naming its key: precision and recall on three labelle
 `fixtures/corrections_blind.py` and `fixtures/corrections_third.py` were written
 afterwards, each by someone who had seen neither the other sets nor the detector (they
 add agreements: another agent restating a fact in other words, which is no
-correction). The detector was not changed after they were measured. Each set's facts
+correction). The detector was not changed after they were measured; the agreement
+test (`similar.change`) was written on `fixtures/corrections_fourth.py` (written before
+it, by its author: a development set, not a blind one) and then measured once on the
+two blind sets. Each set's facts
 are written on 2026-03-02 by their agents, and the corrections, agreements and
 unrelated lessons on 2026-03-20 by other agents; the fold the distiller runs
 (`Context.fold`, on a real repository) then names its probable corrections as
@@ -15,6 +18,8 @@ unrelated lessons on 2026-03-20 by other agents; the fold the distiller runs
 
 * recall: share of the labelled corrections flagged on their fact, by them;
 * precision: share of the flagged pairs that are labelled corrections;
+* agreements flagged: share of the labelled agreements flagged on the fact they
+  restate (the error that teaches an agent to ignore the flag);
 * false alarms, by cause: an agreement, an unrelated lesson, a correction flagged on
   the wrong fact, or one fact against another.
 
@@ -36,7 +41,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 from runner import Figure  # noqa: E402
 
-from fixtures import corrections, corrections_blind, corrections_third  # noqa: E402
+from fixtures import (  # noqa: E402
+    corrections,
+    corrections_blind,
+    corrections_fourth,
+    corrections_third,
+)
 from journal_mem.journal.entry import Entry, render  # noqa: E402
 from journal_mem.journal.reader import read_journal  # noqa: E402
 from journal_mem.repo import open_context  # noqa: E402
@@ -46,12 +56,14 @@ OLD = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
 NEW = dt.datetime(2026, 3, 20, 10, 0, tzinfo=dt.UTC)
 DAY = dt.date(2026, 4, 1)
 SETS = (("tuned-on set", corrections), ("blind set 1", corrections_blind),
-        ("blind set 2", corrections_third))
+        ("blind set 2", corrections_third), ("set 4", corrections_fourth))
 
 
 @dataclass
 class Score:
     corrections: int
+    agreements: int = 0
+    agreed_flagged: int = 0
     found: int = 0
     flagged: int = 0
     causes: dict[str, int] = field(default_factory=dict)
@@ -105,7 +117,9 @@ def measure(root: Path, module: ModuleType) -> Score:
     ctx = open_context(str(root))
     fold = ctx.fold(read_journal(ctx.layout, ctx.policy).entries, DAY)
     truth = {(label[2:], key) for key, label in labels.items() if label.startswith("c:")}
-    score = Score(len(truth), flagged=len(fold.conflicts))
+    agreed = {(label[2:], key) for key, label in labels.items() if label.startswith("a:")}
+    score = Score(len(truth), len(agreed), len(agreed & set(fold.conflicts)),
+                  flagged=len(fold.conflicts))
     for old, new in fold.conflicts:
         label = labels.get(new, "fact")
         if (old, new) in truth:
@@ -143,6 +157,10 @@ def rows(runs: int = 1) -> list[Figure]:
         out.append(Figure(f"possibly outdated, {name}: precision of {score.flagged} flags "
                           f"(false: {_causes(score)})", f"{score.precision:.0%}", "–", "–",
                           "–", None))
+        if score.agreements:
+            out.append(Figure(f"possibly outdated, {name}: agreements flagged on their fact",
+                              f"{score.agreed_flagged / score.agreements:.0%}", "–", "–", "–",
+                              None))
     return out
 
 
@@ -151,6 +169,7 @@ def main() -> None:
     for name, score in measured():
         print(f"{name}: recall {score.recall:.1%} ({score.found}/{score.corrections}), "
               f"precision {score.precision:.1%} ({score.found}/{score.flagged}); "
+              f"agreements flagged {score.agreed_flagged}/{score.agreements}; "
               f"false alarms: {_causes(score)}")
         for line in score.misses:
             print("  ", line)

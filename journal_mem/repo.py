@@ -15,7 +15,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from journal_mem import settings
-from journal_mem.gitops import gitcore
+from journal_mem.gitops import gitcore, lineage
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
 
@@ -79,13 +79,16 @@ class Context:
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
              agents: list[str] | None = None, report_near: bool = True) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
-        team's agents (or `agents`), refs judged against `rev`'s tree, by the config."""
+        team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
+        the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks."""
         from journal_mem.gitops.memgit import ref_checker
         from journal_mem.journal.fold import fold
 
+        root, memory_root = self.repo.main_root, self.layout.memory_root
         return fold(entries, agents=self.agents if agents is None else agents, date=date,
-                    ref_exists=ref_checker(self.repo.main_root, rev), config=self.config,
-                    report_near=report_near)
+                    ref_exists=ref_checker(root, rev), config=self.config,
+                    report_near=report_near,
+                    lineage=lambda: lineage.read(root, rev, memory_root))
 
 
 def context_of(repo: gitcore.Repo, flags: dict[str, Any] | None = None) -> Context:

@@ -50,7 +50,9 @@ _KEYED = re.compile(r"^(?P<text>.*?)(?: \(topics/[a-z0-9-]+\.md\))? "
 _PROVENANCE = re.compile(r"^> key `(?P<key>" + NAME + r")`")
 PRINCIPLES = "Principles"
 _TASK = re.compile(r"^\\?\[[ xX]\\?\]\s+")
-_MARKED = re.compile(r"^possibly outdated \(see \[" + NAME + r"\]\): ")
+# the mark of a flagged fact, as render.outdated_mark writes it (and as it did before)
+_MARKED = re.compile(r"^possibly outdated(?: \(see \[" + NAME + r"\]\): | by \[" + NAME
+                     + r"\]: (?:“.*?” — was: )?)")
 # What `render.py` generates around the facts: the header, the "possibly outdated"
 # section, the footer's count and a topic file's eviction note. Never content, whatever
 # an edit did to them (a native edit that fixes the footer's count is no lesson).

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from journal_mem.journal.entry import IMPORTANCE, Entry
-from journal_mem.journal.order import causal_order
+from journal_mem.journal.order import Lineage, causal_order, history_edges, related_entries
 from journal_mem.journal.similar import conflicts, normalise_title
 from journal_mem.schema import Config
 
@@ -102,11 +102,12 @@ def _holders(entry: Entry, agents: list[str]) -> set[str]:
 
 
 def _replay(
-    entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str]
+    entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str],
+    history: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, _Acc]:
     """Apply every entry in causal order; returns every key seen (live or not)."""
     accs: dict[str, _Acc] = {}
-    for seq, (path, entry) in enumerate(causal_order(entries)):
+    for seq, (path, entry) in enumerate(causal_order(entries, history)):
         if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
             _retract(entry, path, accs, removed)
             _drop(entry, path, accs, removed)
@@ -252,15 +253,20 @@ def fold(
     ref_exists: Callable[[str], bool],
     config: Config,
     report_near: bool = True,
+    lineage: Callable[[], Lineage] | None = None,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
     `agents` is who `applies_to: all` reaches; `ref_exists(path)` says whether
     a repository path exists in the committed tree. `report_near=False` skips
     the near-duplicate and conflict reports (a fold made only to compare with).
+    `lineage` reads git history (`gitops.lineage.read`), only when two entries speak
+    about one key: an entry committed after another's commit knew it.
     """
     result = Fold()
-    accs = _replay(entries, sorted(set(agents)), result.removed)
+    history = (history_edges(entries, lineage())
+               if lineage is not None and related_entries(entries) else None)
+    accs = _replay(entries, sorted(set(agents)), result.removed, history)
     live = {key: acc for key, acc in accs.items() if acc.live}
     ttl = config.distill.episodic_ttl_days
     drop_stale = config.distill.stale_refs == "drop"
@@ -280,7 +286,8 @@ def fold(
     if report_near:
 
         result.near_duplicates = near_duplicates(result.facts.values())
-        result.conflicts = conflicts(result.facts.values(), date)
+        result.conflicts = conflicts(result.facts.values(), date,
+                                     {key: acc.seq for key, acc in live.items()})
     return result
 
 

@@ -25,25 +25,47 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from typing import Protocol
 
 from journal_mem.journal.entry import Entry
 
 Item = tuple[str, Entry]  # (memory-root-relative path, entry)
+GROUP_LIMIT = 64  # a key with more entries than this is ordered along its chain only
 
 
-def causal_order(entries: Iterable[Item]) -> list[Item]:
-    """`entries` with each one after every entry it `knew`; else by (`created`, path).
+class Lineage(Protocol):
+    """What git history says (`gitops.lineage.History`)."""
 
-    Hand-made cycles (two entries that each claim to know the other) cannot
-    come from `write`; they are broken at the earliest (`created`, path) so
-    that the order stays total and deterministic.
+    @property
+    def added(self) -> dict[str, str]: ...  # entry path -> the commit that added it
+    def generation(self, commit: str) -> int: ...
+    def descends(self, later: str, earlier: str) -> bool: ...
+
+
+def causal_order(entries: Iterable[Item],
+                 history: dict[str, tuple[str, ...]] | None = None) -> list[Item]:
+    """`entries` with each one after every entry it knew: by git history first
+    (`history`: for an entry's path, the entries whose commits its commit descends
+    from, `gitops.lineage.edges`), then by its `knew`; else by (`created`, path).
+
+    A history edge that contradicts a `knew` (the entry it would place later
+    names, in its own `knew`, the one it would place first: committed out of the
+    order they were written) gives way to it: the writer saw what it saw. Other
+    cycles (hand-made entries that each claim to know the other) are broken at
+    the earliest (`created`, path) so that the order stays total and deterministic.
     """
     items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
     index = {path: n for n, (path, _) in enumerate(items)}
     waiting = [0] * len(items)
     after: dict[int, list[int]] = {}
-    for n, (_, entry) in enumerate(items):
-        for known in entry.knew:
+    history = history or {}
+    for n, (path, entry) in enumerate(items):
+        known_here = set(entry.knew)
+        for known in history.get(path, ()):
+            first = index.get(known)
+            if first is not None and first != n and path not in items[first][1].knew:
+                known_here.add(known)
+        for known in known_here:
             first = index.get(known)
             if first is not None and first != n:
                 after.setdefault(first, []).append(n)
@@ -91,3 +113,39 @@ def newest_of(entries: Iterable[Item] | dict[str, str], keys: Iterable[str]) -> 
     may be a `latest_by_key` already made, for many questions about one journal."""
     last = entries if isinstance(entries, dict) else latest_by_key(entries)
     return tuple(sorted({last[key] for key in keys if key in last}))
+
+
+def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[str, ...]]:
+    """For each entry path, the entries it knew by history (their commits are proper
+    ancestors of its commit), among those that speak about a key it speaks about: the
+    fold's result for a key depends only on the order of the entries that concern it."""
+    by_key: dict[str, list[tuple[int, str, str]]] = {}
+    for path, entry in entries:
+        commit = history.added.get(path)
+        if commit is None:
+            continue  # not committed yet: only `knew` and the clock order it
+        for key in concerns(entry):
+            by_key.setdefault(key, []).append((history.generation(commit), path, commit))
+    out: dict[str, set[str]] = {}
+    for group in by_key.values():
+        if len({commit for _, _, commit in group}) < 2:
+            continue
+        group.sort()
+        for j, (_, path, commit) in enumerate(group):
+            earlier = group[:j] if len(group) <= GROUP_LIMIT else group[max(j - 1, 0):j]
+            for _, before, old in earlier:
+                if history.descends(commit, old):
+                    out.setdefault(path, set()).add(before)
+    return {path: tuple(sorted(known)) for path, known in out.items()}
+
+
+def related_entries(entries: Iterable[Item]) -> bool:
+    """Whether two entries speak about one key (else no order among them matters, and
+    history need not be read)."""
+    seen: set[str] = set()
+    for _, entry in entries:
+        keys = concerns(entry)
+        if not seen.isdisjoint(keys):
+            return True
+        seen |= keys
+    return False

@@ -234,25 +234,49 @@ def header(agent: str, width: int) -> list[str]:
     return [clip(line, width) for line in lines]
 
 
-OUTDATED_MARK = "possibly outdated (see [{key}]): "
+OUTDATED_MARK = "possibly outdated by [{key}]: “{title}” — was: "
+OUTDATED_KEY_ONLY = "possibly outdated by [{key}]: "  # a line too short for its words
+MIN_OLD_TITLE = 12  # characters of the old fact's title kept before the correction's words
+
+
+def outdated_mark(key: str, title: str, room: int) -> str:
+    """The words that replace a flagged fact, within `room` characters: the correcting
+    lesson's key and title (the title cut to fit, never the key); "" if not even the key
+    fits."""
+    bare = OUTDATED_MARK.format(key=key, title="")
+    if room >= len(bare) + 8:
+        return OUTDATED_MARK.format(key=key, title=clip(inline(title), room - len(bare)))
+    short = OUTDATED_KEY_ONLY.format(key=key)
+    return short if room >= len(short) else ""
 
 
 def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
-              outdated: str = "") -> str | None:
+              outdated: tuple[str, str] | None = None) -> str | None:
     """`- [title](topics/t.md#anchor) [key]`: a link to the fact in its topic file
     (`file`: `name#anchor`), then its key. The whole title comes first: when it does not
     fit beside the anchor the link names the file alone, and only then is the title cut;
     `- title [key]` for a fact in no topic file; None if the key cannot fit.
 
-    `outdated`: the key of a newer lesson that probably corrects this fact; the line
-    itself then says so before the link, so every holder sees it on the fact, however
-    many there are."""
-    mark = OUTDATED_MARK.format(key=outdated) if outdated else ""
+    `outdated`: the key and title of a newer lesson that probably corrects this fact;
+    the line then starts with them, so every holder sees the words that replace it on
+    the fact itself, however many there are. When the line is too short for both, the
+    old fact's title is cut first (to `MIN_OLD_TITLE`), then the correction's title."""
     title = link_text(fact.title)
+    tails = [f" [{fact.key}]"]
     if file:
         name, _, ref = file.partition("#")
         tails = [f"]({TOPICS}/{name}.md#{ref}) [{fact.key}]"] if ref else []
         tails.append(f"]({TOPICS}/{name}.md) [{fact.key}]")
+    mark = ""
+    if outdated:
+        for keep in (MIN_OLD_TITLE, 8):
+            mark = outdated_mark(*outdated, width - 3 - min(len(title), keep) - len(tails[-1]))
+            if "“" in mark:
+                break
+        if not mark:  # the flag without its link, rather than a line with no flag
+            short = OUTDATED_KEY_ONLY.format(key=outdated[0])
+            mark = short if width - 4 - len(fact.key) - len(short) >= 2 else ""
+    if file:
         for tail in tails:
             if len(title) <= width - 3 - len(mark) - len(tail):
                 return f"- {mark}[{title}{tail}"
@@ -341,7 +365,7 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
                   placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
                   notes: list[str] | None = None,
-                  outdated: dict[str, str] | None = None) -> tuple[str, int]:
+                  outdated: dict[str, tuple[str, str]] | None = None) -> tuple[str, int]:
     """MEMORY.md's text and how many fact lines it holds. `facts` (rank order) are those in
     topic files; `evicted` counts the rest; `placed` names each key's topic file; `notes`
     (the "possibly outdated" section) follow the header."""
@@ -371,7 +395,7 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
     for fact in facts:
         principle = fact.type == "principle"
         line = fact_line(fact, width, principle, placed.get(fact.key, ""),
-                         (outdated or {}).get(fact.key, ""))
+                         (outdated or {}).get(fact.key))
         if line is None:
             continue
         section = "\x00principles" if principle else fact.topic
@@ -400,10 +424,10 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
 def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
     """Every agent's topic files and MEMORY.md."""
     out = Rendered()
-    marks: dict[str, str] = {}
+    marks: dict[str, tuple[str, str]] = {}
     for old, new in fold.conflicts:
         if old in fold.facts and new in fold.facts:
-            marks.setdefault(old, new)
+            marks.setdefault(old, (new, fold.facts[new].title))
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:

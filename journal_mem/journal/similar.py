@@ -7,11 +7,19 @@ On the hand-labelled set fixtures/corrections.py a threshold of 0.3 puts
 every paraphrased correction above it and every unrelated lesson below it
 (bench/bench_related.py; the figures are in the README).
 
-`conflicts` finds, among live facts, the pairs where a newer fact written by
-another agent probably corrects an older one. To stay linear it compares
-only facts created within `WINDOW_DAYS` of the distill date against the
-facts that share one of their rarer words (a word in more than `MAX_DF`
-titles says nothing about which fact is meant).
+`conflicts` finds, among live facts, the pairs where a newer fact probably
+corrects an older one, whoever wrote either (an agent rewording its own fact
+without its key leaves the other holders the old value just the same). To
+stay linear it compares only facts created within `WINDOW_DAYS` of the
+distill date against the facts that share one of their rarer words (a word in
+more than `MAX_DF` titles says nothing about which fact is meant).
+
+A close pair is a correction only when the newer lesson changes something
+(`change`): a number the older one never says, a name it never says, a
+negation its title lacks, or a lesson's own words for a change ("no longer",
+"instead", "moved to", "was wrong"). Otherwise it restates the fact: an
+agreement, kept apart so that nobody is told a true fact is outdated
+(figures: docs/benchmarks.md, "Agreement is not correction").
 """
 
 from __future__ import annotations
@@ -73,6 +81,11 @@ def stems(text: str) -> set[str]:
 
 def similarity(new: Comparable, old: Comparable) -> float:
     """0..1: cosine of the stem sets (title words twice) plus the same-topic bonus."""
+    return min(_score(new, old), 1.0)
+
+
+def _score(new: Comparable, old: Comparable) -> float:
+    """`similarity` before its cap at 1: two near-copies still rank apart."""
     new_title, old_title = stems(new.title), stems(old.title)
     a = new_title | stems(new.body)
     b = old_title | stems(old.body)
@@ -80,7 +93,86 @@ def similarity(new: Comparable, old: Comparable) -> float:
         return 0.0
     shared = len(a & b) + len(new_title & old_title)
     score = shared / math.sqrt(len(a) * len(b)) / 1.5
-    return min(score + (SAME_TOPIC_BONUS if new.topic == old.topic else 0.0), 1.0)
+    return score + (SAME_TOPIC_BONUS if new.topic == old.topic else 0.0)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+                 "seven": "7", "eight": "8", "nine": "9", "ten": "10", "twelve": "12",
+                 "twenty": "20", "thirty": "30", "hundred": "100"}
+_NEGATION = re.compile(r"(?i)\b(?:not|no|never|none|nothing|without|cannot|n't)\b|n't\b")
+_CUE = re.compile(
+    r"(?i)\b(?:no longer|not any ?more|any ?more|instead|actually|nowadays|now|"
+    r"(?:moved|switched|changed|migrated|went) (?:to|back|off|from|over)|switched|replaced|"
+    r"rewrote|rewritten|migrated|"
+    r"(?:is|are|was|were|been|got) (?:retired|revoked|deprecated|dropped|removed|gone|replaced)|"
+    r"was wrong|is wrong|are wrong|wrong|incorrect|outdated|obsolete|not true|"
+    r"(?:was|were|got|has been|have been) (?:lowered|raised|cut|reduced|increased|bumped|"
+    r"changed|renamed|moved|disabled|turned off)|renamed|since v?\d|"
+    r"(?:used to|previously|formerly|before that|until recently|last (?:week|month|year)))\b")
+# A name: a word of three or more characters with a capital past its first letter
+# (InfluxDB, uPlot, TOTP), a digit, or a joint other than a hyphen (flags.json,
+# clean_session), or a capitalised word past the title's first; "dry-air" is a word.
+_NAME = re.compile(r"[\w$@][\w$@.\-/+#]*")
+
+
+_ANTONYMS = tuple(tuple(pair.split("/")) for pair in (
+    "before/after first/last always/never enable/disable enabled/disabled allow/deny "
+    "allowed/denied allow/forbid on/off open/closed true/false min/max minimum/maximum "
+    "increase/decrease above/below more/less early/late earlier/later older/newer sync/async "
+    "synchronous/asynchronous public/private inclusive/exclusive required/optional "
+    "include/exclude includes/excludes accept/reject succeeds/fails safe/unsafe "
+    "faster/slower higher/lower start/stop").split())
+
+
+def _numbers(text: str) -> set[str]:
+    found = {n.replace(",", ".") for n in _NUMBER.findall(text)}
+    found.update(_NUMBER_WORDS[w] for w in _WORD.findall(text.casefold()) if w in _NUMBER_WORDS)
+    return found
+
+
+def _names(title: str) -> set[str]:
+    out = set()
+    for n, word in enumerate(_NAME.findall(title)):
+        word = word.rstrip(".-/")
+        if len(word) < 3 or word[:1].isdigit():
+            continue
+        rest = word[1:]
+        if (any(c.isupper() or c.isdigit() for c in rest) or any(c in "_./+#$@" for c in word)
+                or (n > 0 and word[:1].isupper())):
+            out.add(word.casefold())
+    return out
+
+
+def change(new: Comparable, old: Comparable) -> str | None:
+    """What the newer lesson changes in the older fact it resembles, or None: it restates it.
+
+    A correction changes a number, a name, a word for its opposite, a polarity,
+    or says it is one; an agreement says the same claim in other words, with the
+    same numbers.
+    Everything is judged against the older lesson's whole text, so that a
+    restatement may move a detail from the body into its title.
+    """
+    old_text = f"{old.title}\n{old.body}"
+    old_lower = old_text.casefold()
+    fresh = _numbers(new.title) - _numbers(old_text)
+    if fresh:
+        return "a number: " + ", ".join(sorted(fresh))
+    names = [n for n in _names(new.title) if n not in old_lower]
+    if names:
+        return "a name: " + ", ".join(sorted(names))
+    new_words = {w.casefold() for w in _WORD.findall(f"{new.title} {new.body}")}
+    old_words = {w.casefold() for w in _WORD.findall(old_text)}
+    for a, b in _ANTONYMS:
+        if ((a in new_words and b in old_words and a not in old_words)
+                or (b in new_words and a in old_words and b not in old_words)):
+            return f"an opposite: {a} / {b}"
+    if len(_NEGATION.findall(new.title)) > len(_NEGATION.findall(old.title)):
+        return "a negation"
+    cue = _CUE.search(f"{new.title}\n{new.body}")
+    if cue and not _CUE.search(old_text):
+        return f"says {cue.group(0).casefold()!r}"
+    return None
 
 
 def writer(fact: Dated) -> str:
@@ -88,11 +180,15 @@ def writer(fact: Dated) -> str:
     return fact.path.split("/", 1)[0]
 
 
-def conflicts(facts: Iterable[Dated], date: dt.date) -> list[tuple[str, str]]:
-    """(old key, newer key) pairs: a recent fact of another agent probably corrects the old one.
+def conflicts(facts: Iterable[Dated], date: dt.date,
+              order: dict[str, int] | None = None) -> list[tuple[str, str]]:
+    """(old key, newer key) pairs: a recent fact probably corrects the old one.
 
-    A supersede or retract settles a pair (the old fact is no longer live), and
-    so does a confirmation: an entry restating the old key after the newer one.
+    `order` places each key in the fold's replay (cause, then clock): "newer" is
+    later there; without it, later `created`. A supersede or retract settles a
+    pair (the old fact is no longer live), and so does a confirmation: an
+    entry restating the old key after the newer one. A close pair that changes
+    nothing (`change`) is an agreement, not a conflict.
     """
     live = list(facts)
     titles = [stems(fact.title) for fact in live]
@@ -116,9 +212,16 @@ def conflicts(facts: Iterable[Dated], date: dt.date) -> list[tuple[str, str]]:
                 seen.update(posting)
         for index in seen:
             old = live[index]
-            if old.created >= new.created or writer(old) == writer(new):
+            if old.key == new.key or not _newer(new, old, order):
                 continue
-            score = similarity(new, old)
-            if score >= MIN_SCORE and score > found.get(old.key, (0.0, ""))[0]:
+            score = _score(new, old)
+            if (score >= MIN_SCORE and score > found.get(old.key, (0.0, ""))[0]
+                    and change(new, old) is not None):
                 found[old.key] = (score, new.key)
     return sorted((old, new) for old, (_, new) in found.items())
+
+
+def _newer(new: Dated, old: Dated, order: dict[str, int] | None) -> bool:
+    if order is not None and new.key in order and old.key in order:
+        return order[new.key] > order[old.key]
+    return new.created > old.created

@@ -54,8 +54,8 @@ def test_a_probable_correction_is_a_conflict(repo: Path) -> None:
 def test_a_correction_worded_like_a_paraphrase_is_flagged_in_its_cluster(repo: Path) -> None:
     lesson(repo, "api", "filter-old", "Filter by value skips documents without the field",
            days_ago=3, body="An equality filter excludes documents lacking the field.")
-    lesson(repo, "web", "filter-new", "Filter by value also returns documents without the "
-           "field", days_ago=1, body="An equality filter matches documents lacking it too.")
+    lesson(repo, "web", "filter-new", "Filter by value now also returns documents without "
+           "the field", days_ago=1, body="An equality filter matches documents lacking it too.")
     items = plan(repo)
     assert [(i["kind"], i["keys"]) for i in items] == [("duplicates", ["filter-new",
                                                                        "filter-old"])]

@@ -14,6 +14,9 @@ from journal_mem.journal.validate import Policy
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC)
 DAY = dt.datetime(2026, 8, 1, 9, 0, tzinfo=dt.UTC)
+# Letters, not digits: titles that differ only by a number are a probable correction.
+NATO = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima"]
 
 
 class _Budget:
@@ -34,8 +37,9 @@ class _Config:
 
 def _distilled(n: int = 6) -> tuple[dict[str, Fact], dict[str, str]]:
     entries = [(f"api/journal/2026-08-01-k{i}.md",
-                Entry(agent="api", topic="db" if i % 2 else "tests", title=f"Fact number {i}",
-                      body=f"Detail {i}.", created=DAY + dt.timedelta(minutes=i), key=f"k{i}",
+                Entry(agent="api", topic="db" if i % 2 else "tests",
+                      title=f"Fact number {NATO[i]}", body=f"Detail {NATO[i]}.",
+                      created=DAY + dt.timedelta(minutes=i), key=f"k{i}",
                       applies_to=("api",)))
                for i in range(n)]
     folded = fold(entries, agents=["api"], date=NOW.date(), ref_exists=lambda _: True,
@@ -48,9 +52,9 @@ def test_memory_md_added_changed_and_deleted_lines() -> None:
     facts, files = _distilled()
     base = files["api/MEMORY.md"]
     # each fact line links its topic file: `- [title](topics/db.md#anchor) [key]`
-    assert "- [Fact number 1](topics/db.md#fact-number-1) [k1]\n" in base
-    edited = (base.replace("- [Fact number 1](topics/db.md#fact-number-1) [k1]\n", "")
-              .replace("[Fact number 2](", "[Fact number two, corrected](")
+    assert "- [Fact number bravo](topics/db.md#fact-number-bravo) [k1]\n" in base
+    edited = (base.replace("- [Fact number bravo](topics/db.md#fact-number-bravo) [k1]\n", "")
+              .replace("[Fact number charlie](", "[Fact number two, corrected](")
               .replace("## db · topics/db.md\n", "## db · topics/db.md\n- Vacuum runs nightly\n"))
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
     assert (edit.added, edit.changed, edit.deleted) == (1, 1, 1)
@@ -58,7 +62,7 @@ def test_memory_md_added_changed_and_deleted_lines() -> None:
                for d in edit.drafts}
     assert by_kind["retract"].retracts == ("k1",)
     assert by_kind["change"].key == "k2" and by_kind["change"].title == "Fact number two, corrected"
-    assert by_kind["change"].body == "Detail 2." and by_kind["change"].topic == "tests"
+    assert by_kind["change"].body == "Detail charlie." and by_kind["change"].topic == "tests"
     assert by_kind["add"].title == "Vacuum runs nightly" and by_kind["add"].topic == "db"
     assert all(d.source == "hand edit: api/MEMORY.md" for d in edit.drafts)
     entries = [to_entry(d, NOW, Policy()) for d in edit.drafts]  # every draft is a valid lesson
@@ -69,12 +73,12 @@ def test_memory_md_added_changed_and_deleted_lines() -> None:
 def test_topic_file_body_edit_supersedes_and_a_new_section_is_a_lesson() -> None:
     facts, files = _distilled()
     base = files["api/topics/db.md"]
-    edited = base.replace("Detail 3.", "Detail 3, now with the fix.") + (
+    edited = base.replace("Detail delta.", "Detail delta, now with the fix.") + (
         "\n## Replicas lag up to two seconds\n\nRead your writes from the primary.\n")
     edit = edit_lessons("api", "api/topics/db.md", base, edited, facts, NOW)
     assert (edit.added, edit.changed, edit.deleted) == (1, 1, 0)
     change = next(d for d in edit.drafts if d.replaces)
-    assert (change.key, change.body) == ("k3", "Detail 3, now with the fix.")
+    assert (change.key, change.body) == ("k3", "Detail delta, now with the fix.")
     new = next(d for d in edit.drafts if not d.replaces)
     assert (new.title, new.topic) == ("Replicas lag up to two seconds", "db")
     assert new.body == "Read your writes from the primary."
@@ -98,7 +102,7 @@ def test_deleting_more_than_a_third_is_refused_one_line_never() -> None:
     assert too_many_gone(len(edit.gone), len(edit.shown))
     small, small_files = _distilled(2)
     text = small_files["api/MEMORY.md"]
-    gone = "- [Fact number 0](topics/tests.md#fact-number-0) [k0]\n"
+    gone = "- [Fact number alpha](topics/tests.md#fact-number-alpha) [k0]\n"
     one = edit_lessons("api", "api/MEMORY.md", text, text.replace(gone, ""), small, NOW)
     assert not too_many_gone(len(one.gone), len(one.shown)) and one.deleted == 1
 
@@ -106,6 +110,6 @@ def test_deleting_more_than_a_third_is_refused_one_line_never() -> None:
 def test_a_fact_line_copied_without_its_key_adds_nothing() -> None:
     facts, files = _distilled()
     base = files["api/MEMORY.md"]
-    edited = base.replace("## db · topics/db.md\n", "## db · topics/db.md\n- Fact number 3\n")
+    edited = base.replace("## db · topics/db.md\n", "## db · topics/db.md\n- Fact number delta\n")
     edit = edit_lessons("api", "api/MEMORY.md", base, edited, facts, NOW)
     assert edit.drafts == [] and edit.added == 0

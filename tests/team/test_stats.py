@@ -51,7 +51,7 @@ def test_open_conflicts_are_counted_and_named(repo: Path) -> None:
     for agent, title, body, key in (
             ("api", "Acknowledge a queue message before processing it",
              "Otherwise a slow handler makes the broker redeliver it.", "queue-ack"),
-            ("web", "Process a queue message first and acknowledge it after",
+            ("web", "Process a queue message first and acknowledge it after, never before",
              "Acking early loses the message when the worker crashes.", "ack-after")):
         assert jmem(repo, "write", "--agent", agent, "--topic", "queue", "--title", title,
                     "--key", key, stdin=body).returncode == 0
