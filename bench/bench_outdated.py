@@ -135,6 +135,71 @@ def measure(root: Path, module: ModuleType) -> Score:
     return score
 
 
+@dataclass
+class PackScore:
+    corrections: int
+    agreements: int
+    shown: int = 0  # corrections whose fact line carries the correcting lesson's words
+    agreed_marked: int = 0  # agreements marking the fact they restate
+
+
+def measure_pack(root: Path, module: ModuleType) -> PackScore:
+    """Before any distill: the facts are distilled, the later lessons pending; in the
+    wake pack of each fact's writer, is the fact's line marked by the lesson that
+    corrects it (and not by one that agrees with it)?"""
+    import re
+
+    from journal_mem.wake.pack import build
+
+    later: list[tuple[str, str, str, str, str]] = []
+    later += [(f"c:{key}", a, t, title, body) for a, t, title, body, key in module.CORRECTIONS]
+    later += [(f"a:{key}", a, t, title, body)
+              for a, t, title, body, key in getattr(module, "AGREEMENTS", [])]
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    agents = sorted({f[0] for f in module.FACTS} | {x[1] for x in later})
+    init(str(root), agents, git_hooks=False, claude=False)
+    for index, (agent, topic, key, title, body) in enumerate(module.FACTS):
+        _write(root, agent, key, Entry(agent=agent, topic=topic, title=title, body=body,
+                                       key=key, created=OLD + dt.timedelta(minutes=index)))
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                                 "-m", "facts"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    subprocess.run([sys.executable, "-m", "journal_mem", "distill"], cwd=root, check=True,
+                   capture_output=True)
+    labels = {}
+    for index, (label, agent, topic, title, body) in enumerate(later):
+        key = f"new-{index}"
+        labels[key] = label
+        _write(root, agent, key, Entry(agent=agent, topic=topic, title=title, body=body,
+                                       key=key, created=NEW + dt.timedelta(minutes=index)))
+    ctx = open_context(str(root))
+    writer = {key: agent for agent, _, key, _, _ in module.FACTS}
+    marked: dict[str, str] = {}
+    mark = re.compile(r"^- possibly outdated by \[([^\]]+)\]: .* \[([^\]]+)\]$")
+    for agent in agents:
+        for line in build(ctx.layout, agent, ctx.policy, max_chars=1_000_000).text.splitlines():
+            found = mark.match(line)
+            if found and writer.get(found[2]) == agent:
+                marked[found[2]] = found[1]
+    score = PackScore(len(module.CORRECTIONS), len(getattr(module, "AGREEMENTS", [])))
+    for new, label in labels.items():
+        if marked.get(label[2:]) == new:
+            if label.startswith("c:"):
+                score.shown += 1
+            else:
+                score.agreed_marked += 1
+    return score
+
+
+def measured_packs() -> list[tuple[str, PackScore]]:
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, (name, module) in enumerate(SETS):
+            out.append((name, measure_pack(Path(tmp) / f"pack-{n}", module)))
+    return out
+
+
 def measured() -> list[tuple[str, Score]]:
     """Both sets, each on a fresh repository."""
     out = []
@@ -161,6 +226,13 @@ def rows(runs: int = 1) -> list[Figure]:
             out.append(Figure(f"possibly outdated, {name}: agreements flagged on their fact",
                               f"{score.agreed_flagged / score.agreements:.0%}", "–", "–", "–",
                               None))
+    for name, pack in measured_packs():
+        out.append(Figure(f"pending keyless correction, {name}: holder's pack shows its words",
+                          f"{pack.shown / pack.corrections:.0%}", "–", "–", "–", None))
+        if pack.agreements:
+            out.append(Figure(f"pending agreement, {name}: holder's line marked",
+                              f"{pack.agreed_marked / pack.agreements:.0%}", "–", "–", "–",
+                              None))
     return out
 
 
@@ -173,6 +245,10 @@ def main() -> None:
               f"false alarms: {_causes(score)}")
         for line in score.misses:
             print("  ", line)
+    for name, pack in measured_packs():
+        print(f"{name}, before any distill: the holder's pack shows the correction's words "
+              f"for {pack.shown}/{pack.corrections}; agreements mark the fact they restate "
+              f"{pack.agreed_marked}/{pack.agreements}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
 # plain entries (no frontmatter) marked
-CACHE_VERSION = 7  # 7: entries know what they were written after (`knew`)
+CACHE_VERSION = 8  # 8: a pending view holds its topic and its body's first words
 _Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 

@@ -64,12 +64,14 @@ class PendingFile:
     and its verdict (the shown fields of a valid entry, or its problems). Not a second
     lesson record: the hooks read these from a small cache without the entry model."""
 
-    __slots__ = ("agent", "applies_to", "confidence", "created", "key", "outbox", "path",
-                 "problems", "rel", "retracts", "supersedes", "title")
+    __slots__ = ("agent", "applies_to", "body", "confidence", "created", "key", "outbox",
+                 "path", "problems", "rel", "retracts", "supersedes", "title", "topic")
 
     def __init__(self, agent: str, path: str, rel: str, outbox: bool) -> None:
         self.agent, self.path, self.rel, self.outbox = agent, path, rel, outbox
         self.title = os.path.basename(path)
+        self.topic = ""
+        self.body = ""  # its first words only: enough to tell what it corrects
         self.key = ""
         self.created: dt.datetime | None = None
         self.supersedes: tuple[str, ...] = ()
@@ -83,11 +85,15 @@ class PendingFile:
         return agent == self.agent or agent in self.applies_to or "all" in self.applies_to
 
 
-_SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence")
+_SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence",
+          "topic")
+BODY_CHARS = 400  # of a pending lesson's body, for telling which held fact it corrects
 
 
 def _shown(entry: Entry) -> dict[str, object]:
-    return {name: getattr(entry, name) for name in _SHOWN}
+    shown: dict[str, object] = {name: getattr(entry, name) for name in _SHOWN}
+    shown["body"] = entry.body[:BODY_CHARS]
+    return shown
 
 
 # --- judging files, through a cache -------------------------------------------------

@@ -38,6 +38,7 @@ from markdown_it import MarkdownIt
 
 from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
+from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
 
@@ -234,8 +235,6 @@ def header(agent: str, width: int) -> list[str]:
     return [clip(line, width) for line in lines]
 
 
-OUTDATED_MARK = "possibly outdated by [{key}]: “{title}” — was: "
-OUTDATED_KEY_ONLY = "possibly outdated by [{key}]: "  # a line too short for its words
 MIN_OLD_TITLE = 12  # characters of the old fact's title kept before the correction's words
 
 

@@ -27,10 +27,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 MIN_SCORE = 0.3
+# How a fact a newer lesson probably corrects is shown, on its own line, wherever it is
+# shown (MEMORY.md, the wake pack, a running session's corrections): the words first.
+OUTDATED_MARK = "possibly outdated by [{key}]: “{title}” — was: "
+OUTDATED_KEY_ONLY = "possibly outdated by [{key}]: "  # a line too short for its words
 SAME_TOPIC_BONUS = 0.1
 WINDOW_DAYS = 60
 MAX_DF = 20
@@ -225,3 +229,44 @@ def _newer(new: Dated, old: Dated, order: dict[str, int] | None) -> bool:
     if order is not None and new.key in order and old.key in order:
         return order[new.key] > order[old.key]
     return new.created > old.created
+
+
+class _Held:
+    """A fact as a MEMORY.md line shows it: its title and its section's topic."""
+
+    __slots__ = ("body", "key", "read", "title", "topic")
+
+    def __init__(self, key: str, title: str, topic: str) -> None:
+        self.key, self.title, self.topic = key, title, topic
+        self.body, self.read = "", False  # read only for a close pair
+
+
+def held_corrections(lessons: Iterable[tuple[str, Comparable]],
+                     held: Iterable[tuple[str, str, str]],
+                     body: Callable[[str], str] | None = None) -> dict[str, str]:
+    """{held key: lesson key}: the held facts (key, title, topic: the lines of a MEMORY.md)
+    that a lesson (key, lesson) probably corrects: close (`MIN_SCORE`) and changing
+    something (`change`); the closest lesson wins. Lessons come newest first. `body(key)`
+    reads a held fact's body, only for a close pair: what the lesson restates from it
+    is no change."""
+    facts = [_Held(*h) for h in held]
+    by_stem: dict[str, list[int]] = {}
+    for index, fact in enumerate(facts):
+        for stem in stems(fact.title):
+            by_stem.setdefault(stem, []).append(index)
+    found: dict[str, tuple[float, str]] = {}
+    for key, lesson in lessons:
+        seen = {i for stem in stems(lesson.title) for i in by_stem.get(stem, ())
+                if len(by_stem[stem]) <= MAX_DF}
+        for index in seen:
+            fact = facts[index]
+            if fact.key == key:
+                continue
+            score = _score(lesson, fact)
+            if score < MIN_SCORE or score <= found.get(fact.key, (0.0, ""))[0]:
+                continue
+            if body is not None and not fact.read:
+                fact.body, fact.read = body(fact.key), True
+            if change(lesson, fact) is not None:
+                found[fact.key] = (score, key)
+    return {old: new for old, (_, new) in found.items()}

@@ -19,12 +19,16 @@ session start.
 
 from __future__ import annotations
 
+import os
+import re
 from typing import TYPE_CHECKING
 
 from journal_mem.errors import ConfigError
 from journal_mem.journal.reader import PendingFile, pending
+from journal_mem.journal.similar import OUTDATED_MARK, held_corrections
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
+from journal_mem.names import TOPICS
 from journal_mem.repo import open_context
 from journal_mem.settings import agent_name
 from journal_mem.wake.claude import PACK_LIMIT
@@ -150,11 +154,13 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     them: an invalid one is named in the pack and never applied.
     """
     pack = Pack(agent)
-    live, corrections = _sort_pending(pending(layout, policy), agent, pack)
+    lessons = pending(layout, policy)
+    live, corrections = _sort_pending(lessons, agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
+    keyless = [x for x in lessons if not (x.problems or x.supersedes or x.retracts)]
     sections = [
-        _memory_lines(layout, agent, replaced) if with_memory and not team_only else [],
+        _memory_lines(layout, agent, replaced, keyless) if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own]),
         [] if team_only else _correction_lines(corrections),
         _query_lines(query, facts or [], min_confidence) if query else [],
@@ -254,18 +260,90 @@ def _invalid_lines(problems: list[str]) -> list[Line]:
     return lines
 
 
-def _memory_lines(layout: Layout, agent: str, replaced: set[str]) -> list[Line]:
+def _memory_lines(layout: Layout, agent: str, replaced: set[str],
+                  keyless: list[PendingFile]) -> list[Line]:
+    """MEMORY.md's lines: a fact corrected since the last distill is left out, and one that
+    a pending lesson probably corrects (whoever wrote it, without naming the key) starts
+    with that lesson's key and words, as the next distill will mark it."""
     text = _read(layout.memory_md(agent))
     if text is None:
         return []
+    raw_lines = text.rstrip("\n").split("\n")
+    marks = _probably_corrected(raw_lines, keyless, layout.agent_dir(agent))
     where = "main checkout" if not layout.repo.is_main else "this checkout"
     lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", MEMORY_RANK, "heading")]
-    for i, raw in enumerate(text.rstrip("\n").split("\n"), 1):
+    for i, raw in enumerate(raw_lines, 1):
         keys = tuple(_KEY_RE.findall(raw))
         if keys and replaced.intersection(keys):
             continue  # corrected since the last distill: never show the stale fact
+        if keys and keys[-1] in marks:
+            raw = _marked(raw, marks[keys[-1]])
         lines.append(Line(raw, MEMORY_RANK + i, "memory", keys))
     return lines
+
+
+# A fact line of MEMORY.md: an earlier mark (any form render.fact_line writes), the
+# fact's text (a link into its topic file, or plain), its key.
+_FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“.*?” — was: )?"
+                        r"|\(see \[[^\]]+\]\): ))?(?P<rest>(?P<text>.*) \[(?P<key>[^\]]+)\])$")
+_SECTION = re.compile(r"^## (\S+) · ")
+MARK_TITLE_CHARS = 120
+
+
+def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
+                        folder: str) -> dict[str, PendingFile]:
+    """{held key: the pending lesson that probably corrects it} (`similar.held_corrections`;
+    a close pair's fact body is read from the topic file its line links)."""
+    if not keyless:
+        return {}
+    held: list[tuple[str, str, str]] = []
+    files: dict[str, str] = {}
+    topic = "general"
+    for raw in raw_lines:
+        section = _SECTION.match(raw)
+        if section:
+            topic = section.group(1)
+            continue
+        fact = _FACT_LINE.match(raw)
+        if fact:
+            text = fact["text"]
+            if text.startswith("[") and "](" in text:
+                link = text[text.rindex("](") + 2:-1].split("#", 1)[0]
+                if link.startswith(f"{TOPICS}/") and ".." not in link:
+                    files[fact["key"]] = os.path.join(folder, link)
+                text = text[1:text.rindex("](")]
+            held.append((fact["key"], text.replace("\\", ""), topic))
+    if not held:
+        return {}
+    by_key = {x.key: x for x in keyless}
+    found = held_corrections(((x.key, x) for x in keyless), held,
+                             lambda key: _topic_body(files.get(key), key))
+    return {old: by_key[new] for old, new in found.items()}
+
+
+def _topic_body(path: str | None, key: str) -> str:
+    """The body a topic file shows for `key`: the lines between its heading and its
+    provenance line ("" when the file or the fact is not there)."""
+    text = _read(path) if path else None
+    if text is None:
+        return ""
+    at = text.find(f"\n> key `{key}`")
+    if at < 0:
+        return ""
+    start = text.rfind("\n## ", 0, at)
+    section = text[start + 1:at].split("\n", 1)
+    return section[1] if len(section) > 1 else ""
+
+
+def _marked(raw: str, lesson: PendingFile) -> str:
+    """The fact line with the pending lesson's key and words in front (any older mark goes)."""
+    fact = _FACT_LINE.match(raw)
+    if fact is None:
+        return raw
+    words = " ".join(lesson.title.split())
+    if len(words) > MARK_TITLE_CHARS:
+        words = words[: MARK_TITLE_CHARS - 1].rstrip() + "…"
+    return "- " + OUTDATED_MARK.format(key=lesson.key, title=words) + fact["rest"]
 
 
 def _pending_lines(layout: Layout, live: list[PendingFile]) -> list[Line]:
