@@ -2,8 +2,10 @@
 starts, and its fitting to the budget.
 
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
-branch), the lessons for the agent written since the last distill (journal
-and outbox, newest first), the keys corrected since then ("do not rely on"),
+branch; a line a pending lesson probably corrects without its key starts with
+that lesson's key and words), the lessons for the agent written since the
+last distill (journal and outbox, newest first), the keys corrected since
+then ("do not rely on", with the correction's words),
 and with a query the live facts the agent holds that best answer it (the
 `recall` index: the same facts its topic files hold, ranked by bm25, with
 their exact confidence).

@@ -33,7 +33,9 @@ from journal_mem.layout import is_native
 from tests.helpers import git, jmem, make_repo
 
 MARK_RE = re.compile(r"NM-\d+")
-FACT_LINK_RE = re.compile(r"^- \[(?:\\.|[^\\\]])*\]\(([^)\s]+)\) \[[a-z0-9-]+\]$", re.MULTILINE)
+# a fact line, after the mark of a probable correction if it has one
+FACT_LINK_RE = re.compile(r"^- (?:possibly outdated by \[[a-z0-9-]+\]: (?:“.*?” — was: )?)?"
+                          r"\[(?:\\.|[^\\\]])*\]\(([^)\s]+)\) \[[a-z0-9-]+\]$", re.MULTILINE)
 
 
 def _live_markers(repo: Path) -> dict[str, list[str]]:
