@@ -229,7 +229,8 @@ class Day:
 
     def session(self, agent: str) -> None:
         cwd = self.where[agent]
-        seen = jmem(cwd, "wake", "--agent", agent, "--max-chars", "9600")
+        seen = jmem(cwd, "wake", "--agent", agent, "--max-chars",
+                    os.environ.get("JMEM_DAY_MAX_CHARS", "9600"))
         own = cwd / MEM / agent / "MEMORY.md"
         if own.exists():
             seen += own.read_text()
@@ -259,11 +260,14 @@ class Day:
                 self.tally.fresh += 1
             else:
                 self.tally.missing += 1
+                if os.environ.get("JMEM_DAY_DEBUG") == "missing" and len(self.tally.examples) < 14:
+                    self.tally.examples.append(f"missing for {agent}: {fact}\n" + "\n".join(
+                        x for x in seen.splitlines() if fact.service in x))
 
     def note(self, agent: str, fact: Fact, shown: list[str]) -> None:
         kind = "retraction" if fact.retracted_by else fact.how[-1].split()[0]
         self.tally.by_kind[kind] = self.tally.by_kind.get(kind, 0) + 1
-        if len(self.tally.examples) < 8:
+        if len(self.tally.examples) < 8 and os.environ.get("JMEM_DAY_DEBUG") != "missing":
             self.tally.examples.append(f"event {self.events}: {agent} sees {shown} of "
                                        f"{fact.service} {fact.setting} (now {fact.current}"
                                        f"{', retracted' if fact.retracted_by else ''}; "

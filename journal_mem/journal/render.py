@@ -236,6 +236,7 @@ def header(agent: str, width: int) -> list[str]:
 
 
 MIN_OLD_TITLE = 12  # characters of the old fact's title kept before the correction's words
+MIN_WORDS = 40  # of the correction's words, before the old fact's title is cut for them
 
 
 def outdated_mark(key: str, title: str, room: int) -> str:
@@ -259,7 +260,9 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
     `outdated`: the key and title of a newer lesson that probably corrects this fact;
     the line then starts with them, so every holder sees the words that replace it on
     the fact itself, however many there are. When the line is too short for both, the
-    old fact's title is cut first (to `MIN_OLD_TITLE`), then the correction's title."""
+    correction's words are cut to `MIN_WORDS`, then the old fact's title (to
+    `MIN_OLD_TITLE`), then the correction's words again: they are never dropped while
+    the old title can give way."""
     title = link_text(fact.title)
     tails = [f" [{fact.key}]"]
     if file:
@@ -268,8 +271,13 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
         tails.append(f"]({TOPICS}/{name}.md) [{fact.key}]")
     mark = ""
     if outdated:
-        for keep in (MIN_OLD_TITLE, 8):
-            mark = outdated_mark(*outdated, width - 3 - min(len(title), keep) - len(tails[-1]))
+        bare = len(OUTDATED_MARK.format(key=outdated[0], title=""))
+        words = min(len(inline(outdated[1])), MIN_WORDS)
+        for keep in (len(title), MIN_OLD_TITLE, 8):
+            room = width - 3 - min(len(title), keep) - len(tails[-1])
+            if keep == len(title) and room < bare + words:
+                continue  # the whole old title leaves too few of the correction's words
+            mark = outdated_mark(*outdated, room)
             if "“" in mark:
                 break
         if not mark:  # the flag without its link, rather than a line with no flag

@@ -28,7 +28,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 MIN_SCORE = 0.3
 # How a fact a newer lesson probably corrects is shown, on its own line, wherever it is
@@ -50,28 +50,31 @@ _STOP = frozenset(
 )
 
 
-class Comparable(Protocol):
-    """What is compared: an `Entry` or a `Fact` has these."""
+if TYPE_CHECKING:  # annotations only: `typing` costs the wake hook ~2 ms
+    from typing import Protocol
 
-    @property
-    def title(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-    @property
-    def topic(self) -> str: ...
+    class Comparable(Protocol):
+        """What is compared: an `Entry` or a `Fact` has these."""
+
+        @property
+        def title(self) -> str: ...
+        @property
+        def body(self) -> str: ...
+        @property
+        def topic(self) -> str: ...
 
 
-class Dated(Comparable, Protocol):
-    """A live fact: its key, date, holders and entry path (`<writer>/journal/…`)."""
+    class Dated(Comparable, Protocol):
+        """A live fact: its key, date, holders and entry path (`<writer>/journal/…`)."""
 
-    @property
-    def key(self) -> str: ...
-    @property
-    def created(self) -> dt.datetime: ...
-    @property
-    def holders(self) -> tuple[str, ...]: ...
-    @property
-    def path(self) -> str: ...
+        @property
+        def key(self) -> str: ...
+        @property
+        def created(self) -> dt.datetime: ...
+        @property
+        def holders(self) -> tuple[str, ...]: ...
+        @property
+        def path(self) -> str: ...
 
 
 _PUNCT = re.compile(r"[^\w\s]+")
@@ -110,7 +113,7 @@ _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "seven": "7", "eight": "8", "nine": "9", "ten": "10", "twelve": "12",
                  "twenty": "20", "thirty": "30", "hundred": "100"}
 _NEGATION = re.compile(r"(?i)\b(?:not|no|never|none|nothing|without|cannot|n't)\b|n't\b")
-_CUE = re.compile(
+_CUE_PATTERN = (
     r"(?i)\b(?:no longer|not any ?more|any ?more|instead|actually|nowadays|now|"
     r"(?:moved|switched|changed|migrated|went) (?:to|back|off|from|over)|switched|replaced|"
     r"rewrote|rewritten|migrated|"
@@ -119,6 +122,16 @@ _CUE = re.compile(
     r"(?:was|were|got|has been|have been) (?:lowered|raised|cut|reduced|increased|bumped|"
     r"changed|renamed|moved|disabled|turned off)|renamed|since v?\d|"
     r"(?:used to|previously|formerly|before that|until recently|last (?:week|month|year)))\b")
+_CUES: list[re.Pattern[str]] = []
+
+
+def _cue() -> re.Pattern[str]:
+    """The change words, compiled when first needed (not at the wake hook's import)."""
+    if not _CUES:
+        _CUES.append(re.compile(_CUE_PATTERN))
+    return _CUES[0]
+
+
 # A name: a word of three or more characters with a capital past its first letter
 # (InfluxDB, uPlot, TOTP), a digit, or a joint other than a hyphen (flags.json,
 # clean_session), or a capitalised word past the title's first; "dry-air" is a word.
@@ -178,8 +191,9 @@ def change(new: Comparable, old: Comparable) -> str | None:
             return f"an opposite: {a} / {b}"
     if len(_NEGATION.findall(new.title)) > len(_NEGATION.findall(old.title)):
         return "a negation"
-    cue = _CUE.search(f"{new.title}\n{new.body}")
-    if cue and not _CUE.search(old_text):
+    cues = _cue()
+    cue = cues.search(f"{new.title}\n{new.body}")
+    if cue and not cues.search(old_text):
         return f"says {cue.group(0).casefold()!r}"
     return None
 
