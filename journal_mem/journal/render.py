@@ -236,7 +236,7 @@ def header(agent: str, width: int) -> list[str]:
 
 
 MIN_OLD_TITLE = 12  # characters of the old fact's title kept before the correction's words
-MIN_WORDS = 40  # of the correction's words, before the old fact's title is cut for them
+MIN_WORDS = 30  # of the correction's words, before the old fact's title is cut for them
 
 
 def outdated_mark(key: str, title: str, room: int) -> str:
