@@ -160,7 +160,8 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     live, corrections = _sort_pending(lessons, agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
-    keyless = [x for x in lessons if not (x.problems or x.supersedes or x.retracts)]
+    keyless = [x for x in lessons if not (x.problems or x.supersedes or x.retracts)
+               and x.key not in corrections]  # a lesson corrected since says nothing now
     sections = [
         _memory_lines(layout, agent, replaced, keyless) if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own]),
@@ -317,7 +318,9 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
             held.append((fact["key"], text.replace("\\", ""), topic))
     if not held:
         return {}
-    by_key = {x.key: x for x in keyless}
+    by_key: dict[str, PendingFile] = {}
+    for lesson in keyless:  # newest first: a key's newest lesson speaks for it
+        by_key.setdefault(lesson.key, lesson)
     found = held_corrections(((x.key, x) for x in keyless), held,
                              lambda key: _topic_body(files.get(key), key))
     return {old: by_key[new] for old, new in found.items()}

@@ -89,3 +89,11 @@ def test_a_correction_by_key_still_hides_the_line(repo: Path) -> None:
     write(repo, "ops", "The cache moved to port 6390", "It is 6390 now.", "--supersedes", old)
     text = wake(repo, "web")
     assert "6380" not in text and default_key("The cache moved to port 6390") in text
+
+
+def test_a_restated_correction_shows_its_newest_words(repo: Path) -> None:
+    old = distilled_fact(repo)
+    new = write(repo, "ops", "The cache moved to port 6390", "Sessions on 6390 now.")
+    write(repo, "ops", "The cache moved to port 6391", "Sessions on 6391 now.", "--key", new)
+    line = fact_line(wake(repo, "web"), old)
+    assert line.startswith(f"- possibly outdated by [{new}]: “The cache moved to port 6391”"), line
