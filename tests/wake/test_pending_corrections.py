@@ -97,3 +97,12 @@ def test_a_restated_correction_shows_its_newest_words(repo: Path) -> None:
     write(repo, "ops", "The cache moved to port 6391", "Sessions on 6391 now.", "--key", new)
     line = fact_line(wake(repo, "web"), old)
     assert line.startswith(f"- possibly outdated by [{new}]: “The cache moved to port 6391”"), line
+
+
+def test_a_pending_correction_corrected_since_marks_nothing(repo: Path) -> None:
+    old = distilled_fact(repo)
+    wrong = write(repo, "ops", "The cache moved to port 6390", "Sessions on 6390 now.")
+    write(repo, "ops", "The cache did not move, sessions stay on 6380",
+          "The 6390 note was a test host.", "--supersedes", wrong)
+    line = fact_line(wake(repo, "web"), old)
+    assert f"[{wrong}]" not in line, line
