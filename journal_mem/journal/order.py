@@ -118,15 +118,22 @@ def newest_of(entries: Iterable[Item] | dict[str, str], keys: Iterable[str]) -> 
 def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[str, ...]]:
     """For each entry path, the entries it knew by history (their commits are proper
     ancestors of its commit), among those that speak about a key it speaks about: the
-    fold's result for a key depends only on the order of the entries that concern it."""
+    fold's result for a key depends only on the order of the entries that concern it.
+    An entry not committed yet knew every committed one: the distill commits it on top
+    of them, and a rebuild from that commit must order it as this fold does."""
     by_key: dict[str, list[tuple[int, str, str]]] = {}
+    pending: dict[str, list[str]] = {}
     for path, entry in entries:
         commit = history.added.get(path)
-        if commit is None:
-            continue  # not committed yet: only `knew` and the clock order it
         for key in concerns(entry):
-            by_key.setdefault(key, []).append((history.generation(commit), path, commit))
+            if commit is None:  # it will be committed on top of what is committed now
+                pending.setdefault(key, []).append(path)
+            else:
+                by_key.setdefault(key, []).append((history.generation(commit), path, commit))
     out: dict[str, set[str]] = {}
+    for key, paths in pending.items():
+        for path in paths:
+            out.setdefault(path, set()).update(p for _, p, _ in by_key.get(key, ()))
     for group in by_key.values():
         if len({commit for _, _, commit in group}) < 2:
             continue
@@ -136,7 +143,7 @@ def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[
             for _, before, old in earlier:
                 if history.descends(commit, old):
                     out.setdefault(path, set()).add(before)
-    return {path: tuple(sorted(known)) for path, known in out.items()}
+    return {path: tuple(sorted(known)) for path, known in out.items() if known}
 
 
 def related_entries(entries: Iterable[Item]) -> bool:

@@ -97,14 +97,14 @@ def test_a_restatement_after_the_correction_brings_the_key_back(tmp_path: Path) 
     assert "15 minutes again" in distilled(root)
 
 
-def test_uncommitted_entries_are_ordered_by_clock_as_before(tmp_path: Path) -> None:
-    """Nothing in history relates them: `created` decides (a pending correction with a
-    clock behind its fact loses until something records what it knew)."""
+def test_two_uncommitted_entries_are_ordered_by_clock(tmp_path: Path) -> None:
+    """Nothing in history relates two entries that are both still pending."""
     root = repo(tmp_path)
-    entry(root, "ttl", key="token-ttl", title="Access tokens live 15 minutes", created=T0)
+    entry(root, "ttl", commit=False, key="token-ttl", title="Access tokens live 15 minutes",
+          created=T0)
     entry(root, "ttl-b", commit=False, key="token-ttl", title="Access tokens live 30 minutes",
-          created=T0 + dt.timedelta(minutes=1))
-    assert "30 minutes" in distilled(root)
+          created=T0 - dt.timedelta(minutes=1))
+    assert "15 minutes" in distilled(root)
 
 
 def test_two_branches_that_never_saw_each_other_are_ordered_by_clock(tmp_path: Path) -> None:
@@ -170,3 +170,18 @@ def test_check_agrees_with_the_distill_under_history_order(tmp_path: Path) -> No
     distilled(root)
     proc = jmem(root, "check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_pending_correction_behind_its_fact_wins_and_check_agrees(tmp_path: Path) -> None:
+    """Not committed yet, it will be committed on top of HEAD by the distill: it knew every
+    committed entry of its key, so the fold orders it so at once, and the rebuild `check`
+    makes from the distill's commit (where history says the same) agrees."""
+    root = repo(tmp_path)
+    entry(root, "ttl", key="token-ttl", title="Access tokens live 15 minutes", created=T0)
+    entry(root, "ttl2", commit=False, agent="web", key="token-ttl-1h",
+          supersedes=("token-ttl",), title="Access tokens live 60 minutes now",
+          created=T0 - dt.timedelta(days=3))
+    assert "[token-ttl]" not in distilled(root)
+    proc = jmem(root, "check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[token-ttl]" not in distilled(root)
