@@ -85,10 +85,15 @@ class Context:
         from journal_mem.journal.fold import fold
 
         root, memory_root = self.repo.main_root, self.layout.memory_root
-        return fold(entries, agents=self.agents if agents is None else agents, date=date,
-                    ref_exists=ref_checker(root, rev), config=self.config,
-                    report_near=report_near,
-                    lineage=lambda: lineage.read(root, rev, memory_root))
+        result = fold(entries, agents=self.agents if agents is None else agents, date=date,
+                      ref_exists=ref_checker(root, rev), config=self.config,
+                      report_near=report_near,
+                      lineage=lambda: lineage.read(root, rev, memory_root))
+        if report_near:  # the code its facts cite, as git history says now
+            from journal_mem.journal.citations import judge
+
+            judge(result, root, rev, memory_root, self.layout.state_dir, self.config)
+        return result
 
 
 def context_of(repo: gitcore.Repo, flags: dict[str, Any] | None = None) -> Context:

@@ -195,6 +195,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("progress", "tqdm", "heavy"),
     ("recall.index", "journal_mem.recall.refresh", "hot"),
     ("repo", "journal_mem.gitops.memgit.ref_checker", "hot"),
+    ("repo", "journal_mem.journal.citations.judge", "hot"),
     ("repo", "journal_mem.journal.fold.fold", "hot"),
     ("repo", "journal_mem.schema.load", "hot"),
     ("resources", "importlib.resources", "heavy"),

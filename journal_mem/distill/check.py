@@ -79,9 +79,11 @@ def derived_problems(ctx: Context) -> list[str]:
     agents = set(config.agents) | {rel.split("/", 1)[0] for rel, _ in entries}
     agents |= {a for a in layout.agents_on_disk() if os.path.isfile(layout.memory_md(a))}
     # the agents the committed files name, not the folders of this clone
-    result = ctx.fold(entries, state.date, rev=ref_rev(ctx), agents=sorted(agents))
+    # citations as they were judged; refs against the tree the distill saw
+    result = ctx.fold(entries, state.date, rev=state.judged or ref_rev(ctx),
+                      agents=sorted(agents))
     expected = render(result, sorted(agents), config.budget).files
-    expected[DISTILL_STATE] = render_state(FoldState(state.date, state.folded))
+    expected[DISTILL_STATE] = render_state(FoldState(state.date, state.folded, state.judged))
     problems += _compare(ctx, expected, on_disk | {DISTILL_STATE})
     return problems
 

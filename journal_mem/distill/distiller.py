@@ -171,8 +171,11 @@ def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list
     rendered = dict(step.rendered.files)
     changed = {p: d for p, d in rendered.items() if files.read_distilled(layout, p) != d}
     deleted = sorted(files.distilled_on_disk(layout) - set(rendered))
-    if changed or deleted or step.state is None or step.state.folded != step.folded:
-        changed[DISTILL_STATE] = render_state(FoldState(step.date, step.folded))
+    state = step.state
+    if (changed or deleted or state is None or state.folded != step.folded
+            or bool(state.judged) != bool(step.after.judged)):  # the commit to check at
+        changed[DISTILL_STATE] = render_state(FoldState(step.date, step.folded,
+                                                        step.after.judged))
     return changed, deleted
 
 

@@ -51,8 +51,9 @@ _PROVENANCE = re.compile(r"^> key `(?P<key>" + NAME + r")`")
 PRINCIPLES = "Principles"
 _TASK = re.compile(r"^\\?\[[ xX]\\?\]\s+")
 # the mark of a flagged fact, as render.outdated_mark writes it (and as it did before)
-_MARKED = re.compile(r"^possibly outdated(?: \(see \[" + NAME + r"\]\): | by \[" + NAME
-                     + r"\]: (?:“.*?” — was: )?)")
+_MARKED = re.compile(r"^(?:possibly outdated(?: \(see \[" + NAME + r"\]\): | by \[" + NAME
+                     + r"\]: (?:“.*?” — was: )?)|cited (?:code changed|file deleted)"
+                     r"(?:: `[^`\n]*`)? in [0-9a-f]{7}(?: \(.*?\))?(?: — was: |: ))")
 # What `render.py` generates around the facts: the header, the "possibly outdated"
 # section, the footer's count and a topic file's eviction note. Never content, whatever
 # an edit did to them (a native edit that fixes the footer's count is no lesson).
@@ -217,7 +218,8 @@ def _changed(agent: str, fact: Fact, piece: _Piece, memory_md: bool, source: str
         body = join_body(extra, fact.body)
     return Draft(agent=agent, topic=fact.topic, title=title, body=body, type=fact.type,
                  created=now, source=source, key=fact.key, confidence=fact.confidence,
-                 importance=fact.importance, tags=fact.tags, refs=fact.refs, replaces=True,
+                 importance=fact.importance, tags=fact.tags, refs=fact.refs, cited=fact.cited,
+                 replaces=True,
                  where=source)
 
 

@@ -401,3 +401,10 @@ def _common_from_gitfile(folder: str) -> str | None:
     except OSError:
         return None
     return os.path.realpath(os.path.join(git_dir, common))
+
+
+def resolve(root: str, rev: str) -> str | None:
+    """The commit id `rev` names in the repository at `root`, or None."""
+    res = run(["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], root, clean=True,
+              check=False)
+    return res.text().strip() or None if res.ok else None

@@ -55,3 +55,28 @@ def had_blob(root: str, path: str, blob_id: str, depth: int = 500) -> bool:
     res = gitcore.run(["log", "-n", str(depth), "--format=", "--raw", "--no-abbrev", "--no-renames",
                        "HEAD", "--", path], root, clean=True, check=False)
     return res.ok and blob_id in res.text().split()
+
+
+def read_objects(root: str, names: list[str]) -> list[tuple[str, bytes] | None]:
+    """(object id, bytes) of each object name (`REV:path`, an id…), in order, in one
+    `git cat-file --batch`; None for a name this repository cannot resolve."""
+    if not names:
+        return []
+    res = gitcore.run(["cat-file", "--batch"], root, clean=True, check=False,
+                       stdin=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"))
+    out, pos = res.stdout, 0
+    found: list[tuple[str, bytes] | None] = []
+    for _ in names:
+        end = out.find(b"\n", pos)
+        if end < 0:
+            found.append(None)
+            continue
+        header = out[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit():  # "<name> missing" / "ambiguous"
+            found.append(None)
+            continue
+        size = int(header[2])
+        found.append((header[0].decode(), out[pos:pos + size]))
+        pos += size + 1
+    return found

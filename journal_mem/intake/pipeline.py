@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
+from journal_mem.journal import citations
 from journal_mem.journal.drafts import Draft, hashed_key, to_entry, unique_keys
 from journal_mem.journal.entry import MAX_KNEW, Entry
 from journal_mem.journal.files import Written, entry_name, record
@@ -123,10 +124,21 @@ def qualified(key: str, agent: str) -> str:
     return f"{agent}-{key}"[:64].rstrip("-")
 
 
-def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy) -> Entry | None:
+def cite(checkout: str, entry: Entry) -> Entry:
+    """`entry` with what its refs cite in `checkout` recorded (`cited`)."""
+    if not entry.refs:
+        return entry
+    cited = citations.stamp(checkout, entry.refs, entry.cited)
+    return entry if cited == entry.cited else replace(entry, cited=cited)
+
+
+def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy,
+           checkout: str | None = None) -> Entry | None:
     """The entry to write for `draft`, or None when the journal already holds it."""
     draft = _own_name(draft, known)
     entry = to_entry(draft, now, policy)
+    if checkout is not None:
+        entry = cite(checkout, entry)
     if known.has(entry.key, draft, entry.body):
         return None
     if not draft.replaces and known.taken(entry.key, draft, entry.body):
@@ -163,7 +175,8 @@ def knew_problem(count: int) -> str:
 
 
 def _problems(proposal: Proposal, drafts: list[Draft], now: dt.datetime,
-              policy: Policy) -> tuple[list[str], list[str], set[int]]:
+              policy: Policy, checkout: str | None = None,
+              ) -> tuple[list[str], list[str], set[int]]:
     """(what refuses the whole proposal, what refuses single drafts, their indexes)."""
     whole: list[str] = []
     for agent in sorted(proposal.gone):  # an agent, or one of its files
@@ -182,7 +195,9 @@ def _problems(proposal: Proposal, drafts: list[Draft], now: dt.datetime,
             bad.add(i)
             continue
         try:
-            to_entry(d, now, policy)
+            entry = to_entry(d, now, policy)
+            if checkout is not None:
+                cite(checkout, entry)
         except InvalidEntry as exc:
             said = "cannot become a lesson: " if proposal.strict else ""
             single += [f"{where}: {said}{p}" for p in exc.problems]
@@ -217,12 +232,13 @@ def file(ctx: Context, proposal: Proposal, *, journal: Journal | None = None,
     now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     known = Known(journal.entries)
     drafts = _knowing([_own_name(d, known) for d in proposal.drafts], journal)
-    whole, single, bad = _problems(proposal, drafts, now, ctx.policy)
+    checkout = ctx.repo.worktree_root
+    whole, single, bad = _problems(proposal, drafts, now, ctx.policy, checkout)
     if whole or (single and proposal.strict):
         raise Refused(proposal.way, whole + single)
     out = Filed(invalid=single)
     ready = [d for i, d in enumerate(drafts) if i not in bad]
-    return _write(ctx.layout, ready, known, ctx.policy, now, progress, out)
+    return _write(ctx.layout, ready, known, ctx.policy, now, progress, out, checkout)
 
 
 def _own_name(draft: Draft, known: Known) -> Draft:
@@ -233,12 +249,13 @@ def _own_name(draft: Draft, known: Known) -> Draft:
 
 
 def _write(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
-           now: dt.datetime, progress: Progress | None, out: Filed) -> Filed:
+           now: dt.datetime, progress: Progress | None, out: Filed,
+           checkout: str | None = None) -> Filed:
     ready = unique_keys(drafts)
     folders: set[str] = set()
     for done, draft in enumerate(ready, 1):
         try:
-            entry = settle(draft, known, now, policy)
+            entry = settle(draft, known, now, policy, checkout)
         except InvalidEntry as exc:
             out.invalid += [f"{draft.source or draft.where}: {p}" for p in exc.problems]
             continue
@@ -297,6 +314,7 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
         raise InvalidEntry([knew_problem(len(knew))])
     if knew:
         entry = replace(entry, knew=tuple(sorted(knew)))
+    entry = cite(ctx.repo.worktree_root, entry)
     try:
         written = record(ctx.layout, entry, outbox=outbox)
     except OSError as exc:

@@ -39,6 +39,7 @@ class Draft:
     importance: str | None = None
     tags: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    cited: tuple[str, ...] = ()  # what anchored refs cited, kept across a hand edit
     applies_to: tuple[str, ...] = ()
     valid_until: str | None = None
     retracts: tuple[str, ...] = ()
@@ -120,7 +121,8 @@ def to_entry(draft: Draft, now: dt.datetime, policy: Policy) -> Entry:
         "type": draft.type, "key": draft.identity, "source": clip_source(draft.source) or None,
         "confidence": draft.confidence, "importance": draft.importance,
         "tags": list(draft.tags), "refs": list(draft.refs),
-        "applies_to": list(draft.applies_to), "valid_until": draft.valid_until,
+        "cited": list(draft.cited), "applies_to": list(draft.applies_to),
+        "valid_until": draft.valid_until,
         "retracts": list(draft.retracts), "supersedes": list(draft.supersedes),
         "drops": list(draft.drops), "knew": list(draft.knew),
     }  # fmt: skip

@@ -32,6 +32,8 @@ from typing import Any
 from journal_mem import names
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal import frontmatter
+from journal_mem.journal.anchor import anchor_problem, line_range
+from journal_mem.journal.anchor import split as split_ref
 from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, TAG_RE, is_name, not_a_name
 
 TITLE_MAX = 150
@@ -107,7 +109,7 @@ IMPORTANCE = ("critical", "high", "medium", "low")
 FIELDS = (
     "schema", "agent", "created", "topic", "type", "confidence", "importance", "key",
     "supersedes", "retracts", "drops", "knew", "applies_to", "valid_until", "tags", "refs",
-    "source",
+    "cited", "source",
 )  # fmt: skip
 EARLIEST_YEAR = 1970
 FUTURE_SLACK = dt.timedelta(days=31)
@@ -259,6 +261,7 @@ def check_fields(
     out["valid_until"] = _parse_date(until, "valid_until", problems) if until else None
     out["tags"] = _tags(raw, problems)
     out["refs"] = _refs(raw, problems)
+    out["cited"] = _cited(raw, problems)
     source = _scalar(raw, "source", problems)
     if source is not None and ("\n" in source or len(source) > 500):
         problems.append("source: must be one line of at most 500 characters")
@@ -353,20 +356,43 @@ def _refs(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
     items = _strings(raw, "refs", "repository paths", problems)
     out = set()
     for ref in (i.strip() for i in items):
-        parts = ref.strip("/").split("/")
+        path, anchor = split_ref(ref)
+        parts = path.strip("/").split("/")
         if not ref:
             continue
-        if ref.startswith("/") or ".." in parts or "\n" in ref or len(ref) > 1024:
+        if path.startswith("/") or ".." in parts or "\n" in ref or len(ref) > 1024:
             problems.append(f"refs: {ref!r} must be a path relative to the repository top")
+        elif (why := anchor_problem(anchor)) is not None:
+            problems.append(f"refs: {path}{why}")
         else:
             out.add(normalise_ref(ref))
     return tuple(sorted(out - {""}))
 
 
 def normalise_ref(ref: str) -> str:
-    """One spelling per path: `./README`, `README/` and `a//b/./c` become `README`, `a/b/c`."""
-    path = posixpath.normpath(ref.strip().strip("/"))
-    return "" if path == "." else path
+    """One spelling per path: `./README`, `README/` and `a//b/./c` become `README`, `a/b/c`;
+    an anchor (`#L10-L12`, `#name`) is kept as written, `#L10-12` as `#L10-L12`."""
+    raw, anchor = split_ref(ref.strip())
+    path = posixpath.normpath(raw.strip().strip("/"))
+    if path == ".":
+        return ""
+    span = line_range(anchor) if anchor else None
+    if span is not None:
+        anchor = f"L{span[0]}" if span[0] == span[1] else f"L{span[0]}-L{span[1]}"
+    return f"{path}#{anchor}" if anchor else path
+
+
+CITED_RE = re.compile(r"([0-9a-f]{40}) ([0-9a-f]{16}|-) (clean|dirty) (\S.*)")
+
+
+def _cited(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
+    """`cited`: what each anchored ref cited when it was filed (`cite/stamp.py`)."""
+    items = _strings(raw, "cited", "citations", problems)
+    for item in items:
+        if not CITED_RE.fullmatch(item):
+            problems.append(f"cited: {item!r} is not `COMMIT DIGEST clean|dirty REF` "
+                            "(jmem writes it; leave it out of a hand-written entry)")
+    return tuple(sorted(set(items)))
 
 
 # The entry's vocabulary, importable from here where its users look for it.
@@ -396,6 +422,7 @@ class Entry:
     valid_until: Date | None = None
     tags: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    cited: tuple[str, ...] = ()  # "COMMIT DIGEST clean|dirty REF" (cite/stamp.py)
     source: str | None = None
     schema: int = field(default=SCHEMA)
 
@@ -559,6 +586,8 @@ def render(entry: Entry) -> str:
         lines.append(f"tags: {_flow(entry.tags)}")
     if entry.refs:
         lines.append(f"refs: {_flow(entry.refs)}")
+    if entry.cited:
+        lines.append(f"cited: {_flow(entry.cited)}")
     if entry.source is not None:
         lines.append(f"source: {json.dumps(entry.source, ensure_ascii=False)}")
     lines += ["---", "", f"# {entry.title}"]
@@ -635,5 +664,6 @@ def _make(values: dict[str, Any], title: str, body: str) -> Entry:
         valid_until=values["valid_until"],
         tags=values["tags"],
         refs=values["refs"],
+        cited=values["cited"],
         source=values["source"],
     )

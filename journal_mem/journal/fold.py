@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from journal_mem.journal.anchor import CodeChange
+from journal_mem.journal.anchor import split as split_ref
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.order import Lineage, causal_order, history_edges, related_entries
 from journal_mem.journal.similar import conflicts, normalise_title
@@ -48,6 +50,7 @@ class Fact:
     refs: tuple[str, ...] = ()
     source: str | None = None
     writers: tuple[str, ...] = ()  # agents that wrote an entry stating it
+    cited: tuple[str, ...] = ()  # what its anchored refs cited when filed (citations.py)
 
 
 @dataclass
@@ -59,6 +62,9 @@ class Fold:
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
+    # key -> its cited code that changed since it was cited (`journal/citations.follow`)
+    code: dict[str, list[CodeChange]] = field(default_factory=dict)
+    judged: str = ""  # the commit `code` was judged at ("" when no fact cites code)
 
     def held_by(self, agent: str) -> list[Fact]:
         """The live facts `agent` holds, in rank order."""
@@ -174,7 +180,7 @@ def _to_fact(acc: _Acc) -> Fact:
         key=e.key, title=e.title, body=e.body, topic=e.topic, type=e.type,
         confidence=e.confidence, importance=e.importance, created=e.created,
         holders=tuple(sorted(acc.holders)), path=acc.path, tags=e.tags, refs=e.refs,
-        source=e.source, writers=tuple(sorted(acc.writers)),
+        source=e.source, writers=tuple(sorted(acc.writers)), cited=e.cited,
     )  # fmt: skip
 
 
@@ -273,7 +279,9 @@ def fold(
     for key, acc in list(live.items()):
         reason = _dated_rule(acc.entry, date, ttl)
         refs = acc.entry.refs
-        if reason is None and refs and not any(ref_exists(r) for r in refs):
+        # refs recorded at filing are judged with their history (`journal.citations`)
+        if (reason is None and refs and not acc.entry.cited
+                and not any(ref_exists(split_ref(r)[0]) for r in refs)):
             if drop_stale:
                 reason = "refs gone: " + ", ".join(refs)
             else:
@@ -289,6 +297,20 @@ def fold(
         result.conflicts = conflicts(result.facts.values(), date,
                                      {key: acc.seq for key, acc in live.items()})
     return result
+
+
+def stale(result: Fold, gone: dict[str, list[str]], config: Config) -> None:
+    """Apply `distill.stale_refs` to facts whose refs are all gone, as their citations'
+    history says (`gone`: key → those refs): drop them, or flag them."""
+    for key, refs in sorted(gone.items()):
+        why = "refs gone: " + ", ".join(refs)
+        if config.distill.stale_refs == "flag":
+            result.flagged[key] = why
+            continue
+        result.facts.pop(key, None)
+        result.removed[key] = why
+        result.conflicts = [c for c in result.conflicts if key not in c]
+        result.near_duplicates = [g for g in result.near_duplicates if key not in g]
 
 
 def today() -> dt.date:

@@ -2,9 +2,10 @@
 
 Written only by the distiller, at the top of the memory root, as
 deterministic JSON (sorted keys, indent 1, LF, one trailing newline):
-`{"schema": 1, "date": "YYYY-MM-DD", "folded": [memory-root-relative paths]}`.
+`{"schema": 1, "date": "YYYY-MM-DD", "folded": [memory-root-relative paths]}`, and
+`"judged": COMMIT` when a fact cites code: the commit its citations were judged at.
 A fresh clone learns from it what is still pending; `check` rebuilds with its
-date, so expiry cannot make the check flap.
+date (so expiry cannot make the check flap) and its commit.
 """
 
 from __future__ import annotations
@@ -22,18 +23,19 @@ class FoldState:
     `import dataclasses` alone costs it ~8 ms.
     """
 
-    __slots__ = ("date", "folded")
+    __slots__ = ("date", "folded", "judged")
 
-    def __init__(self, date: dt.date, folded: tuple[str, ...]) -> None:
+    def __init__(self, date: dt.date, folded: tuple[str, ...], judged: str = "") -> None:
         self.date = date
         self.folded = folded
+        self.judged = judged  # the commit citations were judged at ("" when none cite)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FoldState) and (self.date, self.folded) == (
-            other.date, other.folded)
+        return isinstance(other, FoldState) and (self.date, self.folded, self.judged) == (
+            other.date, other.folded, other.judged)
 
     def __hash__(self) -> int:
-        return hash((self.date, self.folded))
+        return hash((self.date, self.folded, self.judged))
 
     def __repr__(self) -> str:
         return f"FoldState({self.date!r}, {len(self.folded)} folded)"
@@ -41,7 +43,10 @@ class FoldState:
 
 def render_state(state: FoldState) -> bytes:
     """The file's bytes."""
-    data = {"schema": SCHEMA, "date": state.date.isoformat(), "folded": sorted(state.folded)}
+    data: dict[str, object] = {"schema": SCHEMA, "date": state.date.isoformat(),
+                               "folded": sorted(state.folded)}
+    if state.judged:
+        data["judged"] = state.judged
     return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
@@ -57,7 +62,10 @@ def parse_state(data: bytes) -> FoldState | None:
         return None
     if not all(isinstance(p, str) for p in folded):
         return None
-    return FoldState(date, tuple(sorted(folded)))
+    judged = raw.get("judged", "")
+    if not isinstance(judged, str):
+        return None
+    return FoldState(date, tuple(sorted(folded)), judged)
 
 
 def read_state(path: str) -> FoldState | None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK
@@ -142,15 +143,17 @@ def provenance(fact: Fact) -> str:
     return line
 
 
-def fact_block(fact: Fact) -> list[str]:
-    """A fact as it appears in a topic file: title, body on one line, provenance."""
+def fact_block(fact: Fact, code: list[CodeChange] | None = None) -> list[str]:
+    """A fact as it appears in a topic file: title, body on one line, provenance (which
+    ends with every change of the code it cites)."""
     lines = [f"## {inline(fact.title)}"]
     if fact.body.strip():
         body = inline(fact.body)
         if len(body) > BODY_CHARS:
             body = clip(body, BODY_CHARS) + " (more in its entry)"
         lines.append(body)
-    return [*lines, provenance(fact)]
+    changes = "".join(f" · {inline(change.text())}" for change in code or ())
+    return [*lines, provenance(fact) + changes]
 
 
 def part_name(topic: str, index: int, taken: set[str]) -> str:
@@ -164,7 +167,8 @@ def part_name(topic: str, index: int, taken: set[str]) -> str:
 
 
 def render_topic(
-    agent: str, topic: str, facts: list[Fact], max_lines: int, taken: set[str] | None = None
+    agent: str, topic: str, facts: list[Fact], max_lines: int, taken: set[str] | None = None,
+    code: dict[str, list[CodeChange]] | None = None,
 ) -> tuple[list[tuple[str, str]], list[str], dict[str, str]]:
     """A topic's files [(name, text)], the keys with no room, and {key: file name}.
 
@@ -177,7 +181,7 @@ def render_topic(
     names = set(taken or ()) - {topic}
     ids: set[str] = set()
     for fact in facts:
-        block = fact_block(fact)
+        block = fact_block(fact, (code or {}).get(fact.key))
         if not parts or len(parts[-1][1]) + len(block) > max_lines - 1:  # 1: eviction note
             if len(parts) == TOPIC_PARTS or len(block) + 4 > max_lines - 1:
                 evicted.append(fact.key)
@@ -250,8 +254,24 @@ def outdated_mark(key: str, title: str, room: int) -> str:
     return short if room >= len(short) else ""
 
 
+CODE_WAS = " — was: "
+
+
+def code_mark(change: CodeChange, room: int) -> str:
+    """The words that say a fact's cited code changed, within `room` characters: the path
+    and commit with its subject, then without it, then the commit alone; "" if not even
+    that fits."""
+    for text in (change.text(), change.text(subject=False)):
+        if len(text) + len(CODE_WAS) <= room:
+            return text + CODE_WAS
+    what = "cited file deleted" if change.gone else "cited code changed"
+    short = f"{what} in {change.commit[:7]}: "
+    return short if len(short) <= room else ""
+
+
 def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
-              outdated: tuple[str, str] | None = None) -> str | None:
+              outdated: tuple[str, str] | None = None,
+              code: CodeChange | None = None) -> str | None:
     """`- [title](topics/t.md#anchor) [key]`: a link to the fact in its topic file
     (`file`: `name#anchor`), then its key. The whole title comes first: when it does not
     fit beside the anchor the link names the file alone, and only then is the title cut;
@@ -283,6 +303,9 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
         if not mark:  # the flag without its link, rather than a line with no flag
             short = OUTDATED_KEY_ONLY.format(key=outdated[0])
             mark = short if width - 4 - len(fact.key) - len(short) >= 2 else ""
+    elif code is not None:  # the old title gives way to the path and the commit
+        keep = min(len(title), MIN_OLD_TITLE)
+        mark = code_mark(code, width - 3 - keep - len(tails[-1]))
     if file:
         for tail in tails:
             if len(title) <= width - 3 - len(mark) - len(tail):
@@ -372,7 +395,8 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
                   placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
                   notes: list[str] | None = None,
-                  outdated: dict[str, tuple[str, str]] | None = None) -> tuple[str, int]:
+                  outdated: dict[str, tuple[str, str]] | None = None,
+                  code: dict[str, list[CodeChange]] | None = None) -> tuple[str, int]:
     """MEMORY.md's text and how many fact lines it holds. `facts` (rank order) are those in
     topic files; `evicted` counts the rest; `placed` names each key's topic file; `notes`
     (the "possibly outdated" section) follow the header."""
@@ -401,8 +425,9 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
     opened: set[str] = set()
     for fact in facts:
         principle = fact.type == "principle"
+        changed = (code or {}).get(fact.key)
         line = fact_line(fact, width, principle, placed.get(fact.key, ""),
-                         (outdated or {}).get(fact.key))
+                         (outdated or {}).get(fact.key), changed[0] if changed else None)
         if line is None:
             continue
         section = "\x00principles" if principle else fact.topic
@@ -447,7 +472,7 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
         placed: dict[str, str] = {}
         for topic in sorted(by_topic):
             files, evicted, where = render_topic(agent, topic, by_topic[topic],
-                                                 budget.topic_lines, set(by_topic))
+                                                 budget.topic_lines, set(by_topic), fold.code)
             for name, text in files:
                 out.files[f"{agent}/{TOPICS}/{name}.md"] = text.encode("utf-8")
             report.parts[topic] = [name for name, _ in files]
@@ -459,7 +484,7 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
         text, report.in_memory = render_memory(
             agent, shown, budget, evicted=len(report.evicted), placed=placed,
             parts=report.parts, notes=outdated_lines(agent, fold, budget.line_chars),
-            outdated=marks)
+            outdated=marks, code=fold.code)
         out.files[f"{agent}/{MEMORY_MD}"] = text.encode("utf-8")
     return out
 

@@ -1,0 +1,386 @@
+"""Citations: what a fact's anchored refs cite, recorded when it is filed and followed
+through git at every distill (docs/DESIGN.md, "Memory that checks the code it cites").
+
+**At filing** (`stamp`), each ref with an anchor (`PATH#L10-L12`, `PATH#name`) records
+`COMMIT DIGEST clean|dirty REF` in the entry's `cited`: the writer's HEAD, the digest
+of the cited text (`journal/anchor.py`), and whether that text came from a file with
+uncommitted changes. A hand-written entry with no record is judged from the commit
+that added it.
+
+**At a distill** (`follow`), each citation is judged at the distilled commit. A
+renamed file is followed (git's rename detection); cited lines still there, wherever
+they moved, or a symbol whose body is unchanged, say nothing. When the text is gone,
+the commit that changed it is the last one, in the history since the citation, after
+which the text is no longer there: the fact is then marked with the path and that
+commit. Text that was never in this branch's history (a worktree's branch not merged
+yet, a dirty file never committed) is not judged yet.
+
+Cost: one `git ls-tree` of the cited files per distill; a file whose blob did not
+change since the last judgement is not read again (`citations.json` in the state
+dir); only a citation whose text is gone walks its file's history, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+
+from journal_mem.errors import InvalidEntry
+from journal_mem.gitops import gitcore, lineage, memgit
+from journal_mem.gitops.history import read_objects
+from journal_mem.journal.anchor import CodeChange, digest_at, line_range, split, still_there
+from journal_mem.journal.entry import CITED_RE
+from journal_mem.journal.fold import Fact, Fold, stale
+from journal_mem.schema import Config
+
+CACHE = "citations.json"
+CACHE_SCHEMA = 1
+SUBJECT_CHARS = 72
+_SUBJECT_JUNK = re.compile(r"[`\[\]<>\x00-\x1f]")  # never markup on a fact's line
+WALK_LIMIT = 2000  # commits of one file's history read for a citation never recorded
+
+
+class Cited:
+    """One recorded citation."""
+
+    __slots__ = ("anchor", "commit", "digest", "dirty", "path", "ref")
+
+    def __init__(self, ref: str, commit: str, digest: str, dirty: bool) -> None:
+        self.ref, self.commit, self.digest, self.dirty = ref, commit, digest, dirty
+        self.path, self.anchor = split(ref)
+
+    @property
+    def ident(self) -> str:
+        """What the judgement cache knows it by."""
+        text = f"{self.commit} {self.digest} {self.dirty} {self.ref}"
+        return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+    def render(self) -> str:
+        """The entry's `cited` item."""
+        return f"{self.commit} {self.digest} {'dirty' if self.dirty else 'clean'} {self.ref}"
+
+
+def parse(item: str) -> Cited | None:
+    """A `cited` item, or None when it is not one."""
+    match = CITED_RE.fullmatch(item)
+    if not match:
+        return None
+    return Cited(match[4], match[1], match[2], match[3] == "dirty")
+
+
+# --- at filing ---------------------------------------------------------------------
+
+
+def _checkout_text(root: str, path: str) -> str | None:
+    try:
+        with open(os.path.join(root, path), "rb") as fh:
+            return fh.read().decode("utf-8", "surrogateescape")
+    except (OSError, ValueError):
+        return None
+
+
+def recorded_refs(cited: Iterable[str]) -> set[str]:
+    """The refs a `cited` list records."""
+    return {c.ref for c in map(parse, cited) if c is not None}
+
+
+def stamp(root: str, refs: Iterable[str], cited: Iterable[str] = ()) -> tuple[str, ...]:
+    """`cited` for `refs` filed from the checkout at `root`: every ref not yet recorded
+    gets its HEAD, the digest of what an anchor cites (`-` for a whole file) and whether
+    its file had uncommitted changes. Raises InvalidEntry when an anchored ref names a
+    file or lines this checkout lacks; a file-level ref to a file this checkout lacks is
+    kept unrecorded (judged by the tree alone, as before)."""
+    have = {c.ref: c for c in map(parse, cited) if c is not None}
+    wanted = [r for r in refs if r not in have]
+    if not wanted:
+        return tuple(sorted(c.render() for c in have.values()))
+    names = ["HEAD", *(f"HEAD:{split(r)[0]}" for r in wanted)]
+    found = read_objects(root, names)
+    head = found[0][0] if found and found[0] is not None else None
+    problems = []
+    for ref, obj in zip(wanted, found[1:], strict=True):
+        path, anchor = split(ref)
+        committed = obj[1].decode("utf-8", "surrogateescape") if obj is not None else None
+        text = _checkout_text(root, path)
+        if text is None:
+            text = committed
+        if text is None or head is None:
+            if anchor:
+                problems.append(f"refs: {ref}: no file {path} in this checkout to cite")
+            continue
+        if not anchor:
+            have[ref] = Cited(ref, head, "-", dirty=text != committed)
+            continue
+        got = digest_at(text, anchor)
+        if got is None:
+            span = line_range(anchor)
+            size = text.count("\n") + (not text.endswith("\n"))
+            why = (f"{path} has {size} lines" if span is not None
+                   else f"no definition of {anchor} in {path}")
+            problems.append(f"refs: {ref}: {why}")
+            continue
+        have[ref] = Cited(ref, head, got[0], dirty=text != committed)
+    if problems:
+        raise InvalidEntry(problems)
+    return tuple(sorted(c.render() for c in have.values()))
+
+
+# --- at a distill ------------------------------------------------------------------
+
+
+class _Cache:
+    """{citation: [blob judged, verdict or None]} in the state dir; a cache only."""
+
+    def __init__(self, state_dir: str | None) -> None:
+        self.path = os.path.join(state_dir, CACHE) if state_dir else None
+        self.old: dict[str, list[object]] = {}
+        self.new: dict[str, list[object]] = {}
+        if self.path is None:
+            return
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                raw = json.load(fh)
+            if raw.get("schema") == CACHE_SCHEMA and isinstance(raw.get("cites"), dict):
+                self.old = raw["cites"]
+        except (OSError, ValueError, AttributeError):
+            self.old = {}
+
+    def save(self) -> None:
+        if self.path is None or self.new == self.old:
+            return
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump({"schema": CACHE_SCHEMA, "cites": self.new}, fh, sort_keys=True)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache: the next distill judges again
+
+
+def _change(raw: object) -> CodeChange | None:
+    if isinstance(raw, list) and len(raw) == 4 and all(isinstance(x, str) for x in raw):
+        return CodeChange(raw[0], raw[1], raw[2], raw[3] == "gone")
+    return None
+
+
+class _Git:
+    """The git reads of one follow, each made once."""
+
+    def __init__(self, root: str, rev: str) -> None:
+        self.root, self.rev = root, rev
+        self.head = gitcore.resolve(root, rev) or ""
+        self._renames: dict[str, str] | None = None
+        self._tree: frozenset[str] | None = None
+
+    def blobs(self, paths: set[str]) -> dict[str, str]:
+        """path → blob id at `rev` of the paths that exist there."""
+        if not paths or not self.head:
+            return {}
+        res = gitcore.run(["ls-tree", "-z", "--full-tree", self.head, "--", *sorted(paths)],
+                          self.root, clean=True, check=False)
+        out = {}
+        for record in res.stdout.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            fields = meta.split(b" ")
+            if len(fields) == 3 and fields[1] == b"blob":
+                out[name.decode("utf-8", "surrogateescape")] = fields[2].decode()
+        return out
+
+    def moved(self, path: str) -> str | None:
+        """Where a path gone from `rev` was renamed to, or None."""
+        if self._renames is None:
+            self._renames = memgit.renamed_in(self.root, self.head)
+            self._tree = memgit.tree_paths(self.root, self.head)
+        assert self._tree is not None
+        return memgit.moved_to(path, self._renames, self._tree)
+
+    def is_ancestor(self, commit: str) -> bool:
+        res = gitcore.run(["merge-base", "--is-ancestor", commit, self.head], self.root,
+                          clean=True, check=False)
+        return res.returncode == 0
+
+    def exists(self, commit: str) -> bool:
+        return gitcore.run(["cat-file", "-e", f"{commit}^{{commit}}"], self.root, clean=True,
+                           check=False).ok
+
+    def merge_base(self, commit: str) -> str | None:
+        res = gitcore.run(["merge-base", commit, self.head], self.root, clean=True,
+                          check=False)
+        return res.text().strip() or None if res.ok else None
+
+    def log(self, args: list[str], paths: list[str]) -> list[tuple[str, str]]:
+        """(commit, subject) of `git log ARGS -- PATHS`, oldest first."""
+        res = gitcore.run(["log", "--reverse", "--topo-order", "--no-renames",
+                           "--format=%x01%H%x00%s", *args, "--", *paths], self.root,
+                          clean=True, check=False)
+        out = []
+        for chunk in res.stdout.decode("utf-8", "replace").split("\x01")[1:]:
+            sha, _, subject = chunk.strip("\n").partition("\0")
+            out.append((sha, _SUBJECT_JUNK.sub("", subject).strip()[:SUBJECT_CHARS]))
+        return out
+
+
+def _walk(git: _Git, cite: Cited, now: str) -> CodeChange | None:
+    """The last commit after which the cited text is gone, or None when the history
+    since the citation never held it (not in this branch yet)."""
+    present = False
+    if git.exists(cite.commit):
+        if git.is_ancestor(cite.commit):
+            args, present = [f"{cite.commit}..{git.head}"], not cite.dirty
+        else:  # a rebased or unmerged branch: from where the two histories met
+            base = git.merge_base(cite.commit)
+            args = [f"{base}..{git.head}"] if base else [git.head, "-n", str(WALK_LIMIT)]
+    else:
+        args = [git.head, "-n", str(WALK_LIMIT)]
+    paths = sorted({cite.path, now})
+    commits = git.log(args, paths)
+    if not commits:
+        return None
+    names = [f"{sha}:{p}" for sha, _ in commits for p in (now, cite.path)]
+    objects = read_objects(git.root, names)
+    start = (line_range(cite.anchor) or (1, 1))[0]
+    last: CodeChange | None = None
+    for i, (sha, subject) in enumerate(commits):
+        obj = objects[2 * i] or objects[2 * i + 1]
+        text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
+        here = obj is not None and still_there(text, cite.anchor, cite.digest, start) is not None
+        if present and not here:
+            last = CodeChange(cite.ref, sha, subject)
+        present = here
+    return None if present else last
+
+
+def _deleted(git: _Git, cite: Cited) -> CodeChange | None:
+    """The commit that deleted a cited file since the citation, or None when this
+    history never held it since (a branch not merged yet, a file never committed)."""
+    since: str | None = cite.commit
+    if not (git.exists(cite.commit) and git.is_ancestor(cite.commit)):
+        since = git.merge_base(cite.commit) if git.exists(cite.commit) else None
+    commits = git.log(["--diff-filter=D", "-n", "1", f"{since}..{git.head}" if since
+                       else git.head], [cite.path])
+    if not commits:
+        return None
+    sha, subject = commits[-1]
+    return CodeChange(cite.ref, sha, subject, gone=True)
+
+
+def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
+           state_dir: str | None = None,
+           unrecorded: Callable[[str, str], Cited | None] | None = None,
+           ) -> dict[str, list[CodeChange]]:
+    """{fact key: the changes of its cited code} at `rev`, for (key, cited) pairs.
+
+    `unrecorded(key, ref)` makes a citation for an anchored ref its entry did not
+    record (hand-written): judged from the commit that added the entry."""
+    cites: list[tuple[str, Cited]] = []
+    for key, items in facts:
+        for item in items:
+            cite = parse(item)
+            if cite is not None:
+                cites.append((key, cite))
+            elif unrecorded is not None:
+                made = unrecorded(key, item)
+                if made is not None:
+                    cites.append((key, made))
+    if not cites:
+        return {}
+    git = _Git(root, rev)
+    if not git.head:
+        return {}
+    cache = _Cache(state_dir)
+    blobs = git.blobs({c.path for _, c in cites})
+    where: dict[str, str | None] = {}
+    for _, c in cites:
+        if c.path not in where:
+            where[c.path] = c.path if c.path in blobs else git.moved(c.path)
+    extra = {p for p in where.values() if p and p not in blobs}
+    blobs.update(git.blobs(extra))
+    out: dict[str, list[CodeChange]] = {}
+    todo: list[tuple[str, Cited, str, str]] = []
+    for key, c in cites:
+        now = where[c.path]
+        if now is None or now not in blobs:
+            gone = _deleted(git, c)
+            if gone is not None:
+                out.setdefault(key, []).append(gone)
+            continue
+        if not c.anchor:
+            continue  # a whole file: it is there, under this name or its new one
+        seen = cache.old.get(c.ident)
+        if isinstance(seen, list) and len(seen) == 2 and seen[0] == blobs[now]:
+            cache.new[c.ident] = seen
+            change = _change(seen[1])
+            if change is not None:
+                out.setdefault(key, []).append(change)
+            continue
+        todo.append((key, c, now, blobs[now]))
+    texts = read_objects(root, [b for *_, b in todo])
+    for (key, c, now, blob), obj in zip(todo, texts, strict=True):
+        text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
+        start = (line_range(c.anchor) or (1, 1))[0]
+        change = None
+        if still_there(text, c.anchor, c.digest, start) is None:
+            seen = cache.old.get(c.ident)
+            before = _change(seen[1]) if isinstance(seen, list) and len(seen) == 2 else None
+            change = before if before is not None and not before.gone else _walk(git, c, now)
+        cache.new[c.ident] = [blob, change.as_list() if change is not None else None]
+        if change is not None:
+            out.setdefault(key, []).append(change)
+    cache.save()
+    return {key: sorted(changes, key=lambda ch: ch.ref) for key, changes in out.items()}
+
+
+def recorded_at(root: str, commit: str, key: str, ref: str) -> Cited | None:
+    """A citation for `ref` as the file was in `commit` (a hand-written entry's)."""
+    path, anchor = split(ref)
+    if not anchor:
+        return None
+    found = read_objects(root, [f"{commit}:{path}"])
+    if not found or found[0] is None:
+        return None
+    got = digest_at(found[0][1].decode("utf-8", "surrogateescape"), anchor)
+    return None if got is None else Cited(ref, commit, got[0], dirty=False)
+
+
+def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
+          config: Config) -> None:
+    """Judge the citations of a fold's facts at `rev` (`result.code`, `result.judged`),
+    then apply `distill.stale_refs` to facts whose refs are all gone by their history. A
+    hand-written citation is judged from the commit that added its entry."""
+    facts = list(result.facts.values())
+    pairs = [(f.key, (*f.cited, *(r for r in f.refs
+                                  if split(r)[1] and r not in recorded_refs(f.cited))))
+             for f in facts]
+    pairs = [p for p in pairs if p[1]]
+    head = gitcore.resolve(root, rev) if pairs else None
+    if head is None:
+        return
+    paths = {f.key: f.path for f in facts}
+    added: list[dict[str, str]] = []
+
+    def unrecorded(key: str, ref: str) -> Cited | None:
+        if not added:
+            added.append(lineage.read(root, head, memory_root).added)
+        return recorded_at(root, added[0].get(paths[key]) or head, key, ref)
+
+    result.judged = head
+    result.code = follow(root, head, pairs, state_dir=state_dir, unrecorded=unrecorded)
+    _stale_facts(result, facts, root, head, config)
+
+
+def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
+                 config: Config) -> None:
+    """Facts with recorded citations whose refs are all gone."""
+    exists = memgit.ref_checker(root, head)
+    gone: dict[str, list[str]] = {}
+    for fact in facts:
+        if not fact.cited:
+            continue
+        recorded = recorded_refs(fact.cited)
+        deleted = {c.ref for c in result.code.get(fact.key, ()) if c.gone}
+        if all(r in deleted if r in recorded else not exists(split(r)[0]) for r in fact.refs):
+            gone[fact.key] = list(fact.refs)
+    stale(result, gone, config)
