@@ -11,7 +11,7 @@ from journal_mem import errors, progress
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
 from journal_mem.distill import distiller
 from journal_mem.distill.background import detach
-from journal_mem.distill.check import run_check
+from journal_mem.distill.check import cited_report, run_check
 from journal_mem.distill.outcome import distill_json, distill_lines
 from journal_mem.distill.push import push_distill
 from journal_mem.repo import open_context
@@ -85,10 +85,13 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
               help="Also fail when a journal entry was modified or deleted since REF.")
 @click.option("--allow-root-move", is_flag=True,
               help="Accept a memory_root changed since REF (a deliberate move).")
+@click.option("--refs", "refs", is_flag=True,
+              help="Also list every fact whose cited code changed or whose cited files "
+                   "are gone, with the commit (a listing: it fails nothing).")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
-          as_json: bool) -> int:
+          refs: bool, as_json: bool) -> int:
     """CI: every entry valid, distilled files equal a rebuild, budgets held, journal
     append-only since REF, no conflict markers, symlinks or secrets in memory.
 
@@ -97,10 +100,21 @@ def check(click_ctx: click.Context, base: str | None, allow_root_move: bool,
     ctx = open_context(cwd(click_ctx))
     problems = run_check(ctx, base, allow_root_move=allow_root_move)
     found = discover.found_in(ctx)
+    cited = cited_report(ctx) if refs else []
     if as_json:
-        emit_json({"ok": not problems, "problems": problems,
-                   "elsewhere": [{"what": w, "paths": p, "command": c} for w, p, c in found]})
+        data = {"ok": not problems, "problems": problems,
+                "elsewhere": [{"what": w, "paths": p, "command": c} for w, p, c in found]}
+        if refs:
+            data["refs"] = cited
+        emit_json(data)
         return errors.REFUSED if problems else errors.OK
+    for item in cited:
+        what = {"changed": "cited code changed", "deleted": "cited file deleted",
+                "dropped": "dropped, refs gone"}[str(item["state"])]
+        at = f" in {str(item['commit'])[:7]} ({item['subject']})" if item["commit"] else ""
+        click.echo(f"{item['key']}: {what}: `{item['ref']}`{at}")
+    if refs and not cited:
+        click.echo("refs: no fact's cited code changed")
     for line in problems:
         click.echo(line)
     for line in discover.lines(found):

@@ -13,7 +13,8 @@ concerns (`keys`) and why:
   X" / "never use X", its `near_duplicates`): someone must say which is true.
   One between two facts of one duplicates cluster is named in that cluster's
   `why` instead: a correction can read like a paraphrase.
-* `stale`: facts the fold flags (refs gone, with `distill.stale_refs =
+* `stale`: facts whose cited code changed since they were written (the commit
+  named), facts the fold flags (refs gone, with `distill.stale_refs =
   "flag"`), and episodic records older than half their time to live: their
   lasting lesson, if any, belongs in a fact of its own.
 * `over-budget`: an agent's topic that spills into later files or evicts
@@ -186,6 +187,11 @@ def stale(ctx: Context, folded: Fold, day: dt.date) -> list[Item]:
     """Flagged facts, and episodic records past half their time to live."""
     items = [Item("stale", (key,), f"{why}: correct the fact or retract it")
              for key, why in sorted(folded.flagged.items()) if key in folded.facts]
+    items += [Item("stale", (key,), "; ".join(c.text() for c in changes)
+                   + ": check the fact against the code, then restate it (a fresh --ref) "
+                     "or retract it")
+              for key, changes in sorted(folded.code.items())
+              if key in folded.facts and key not in folded.flagged]
     half = ctx.config.distill.episodic_ttl_days / 2
     for fact in folded.facts.values():
         age = (day - fact.created.astimezone(dt.UTC).date()).days

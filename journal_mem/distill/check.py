@@ -17,6 +17,7 @@ from journal_mem.gitops import gitcore, memgit, staged
 from journal_mem.importers.memfiles import foreign, not_imported
 from journal_mem.importers.native import adopted_paths
 from journal_mem.journal.entry import Entry
+from journal_mem.journal.fold import today as fold_date
 from journal_mem.journal.foldstate import FoldState, read_state, render_state
 from journal_mem.journal.reader import read_journal
 from journal_mem.journal.render import over_budget, render
@@ -86,6 +87,26 @@ def derived_problems(ctx: Context) -> list[str]:
     expected[DISTILL_STATE] = render_state(FoldState(state.date, state.folded, state.judged))
     problems += _compare(ctx, expected, on_disk | {DISTILL_STATE})
     return problems
+
+
+def cited_report(ctx: Context) -> list[dict[str, str]]:
+    """Every fact whose cited code changed or whose cited files are gone, at HEAD, with
+    the commit (`check --refs`): {key, ref, state: changed|deleted|dropped, commit,
+    subject}, by key."""
+    journal = read_journal(ctx.layout, ctx.policy)
+    result = ctx.fold(journal.entries, fold_date())
+    out: list[dict[str, str]] = []
+    for key in sorted(result.code):
+        for change in result.code[key]:
+            state = "changed" if not change.gone else (
+                "deleted" if key in result.facts else "dropped")
+            out.append({"key": key, "ref": change.ref, "state": state,
+                        "commit": change.commit, "subject": change.subject})
+    for key, why in sorted(result.removed.items()):
+        if why.startswith("refs gone") and key not in result.code:
+            out.append({"key": key, "ref": why.removeprefix("refs gone: "), "state": "dropped",
+                        "commit": "", "subject": ""})
+    return out
 
 
 def hand_written(ctx: Context, entries: list[tuple[str, Entry]]) -> tuple[set[str], list[str]]:

@@ -80,3 +80,18 @@ def read_objects(root: str, names: list[str]) -> list[tuple[str, bytes] | None]:
         found.append((header[0].decode(), out[pos:pos + size]))
         pos += size + 1
     return found
+
+
+def object_ids(root: str, names: list[str]) -> list[tuple[str, str] | None]:
+    """(object id, type) of each object name (`REV:path`…), in order, in one
+    `git cat-file --batch-check`; None for a name that resolves to nothing."""
+    if not names:
+        return []
+    res = gitcore.run(["cat-file", "--batch-check"], root, clean=True, check=False,
+                       stdin=("\n".join(names) + "\n").encode("utf-8", "surrogateescape"))
+    lines = res.stdout.decode("utf-8", "surrogateescape").split("\n")
+    out: list[tuple[str, str] | None] = []
+    for i in range(len(names)):
+        fields = lines[i].split(" ") if i < len(lines) else []
+        out.append((fields[0], fields[1]) if len(fields) == 3 else None)
+    return out

@@ -28,6 +28,11 @@ and files what passes:
 6. **Once.** A draft the journal already holds (key, title, body, writer) is
    skipped; a draft whose key names a different fact gets its text's hash
    appended, unless it `replaces` that fact on purpose (an edit).
+7. **What it cites.** Every ref is recorded as the writer's checkout has it
+   (`journal/citations.stamp`: HEAD, the cited lines' digest, dirty or not), so
+   the distiller can follow it through git; an anchored ref to lines or a name
+   the checkout lacks is refused. A draft (adopted, captured, imported) whose
+   text names tracked files in backticks cites them (`cite_found_paths`).
 
 Entries are created exclusively (`fsutil.create_exclusive`), never replacing
 a file; a batch is fsynced once at the end (a thousand fsyncs would cost an
@@ -132,6 +137,24 @@ def cite(checkout: str, entry: Entry) -> Entry:
     return entry if cited == entry.cited else replace(entry, cited=cited)
 
 
+def cite_found_paths(checkout: str, drafts: list[Draft]) -> list[Draft]:
+    """Drafts whose text names tracked files in backticks cite them (file-level refs,
+    said in `source`): memory adopted or captured is checked without a `--ref`."""
+    found = {i: citations.path_candidates(f"{d.title}\n{d.body}") for i, d in enumerate(drafts)}
+    known = citations.tracked(checkout, sorted({p for ps in found.values() for p in ps}))
+    if not known:
+        return drafts
+    out = []
+    for i, d in enumerate(drafts):
+        new = [known[p] for p in found[i] if p in known and known[p] not in d.refs]
+        new = list(dict.fromkeys(new))[:citations.AUTO_REFS]
+        if new:
+            said = f"{d.source} · {citations.AUTO_SOURCE}" if d.source else citations.AUTO_SOURCE
+            d = replace(d, refs=tuple(sorted({*d.refs, *new})), source=said)
+        out.append(d)
+    return out
+
+
 def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy,
            checkout: str | None = None) -> Entry | None:
     """The entry to write for `draft`, or None when the journal already holds it."""
@@ -233,6 +256,7 @@ def file(ctx: Context, proposal: Proposal, *, journal: Journal | None = None,
     known = Known(journal.entries)
     drafts = _knowing([_own_name(d, known) for d in proposal.drafts], journal)
     checkout = ctx.repo.worktree_root
+    drafts = cite_found_paths(checkout, drafts)
     whole, single, bad = _problems(proposal, drafts, now, ctx.policy, checkout)
     if whole or (single and proposal.strict):
         raise Refused(proposal.way, whole + single)

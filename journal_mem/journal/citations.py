@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import gitcore, lineage, memgit
-from journal_mem.gitops.history import read_objects
+from journal_mem.gitops.history import object_ids, read_objects
 from journal_mem.journal.anchor import CodeChange, digest_at, line_range, split, still_there
 from journal_mem.journal.entry import CITED_RE
 from journal_mem.journal.fold import Fact, Fold, stale
@@ -176,18 +176,15 @@ class _Git:
         self._tree: frozenset[str] | None = None
 
     def blobs(self, paths: set[str]) -> dict[str, str]:
-        """path → blob id at `rev` of the paths that exist there."""
+        """path → object id at `rev` of the paths that exist there (files and folders),
+        each looked up on its own: `ls-tree` given a folder and a file inside it lists
+        the file, not the folder."""
         if not paths or not self.head:
             return {}
-        res = gitcore.run(["ls-tree", "-z", "--full-tree", self.head, "--", *sorted(paths)],
-                          self.root, clean=True, check=False)
-        out = {}
-        for record in res.stdout.split(b"\0"):
-            meta, _, name = record.partition(b"\t")
-            fields = meta.split(b" ")
-            if len(fields) == 3 and fields[1] == b"blob":
-                out[name.decode("utf-8", "surrogateescape")] = fields[2].decode()
-        return out
+        names = sorted(paths)
+        found = object_ids(self.root, [f"{self.head}:{p}" for p in names])
+        return {p: obj[0] for p, obj in zip(names, found, strict=True)
+                if obj is not None and obj[1] in ("blob", "tree")}
 
     def moved(self, path: str) -> str | None:
         """Where a path gone from `rev` was renamed to, or None."""
@@ -223,9 +220,9 @@ class _Git:
         return out
 
 
-def _walk(git: _Git, cite: Cited, now: str) -> CodeChange | None:
-    """The last commit after which the cited text is gone, or None when the history
-    since the citation never held it (not in this branch yet)."""
+def _presence(git: _Git, cite: Cited, now: str) -> tuple[bool, list[tuple[str, str, bool]]]:
+    """(whether the cited text was known to be there at the citation, then every commit
+    since that touched its file, oldest first, with whether the text is there after it)."""
     present = False
     if git.exists(cite.commit):
         if git.is_ancestor(cite.commit):
@@ -235,18 +232,29 @@ def _walk(git: _Git, cite: Cited, now: str) -> CodeChange | None:
             args = [f"{base}..{git.head}"] if base else [git.head, "-n", str(WALK_LIMIT)]
     else:
         args = [git.head, "-n", str(WALK_LIMIT)]
-    paths = sorted({cite.path, now})
-    commits = git.log(args, paths)
-    if not commits:
-        return None
+    commits = git.log(args, sorted({cite.path, now}))
     names = [f"{sha}:{p}" for sha, _ in commits for p in (now, cite.path)]
     objects = read_objects(git.root, names)
     start = (line_range(cite.anchor) or (1, 1))[0]
-    last: CodeChange | None = None
+    out = []
     for i, (sha, subject) in enumerate(commits):
         obj = objects[2 * i] or objects[2 * i + 1]
-        text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
-        here = obj is not None and still_there(text, cite.anchor, cite.digest, start) is not None
+        if not cite.anchor:
+            here = obj is not None
+        else:
+            text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
+            here = obj is not None and still_there(text, cite.anchor, cite.digest,
+                                                   start) is not None
+        out.append((sha, subject, here))
+    return present, out
+
+
+def _walk(git: _Git, cite: Cited, now: str) -> CodeChange | None:
+    """The last commit after which the cited text is gone, or None when the history
+    since the citation never held it (not in this branch yet)."""
+    present, commits = _presence(git, cite, now)
+    last: CodeChange | None = None
+    for sha, subject, here in commits:
         if present and not here:
             last = CodeChange(cite.ref, sha, subject)
         present = here
@@ -384,3 +392,78 @@ def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
         if all(r in deleted if r in recorded else not exists(split(r)[0]) for r in fact.refs):
             gone[fact.key] = list(fact.refs)
     stale(result, gone, config)
+
+
+# --- citations without asking ---------------------------------------------------------
+
+_SPAN = re.compile(r"`([^`\s]{3,200})`")
+_PATHLIKE = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
+_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+AUTO_REFS = 8  # at most this many refs found in one lesson's text
+AUTO_SOURCE = "refs from its text"
+
+
+def path_candidates(text: str) -> list[str]:
+    """Repository paths a text names in backticks (`src/pay.py`, `docs/x.md:12`), in
+    order, each once: a name with a folder or an extension, nothing absolute or
+    outside the top."""
+    out: list[str] = []
+    for raw in _SPAN.findall(text):
+        path = raw.removeprefix("./").rstrip(".,;:)").rstrip("/")
+        path = re.sub(r":\d+(?:-\d+)?$", "", path)  # path:12 names the file
+        if not _PATHLIKE.fullmatch(path) or ".." in path.split("/"):
+            continue
+        if "/" not in path and not _EXT.search(path):
+            continue  # a word, a command or a flag, not a file
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def tracked(root: str, paths: list[str]) -> dict[str, str]:
+    """{name: the tracked path it names} in the checkout at `root`: a path git tracks, a
+    folder holding tracked files, or the one tracked file whose path ends with the name
+    (`extract.ts`, `parsers/text.ts` written from inside a package). One `git ls-files`,
+    and a second for names found that way."""
+    if not paths:
+        return {}
+    res = gitcore.run(["ls-files", "-z", "--full-name", "--", *(f":(top,literal){p}"
+                                                                for p in paths)],
+                      root, clean=True, check=False)
+    if not res.ok:
+        return {}
+    files = {p for p in res.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    out = {p: p for p in paths
+           if p in files or any(f.startswith(p + "/") for f in files)}
+    rest = [p for p in paths if p not in out]
+    if rest:
+        every = gitcore.run(["ls-files", "-z", "--full-name"], root, clean=True, check=False)
+        by_tail: dict[str, list[str]] = {}
+        for path in every.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            parts = path.split("/")
+            for i in range(1, min(len(parts), 4)):
+                by_tail.setdefault("/".join(parts[-i:]), []).append(path)
+        for name in rest:
+            found = by_tail.get(name, [])
+            if len(found) == 1:
+                out[name] = found[0]
+    return out
+
+
+def history(root: str, rev: str, items: Iterable[str]) -> list[dict[str, object]]:
+    """`jmem log KEY`: each recorded citation, where it was recorded, what it is now
+    (there, changed, deleted, not in this branch yet) and every commit since that
+    touched its file, saying whether the cited text was still there after it."""
+    git = _Git(root, rev)
+    out: list[dict[str, object]] = []
+    for cite in (c for c in map(parse, items) if c is not None):
+        now = cite.path if git.blobs({cite.path}) else git.moved(cite.path)
+        known, commits = _presence(git, cite, now or cite.path) if git.head else (False, [])
+        change = follow(root, rev, [("", (cite.render(),))]).get("", [])
+        state = ("deleted" if change and change[0].gone else "changed" if change
+                 else "there" if known or any(here for *_, here in commits) else "pending")
+        out.append({"ref": cite.ref, "recorded": cite.commit, "dirty": cite.dirty,
+                    "path": now, "state": state,
+                    "commits": [{"commit": sha, "subject": subject, "cited_text": here}
+                                for sha, subject, here in commits]})
+    return out

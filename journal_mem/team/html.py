@@ -163,6 +163,8 @@ def page(data: dict[str, Any]) -> str:
     pending = _table(["agent", "lesson", "written", "age (days)"],
                      [[p["agent"], p["title"], p["date"], p["age"]] for p in data["pending"]])
     stale = _table(["key", "why"], [[k, w] for k, w in data["stale"]])
+    cited = _table(["key", "what changed"],
+                   [[k, "; ".join(w)] for k, w in data.get("cited", [])])
     conflicts = _table(["key", "held by", "possibly corrected by"],
                        [[c["key"], ", ".join(c["agents"]), c["newer"]]
                         for c in data["conflicts"]])
@@ -183,6 +185,7 @@ def page(data: dict[str, Any]) -> str:
         facts or "<p>No fact is held by several agents or was corrected yet.</p>", more,
         "<h2>Budgets</h2>", _budgets(data),
         "<h2>Pending lessons</h2>", pending,
+        "<h2>Cited code changed</h2>", cited,
         "<h2>Dropped for stale refs</h2>", stale,
         "<h2>Open conflicts</h2>", conflicts,
         f"<script>{SCRIPT}</script></body></html>", ""])

@@ -17,6 +17,7 @@ import sqlite3
 from typing import Any
 
 from journal_mem.errors import JournalMemError
+from journal_mem.journal import citations
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import today
 from journal_mem.journal.reader import Journal, read_entries, read_journal
@@ -147,8 +148,11 @@ def fact_log(ctx: Context, key: str) -> dict[str, Any]:
     if not entries and not distills:
         raise JournalMemError(f"no journal entry and no distilled file mention key {key!r}",
                            hint="`jmem recall WORDS` finds a fact's key")
+    last = max((e for _, e in journal.entries if e.key == key), default=None,
+               key=lambda e: e.created)
+    cited = citations.history(ctx.repo.main_root, "HEAD", last.cited) if last else []
     return {"key": key, "entries": entries, "distills": distills, "holders": spans,
-            "loads": loads(ctx, key)}
+            "loads": loads(ctx, key), "citations": cited}
 
 
 def key_at(ctx: Context, path: str, line: int) -> str:
@@ -192,6 +196,11 @@ def blame(ctx: Context, path: str) -> list[dict[str, Any]]:
     return out
 
 
+CITED_STATE = {"there": "the cited code is as cited", "changed": "the cited code changed",
+               "deleted": "the cited file was deleted",
+               "pending": "not in this branch's history yet"}
+
+
 def render(log: dict[str, Any]) -> list[str]:
     """`jmem log KEY` as text."""
     out = [f"fact [{log['key']}]", "", "journal entries (oldest first):"]
@@ -201,6 +210,13 @@ def render(log: dict[str, Any]) -> list[str]:
         commit = f" · commit {e['commit'][:10]}" if e["commit"] else " · not committed"
         out.append(f"  {e['date'][:10]}  {e['agent']:<12} {e['role']}: {e['title']}"
                    f"{paid}{refs}{commit}")
+    for c in log.get("citations") or []:
+        dirty = ", uncommitted" if c["dirty"] else ""
+        out += ["", f"cites {c['ref']} (recorded at {c['recorded'][:10]}{dirty}): "
+                    f"{CITED_STATE[c['state']]}"]
+        for step in c["commits"]:
+            what = "cited text there" if step["cited_text"] else "cited text gone"
+            out.append(f"  {step['commit'][:10]}  {what}: {step['subject']}")
     out += ["", "distills that changed it:"]
     for d in log["distills"] or []:
         out.append(f"  {d['date'][:10]}  {d['commit'][:10]}  {d['subject']}")

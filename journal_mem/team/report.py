@@ -103,6 +103,7 @@ def collect(ctx: Context, today: dt.date | None = None) -> dict[str, Any]:
         "timelines": found[:MAX_TIMELINES], "more_timelines": max(len(found) - MAX_TIMELINES, 0),
         "pending": pending(ctx, journal.entries, day),
         "stale": sorted(table.get("stale_keys", {}).items()),
+        "cited": sorted(table.get("cited_changed", {}).items()),
         "conflicts": table["open_conflicts"],
     }
 

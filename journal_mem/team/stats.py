@@ -75,6 +75,9 @@ def dropped_and_evicted(ctx: Context, entries: list[Any]) -> dict[str, Any]:
     return {"live_facts": len(result.facts), "dropped": {n: reasons[n] for n, _ in RULES},
             "open_conflicts": conflicts,
             "evicted": evicted, "evicted_total": sum(evicted.values()), "stale_keys": stale,
+            "cited_changed": {k: [c.text() for c in changes]
+                              for k, changes in sorted(result.code.items())
+                              if k in result.facts},
             "distill_date": date.isoformat() if state else None,
             "pending": len(entries) - len(done)}
 
