@@ -46,8 +46,8 @@ from runner import (  # noqa: E402
 # each bench_*.py is here and has the `rows` this runner calls).
 ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_batch", "bench_loop", "bench_history",
          "bench_distill", "bench_recall", "bench_import", "bench_scale", "bench_keys",
-         "bench_related", "bench_outdated", "bench_team_day", "bench_consolidate", "bench_mcp",
-         "bench_peers")
+         "bench_related", "bench_outdated", "bench_citations", "bench_team_day",
+         "bench_consolidate", "bench_mcp", "bench_peers")
 
 # The goals, each a ratio to a bare start: (what, the start of the row's path, at most this
 # many bare starts, why it is not met when it is not).

@@ -2,8 +2,8 @@
 
 A ref is a repository path, optionally with an anchor after `#`:
 
-* `src/pay.py` — the file (it must exist; renames are followed);
-* `src/pay.py#L15` or `src/pay.py#L15-L17` (GitHub's line-anchor form; `L15-17`
+* src/pay.py — the file (it must exist; renames are followed);
+* `src/pay.py#L15` or src/pay.py#L15-L17 (GitHub's line-anchor form; `L15-17`
   too) — those lines;
 * `src/pay.py#charge` or `src/pay.py#Billing.charge` — a function, class or method
   by name: its whole body, wherever it moves in the file.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 
 MAX_LINES = 400  # a line range longer than this is not a citation, it is a file
 _LINES = re.compile(r"L(\d{1,7})(?:-L?(\d{1,7}))?")
@@ -135,14 +136,30 @@ def digest_at(text: str, anchor: str) -> tuple[str, tuple[int, int]] | None:
     return digest(text.split("\n")[span[0] - 1:span[1]]), span
 
 
-def still_there(text: str, anchor: str, want: str, near: int = 1) -> tuple[int, int] | None:
+def _outward(near: int, count: int) -> Iterator[int]:
+    """0-based starts from `near` outward: near, near-1, near+1, near-2, …"""
+    near = min(max(near, 0), max(count - 1, 0))
+    yield near
+    for step in range(1, count):
+        low, high = near - step, near + step
+        if low < 0 and high >= count:
+            return
+        if low >= 0:
+            yield low
+        if high < count:
+            yield high
+
+
+def still_there(text: str | list[str], anchor: str, want: str, near: int = 1,
+                ) -> tuple[int, int] | None:
     """Where the cited text with digest `want` is in `text` now, or None when it changed.
 
     A symbol is found by its name and compared whole. Lines are looked for
-    first where they were cited, then anywhere (code inserted above, or moved
-    within the file): the nearest window with the same text wins.
+    first where they were cited, then outward from there (code inserted above,
+    or moved within the file): the nearest window with the same text wins.
+    `text` may be given as its lines, trailing blanks already dropped.
     """
-    lines = text.split("\n")
+    lines = text.split("\n") if isinstance(text, str) else text
     span = line_range(anchor)
     if span is None:
         found = symbol_range(lines, anchor)
@@ -150,12 +167,16 @@ def still_there(text: str, anchor: str, want: str, near: int = 1) -> tuple[int, 
             return None
         return found[0] + 1, found[1] + 1
     size = span[1] - span[0] + 1
-    stripped = [line.rstrip() for line in lines]
-    starts = sorted(range(len(lines) - size + 1), key=lambda i: (abs(i + 1 - near), i))
-    for i in starts:
+    stripped = [line.rstrip() for line in lines] if isinstance(text, str) else lines
+    for i in _outward(near - 1, len(stripped) - size + 1):
         if digest(stripped[i:i + size]) == want:
             return i + 1, i + size
     return None
+
+
+def stripped_lines(text: str) -> list[str]:
+    """A text's lines with trailing blanks dropped: what `still_there` compares."""
+    return [line.rstrip() for line in text.split("\n")]
 
 
 class CodeChange:
@@ -179,7 +200,7 @@ class CodeChange:
         return [self.ref, self.commit, self.subject, "gone" if self.gone else "changed"]
 
     def text(self, subject: bool = True) -> str:
-        """`cited code changed: `src/pay.py#L15-L17` in abc1234 (subject)`."""
+        """`cited code changed: src/pay.py#L15-L17 in abc1234 (subject)`."""
         what = "cited file deleted" if self.gone else "cited code changed"
         said = f" ({self.subject})" if subject and self.subject else ""
         return f"{what}: `{self.ref}` in {self.commit[:7]}{said}"

@@ -29,9 +29,17 @@ import re
 from collections.abc import Callable, Iterable
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.fsutil import replace_atomic
 from journal_mem.gitops import gitcore, lineage, memgit
 from journal_mem.gitops.history import object_ids, read_objects
-from journal_mem.journal.anchor import CodeChange, digest_at, line_range, split, still_there
+from journal_mem.journal.anchor import (
+    CodeChange,
+    digest_at,
+    line_range,
+    split,
+    still_there,
+    stripped_lines,
+)
 from journal_mem.journal.entry import CITED_RE
 from journal_mem.journal.fold import Fact, Fold, stale
 from journal_mem.schema import Config
@@ -151,11 +159,9 @@ class _Cache:
     def save(self) -> None:
         if self.path is None or self.new == self.old:
             return
-        tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"schema": CACHE_SCHEMA, "cites": self.new}, fh, sort_keys=True)
-            os.replace(tmp, self.path)
+            replace_atomic(self.path, json.dumps({"schema": CACHE_SCHEMA, "cites": self.new},
+                                                 sort_keys=True))
         except OSError:
             pass  # a cache: the next distill judges again
 
@@ -325,9 +331,15 @@ def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
                 out.setdefault(key, []).append(change)
             continue
         todo.append((key, c, now, blobs[now]))
-    texts = read_objects(root, [b for *_, b in todo])
-    for (key, c, now, blob), obj in zip(todo, texts, strict=True):
-        text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
+    wanted = sorted({b for *_, b in todo})
+    texts = dict(zip(wanted, read_objects(root, wanted), strict=True))
+    lines_of: dict[str, list[str]] = {}
+    for key, c, now, blob in todo:
+        if blob not in lines_of:
+            obj = texts[blob]
+            lines_of[blob] = stripped_lines(obj[1].decode("utf-8", "surrogateescape")
+                                         if obj is not None else "")
+        text = lines_of[blob]
         start = (line_range(c.anchor) or (1, 1))[0]
         change = None
         if still_there(text, c.anchor, c.digest, start) is None:
@@ -404,7 +416,7 @@ AUTO_SOURCE = "refs from its text"
 
 
 def path_candidates(text: str) -> list[str]:
-    """Repository paths a text names in backticks (`src/pay.py`, `docs/x.md:12`), in
+    """Repository paths a text names in backticks (src/pay.py, `docs/x.md:12`), in
     order, each once: a name with a folder or an extension, nothing absolute or
     outside the top."""
     out: list[str] = []

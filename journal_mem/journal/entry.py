@@ -386,7 +386,7 @@ CITED_RE = re.compile(r"([0-9a-f]{40}) ([0-9a-f]{16}|-) (clean|dirty) (\S.*)")
 
 
 def _cited(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
-    """`cited`: what each anchored ref cited when it was filed (`cite/stamp.py`)."""
+    """`cited`: what each anchored ref cited when it was filed (`journal/citations.py`)."""
     items = _strings(raw, "cited", "citations", problems)
     for item in items:
         if not CITED_RE.fullmatch(item):
@@ -422,7 +422,7 @@ class Entry:
     valid_until: Date | None = None
     tags: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
-    cited: tuple[str, ...] = ()  # "COMMIT DIGEST clean|dirty REF" (cite/stamp.py)
+    cited: tuple[str, ...] = ()  # "COMMIT DIGEST clean|dirty REF" (journal/citations.py)
     source: str | None = None
     schema: int = field(default=SCHEMA)
 

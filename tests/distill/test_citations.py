@@ -1,4 +1,5 @@
-"""Memory that checks the code it cites (issue 32): a fact citing lines or a symbol is
+"""Memory that checks the code it cites (docs/DESIGN.md, "Memory that checks the code it cites"):
+a fact citing lines or a symbol is
 marked, on its own MEMORY.md line and in the wake pack, when a later commit changes that
 code, naming the path and the commit; moves and renames never mark or drop it.
 
@@ -8,10 +9,12 @@ the real `jmem distill`; `jmem check` must agree with every distill."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
 from pathlib import Path
 
-from helpers import add_worktree, git, jmem
+from helpers import add_worktree, base_env, git, jmem
 
 MEM = ".claude/agent-memory"
 PAY = """\
@@ -272,3 +275,135 @@ def test_bad_citations_are_refused_with_the_reason(tmp_path: Path) -> None:
     assert "no file src/gone.py" in write(root, "t3", "src/gone.py#L1", ok=False)
     assert "line range" in write(root, "t4", "src/pay.py#L9-L2", ok=False)
     assert not list((root / MEM / "api" / "journal").glob("*.md"))
+
+
+def test_memory_taken_in_cites_the_files_its_text_names(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    (root / "CLAUDE.md").write_text(
+        "# Notes\n\n- Charges go through `src/pay.py`; never call `charge()` twice.\n"
+        "- The settings live in `settings.toml` (not tracked here) and `make test` runs "
+        "the suite.\n- `pay.py` holds the refund rule too.\n")
+    commit(root, "notes")
+    res = jmem(root, "import", "claude-md", "CLAUDE.md", "--agent", "api")
+    assert res.returncode == 0, res.stderr
+    texts = [p.read_text() for p in (root / MEM / "api" / "journal").glob("*.md")]
+    cited = [t for t in texts if "refs from its text" in t]
+    assert len(cited) == 2, texts  # `src/pay.py` itself, and `pay.py` as the one file so named
+    assert all('refs: ["src/pay.py"]' in t and " - clean src/pay.py" in t for t in cited)
+    assert not any("settings.toml" in t.split("---")[1] for t in texts)
+    distill(root)
+    git(root, "mv", "src/pay.py", "src/billing.py")
+    commit(root, "rename")
+    memory = distill(root)
+    assert memory.count("Charges go through") == 1, memory
+    git(root, "rm", "-q", "src/billing.py")
+    commit(root, "gone")
+    assert "Charges go through" not in distill(root)
+
+
+def test_a_worktree_memory_citing_its_branch_files_waits_for_the_merge(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    tree = add_worktree(root, tmp_path / "wt", "feature")
+    commit(tree, "fees", {"src/fees.py": "def fee(x):\n    return x // 100\n"})
+    key = write(tree, "Fees live in their own module", "src/fees.py")
+    assert line_of(distill(root), key).startswith("- [Fees")  # kept, not "refs gone"
+    git(root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    assert line_of(distill(root), key).startswith("- [Fees")
+    git(root, "rm", "-q", "src/fees.py")
+    commit(root, "no more fees")
+    assert f"[{key}]" not in distill(root)
+
+
+def test_check_refs_log_consolidate_and_report_name_the_commit(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    key = write(root, "Charging multiplies by the limit of 3", "src/pay.py#L6-L7")
+    distill(root)
+    sha = commit(root, "Raise the charge limit to 5",
+                 {"src/pay.py": PAY.replace("limit = 3", "limit = 5")})
+    refs = jmem(root, "check", "--refs")
+    assert refs.returncode == 0, refs.stderr
+    assert (f"{key}: cited code changed: `src/pay.py#L6-L7` in {sha[:7]} "
+            "(Raise the charge limit to 5)") in refs.stdout
+    data = json.loads(jmem(root, "check", "--refs", "--json").stdout)
+    assert data["refs"] == [{"key": key, "ref": "src/pay.py#L6-L7", "state": "changed",
+                             "commit": sha, "subject": "Raise the charge limit to 5"}]
+    distill(root)
+    log = jmem(root, "log", key)
+    assert "the cited code changed" in log.stdout
+    assert f"{sha[:10]}  cited text gone: Raise the charge limit to 5" in log.stdout
+    plan = jmem(root, "consolidate")
+    assert f"cited code changed: `src/pay.py#L6-L7` in {sha[:7]}" in plan.stdout, plan.stdout
+    out = tmp_path / "report"
+    assert jmem(root, "report", "--out", str(out)).returncode == 0
+    page = next(out.glob("*.html")).read_text()
+    assert "Cited code changed" in page and sha[:7] in page
+
+
+def words(k: int) -> str:
+    """Three made-up words no other `k` shares (no two facts read as one claim)."""
+    letters = hashlib.sha1(str(k).encode()).hexdigest().translate(
+        str.maketrans("0123456789abcdef", "bcdfghjklmnpqrst"))
+    return " ".join(letters[i:i + 8] for i in (0, 8, 16))
+
+
+def test_a_hundred_citations_across_a_thousand_commits(tmp_path: Path) -> None:
+    """Ten files, a hundred facts citing two lines each (half recorded as `jmem write` does,
+    half hand-written), then a thousand commits inserting lines above them; ten of those
+    commits edit one fact's lines each. One distill marks exactly those ten, each with the
+    commit that edited it."""
+    from journal_mem.journal.anchor import digest
+
+    root = repo(tmp_path)
+    files = {f"src/m{i}.py": [f"value_{i}_{n} = {n}" for n in range(60)] for i in range(10)}
+    for path, lines in files.items():
+        (root / path).write_text("\n".join(lines) + "\n")
+    base = commit(root, "ten modules")
+    folder = root / MEM / "api" / "journal"
+    for k in range(100):
+        path, first = f"src/m{k % 10}.py", (k // 10) * 5 + 1
+        ref = f"{path}#L{first}-L{first + 1}"
+        cited = files[path][first - 1:first + 1]
+        record = (f'cited: ["{base} {digest(cited)} clean {ref}"]\n' if k % 2 else "")
+        (folder / f"2026-12-01-fact-{k:03d}.md").write_text(
+            f"---\nschema: 1\nagent: api\ncreated: 2026-12-01T10:00:00Z\ntopic: pay\n"
+            f"key: fact-{k:03d}\nrefs: [\"{ref}\"]\n{record}---\n\n# {words(k)}\n")
+    commit(root, "a hundred lessons")
+    distill(root)
+    stream, marks = [], {}
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    for j in range(1000):
+        path = f"src/m{j % 10}.py"
+        edited = j % 100 == 50  # commits 50, 150, … edit fact j//100 (file j%10 = 0)
+        if edited:
+            k = (j // 100) * 10  # fact k: file 0, lines (k//10)*5+1…
+            at = len(files[path]) - 60 + (k // 10) * 5
+            files[path][at] = files[path][at] + "  # changed"
+            marks[f"fact-{k:03d}"] = j
+        else:
+            files[path].insert(0, f"# line {j}")
+        data = ("\n".join(files[path]) + "\n").encode()
+        stream.append(f"commit refs/heads/main\nmark :{j + 1}\n"
+                      f"committer t <t@example.com> {1764000000 + j} +0000\n"
+                      f"data {len(f'commit {j}')}\ncommit {j}\n"
+                      + (f"from {head}\n" if j == 0 else "")
+                      + f"M 100644 inline {path}\ndata {len(data)}\n")
+        stream.append(data.decode() + "\n")
+    git_input = "".join(stream).encode()
+    done = subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=git_input,
+                          env=base_env(), capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    git(root, "reset", "-q", "--hard", "main")
+    memory = distill(root)
+    by_subject = dict(reversed(line.split(" ", 1)) for line in
+                      git(root, "log", "--format=%H %s", "-n", "1000").stdout.splitlines())
+    data = json.loads(jmem(root, "check", "--refs", "--json").stdout)
+    found = {r["key"]: r for r in data["refs"]}
+    assert set(found) == set(marks), sorted(found)
+    for key, j in marks.items():
+        assert found[key]["commit"] == by_subject[f"commit {j}"], (key, found[key])
+        assert found[key]["state"] == "changed"
+    marked = [line for line in memory.splitlines() if line.startswith("- cited code changed")]
+    assert len(marked) == len(marks), memory
+    for line in marked:
+        key = line.rsplit("[", 1)[1].rstrip("]")
+        assert f"in {by_subject[f'commit {marks[key]}'][:7]} (commit {marks[key]})" in line

@@ -7,7 +7,7 @@ journal entry that came in is counted, and so is each that cites a tracked file 
 names in backticks (`source` ends with "refs from its text"). The memory itself is the
 team's and is not printed: only the counts.
 
-    python bench/bench_auto_refs.py REPO [REPO …] [--json]
+    python bench/auto_refs.py REPO [REPO …] [--json]
 
 A repository needs `.claude/memory/`, `.claude/agent-memory/`, CLAUDE.md or the like;
 one with none is reported as such.

@@ -1,0 +1,117 @@
+"""Benchmark: what following citations adds to a distill.
+
+A repository of 50 code files (400 lines each) and 1,000 facts, each citing two lines
+(recorded as `jmem write --ref PATH#Lx-Ly` records them), is distilled once; then 100
+new commits come in (lines inserted above cited ones, and five commits editing cited
+lines), and the next distill is timed. The baseline is the same journal and the same
+100 commits with the facts citing nothing, in the same run. Each run starts from the
+same distilled state (the commits and the state dir put back), so every run follows the
+same 100 commits.
+
+    python bench/bench_citations.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(1, str(ROOT))
+from runner import Row, bench_env, git, jmem_argv, table, time_command  # noqa: E402
+
+from journal_mem.journal.anchor import digest  # noqa: E402
+
+FILES, LINES, FACTS, COMMITS, EDITS = 50, 400, 1_000, 100, 5
+GOAL = 2.0  # at most twice the same distill with nothing cited
+
+
+def _letters(n: int) -> str:
+    out = ""
+    for _ in range(4):
+        n, r = divmod(n * 7919 + 13, 26)
+        out += chr(97 + r)
+    return out
+
+
+def build(dest: Path, cited: bool) -> None:
+    """The repository, its first distill done, then 100 commits not yet distilled."""
+    env = bench_env()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True, env=env)
+    files = {f"src/m{i:02d}.py": [f"v_{i}_{n} = {n}" for n in range(LINES)]
+             for i in range(FILES)}
+    for path, lines in files.items():
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        (dest / path).write_text("\n".join(lines) + "\n")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "code")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=dest, capture_output=True,
+                          text=True, check=True, env=env).stdout.strip()
+    subprocess.run([*jmem_argv(), "init", "--agent", "api", "--no-git-hooks", "--no-claude"],
+                   cwd=dest, env=env, capture_output=True, check=True)
+    folder = dest / ".claude" / "agent-memory" / "api" / "journal"
+    for k in range(FACTS):
+        path, first = f"src/m{k % FILES:02d}.py", (k // FILES) * 15 + 1
+        ref = f"{path}#L{first}-L{first + 1}"
+        fields = ""
+        if cited:
+            text = files[path][first - 1:first + 1]
+            fields = f'refs: ["{ref}"]\ncited: ["{base} {digest(text)} clean {ref}"]\n'
+        title = " ".join(_letters(k * 31 + i) + _letters(k + i * 977) for i in range(3))
+        (folder / f"2026-12-01-fact-{k:04d}.md").write_text(
+            f"---\nschema: 1\nagent: api\ncreated: 2026-12-01T10:00:00Z\ntopic: t{k % 20}\n"
+            f"key: fact-{k:04d}\n{fields}---\n\n# {title}\n")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "lessons")
+    subprocess.run([*jmem_argv(), "distill"], cwd=dest, env=env, capture_output=True,
+                   check=True)
+    for j in range(COMMITS):
+        path = f"src/m{j % FILES:02d}.py"
+        lines = files[path]
+        if j % (COMMITS // EDITS) == COMMITS // EDITS - 1:
+            lines[-LINES + 1] += "  # edited"  # a cited line (fact j % FILES, lines 1-2)
+        else:
+            lines.insert(0, f"# line {j}")
+        (dest / path).write_text("\n".join(lines) + "\n")
+        git(dest, "commit", "-q", "-am", f"commit {j}")
+
+
+def _snapshot(dest: Path, keep: Path) -> str:
+    shutil.copytree(dest / ".git" / "journal-mem", keep)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=dest, capture_output=True,
+                          text=True, check=True, env=bench_env()).stdout.strip()
+
+
+def _restore(dest: Path, keep: Path, sha: str) -> None:
+    git(dest, "reset", "-q", "--hard", sha)
+    shutil.rmtree(dest / ".git" / "journal-mem", ignore_errors=True)
+    shutil.copytree(keep, dest / ".git" / "journal-mem")
+
+
+def rows(runs: int = 5) -> list[Row]:
+    work = Path(tempfile.mkdtemp(prefix="jmem-bench-cite-"))
+    try:
+        timings = {}
+        for cited in (False, True):
+            dest = work / ("cited" if cited else "plain")
+            build(dest, cited)
+            keep = work / f"keep-{cited}"
+            sha = _snapshot(dest, keep)
+            timings[cited] = time_command([*jmem_argv(), "distill"], dest, runs,
+                                          setup=lambda d=dest, k=keep, s=sha: _restore(d, k, s))
+    finally:
+        if not os.environ.get("JMEM_BENCH_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
+    with_, without = timings[True], timings[False]
+    return [Row(f"distill after {COMMITS} commits, {FACTS:,} cited facts", with_,
+                "the same, nothing cited", without, f"≤ {GOAL:g}×",
+                with_.median <= GOAL * without.median)]
+
+
+if __name__ == "__main__":
+    print(table(rows(int(sys.argv[1]) if len(sys.argv) > 1 else 5), "citations"))
