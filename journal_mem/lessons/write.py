@@ -224,8 +224,9 @@ OPTIONS = (
     Option("--valid-until", dest="valid_until", metavar="DATE",
            help="YYYY-MM-DD or datetime; dropped after."),
     Option("--tag", dest="tags", many=True, metavar="TAG", help="Tag (repeatable, at most 8)."),
-    Option("--ref", dest="refs", many=True, metavar="PATH",
-           help="Repository path the fact is about (repeatable)."),
+    Option("--ref", dest="refs", many=True, metavar="PATH[#L10-L12|#NAME]",
+           help="Repository path the fact is about, or its lines or a function or class "
+                "in it; the distill marks the fact when that code changes (repeatable)."),
     Option("--source", dest="source", metavar="TEXT",
            help="Where it came from (PR, issue, run id)."),
     Option("--from-file", dest="from_file", kind="file", metavar="FILE",
