@@ -6,8 +6,14 @@ Four agents, one in the main checkout and three in linked worktrees, write 60 fa
 with distinctive values (`Q1234`), then correct them the ways teams do: `--supersedes`,
 a keyless rewording (the new value in other words, with and without a cue word), a
 hand-written entry with `supersedes:` and no `knew` whose clock is 2 minutes or 3 days
-behind, and `--retracts`. The main checkout commits every few events, a distill runs
-when ten lessons are pending (the post-commit threshold) and every 25 events (CI).
+behind, a native memory file the client writes (filed by the capture hook), an edit of
+the fact's line in the agent's own checkout's `MEMORY.md` (in a worktree, filed by
+`jmem rescue`; in the main checkout, by the capture hook of the client's Edit), and
+`--retracts`. Each agent's machine has its own clock (`SKEW`: on time, 2 minutes
+behind, 3 days ahead, 3 days behind), applied to every command it runs (`--wave3`: the
+first four ways only, every clock on time). The main checkout commits every few
+events, a distill runs when ten lessons are pending (the post-commit threshold) and
+every 25 events (CI).
 After each event one agent starts a session: what it sees is its own checkout's
 `MEMORY.md` plus `jmem wake` from its checkout, and every fact it holds is judged
 against the truth:
@@ -41,6 +47,13 @@ from runner import IDENTITY, Figure  # noqa: E402
 
 MEM = ".claude/agent-memory"
 AGENTS = ("ana", "ben", "cai", "dee")  # ana in the main checkout, the others in worktrees
+SKEW = {"ana": 0, "ben": -120, "cai": 3 * 86_400, "dee": -3 * 86_400}  # seconds off
+# the real program on a machine whose clock is off (`journal_mem.journal.entry.now`, the
+# one clock every stamp comes from), as tests/distill/test_clock_skew.py runs it
+RUN_AT = ("import datetime as dt, sys; import journal_mem.journal.entry as e; "
+          "real = e.now; e.now = lambda: real() + dt.timedelta(seconds={skew}); "
+          "from journal_mem.main import main; sys.exit(main(sys.argv[1:]))")
+KINDS = ("supersedes", "keyless", "keyless-cue", "hand", "captured", "rescued")
 SERVICES = ("billing", "search", "auth", "media", "mail", "maps", "chat", "feeds", "ledger",
             "quotes", "upload", "stream")
 SETTINGS = ("retry limit", "pool size", "timeout in ms", "port", "batch size")
@@ -94,7 +107,9 @@ def _run(cwd: Path, *args: str, stdin: str | None = None) -> str:
     return proc.stdout
 
 
-def jmem(cwd: Path, *args: str, stdin: str | None = None) -> str:
+def jmem(cwd: Path, *args: str, stdin: str | None = None, skew: int = 0) -> str:
+    if skew:
+        return _run(cwd, sys.executable, "-c", RUN_AT.format(skew=skew), *args, stdin=stdin)
     return _run(cwd, sys.executable, "-m", "journal_mem", *args, stdin=stdin)
 
 
@@ -105,8 +120,12 @@ def git(cwd: Path, *args: str) -> str:
 class Day:
     """One seeded day of a team."""
 
-    def __init__(self, base: Path, seed: int) -> None:
+    def __init__(self, base: Path, seed: int, wave3: bool = False) -> None:
         self.rng = random.Random(seed)
+        # `wave3`: the day as this benchmark first ran it (four ways to correct, every
+        # clock on time), so that its figures compare across versions
+        self.kinds = KINDS[:4] if wave3 else KINDS
+        self.skew = dict.fromkeys(AGENTS, 0) if wave3 else SKEW
         self.main = base / "main"
         self.main.mkdir(parents=True)
         git(self.main, "init", "-q", "-b", "main")
@@ -124,7 +143,7 @@ class Day:
         self.used: set[str] = set()
         self.events = 0
         self.tally = Tally()
-        self.kinds: dict[str, int] = {}
+        self.count: dict[str, int] = {}
 
     def value(self) -> str:
         while True:
@@ -135,7 +154,7 @@ class Day:
 
     def write(self, agent: str, topic: str, title: str, body: str, *extra: str) -> str:
         out = jmem(self.where[agent], "write", "--json", "--agent", agent, "--topic",
-                   topic, "--title", title, "--body", body, *extra)
+                   topic, "--title", title, "--body", body, *extra, skew=self.skew[agent])
         return str(json.loads(out)["key"])
 
     # --- events ---------------------------------------------------------------------
@@ -161,12 +180,16 @@ class Day:
         fact = self.rng.choice(live)
         agent = self.rng.choice(AGENTS)
         value = self.value()
-        kind = self.rng.choice(("supersedes", "keyless", "keyless-cue", "hand"))
-        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        kind = self.rng.choice(self.kinds)
+        if kind == "rescued" and not self.shown_line(agent, fact):
+            kind = "captured"  # its checkout's MEMORY.md has no line of it to edit
+        self.count[kind] = self.count.get(kind, 0) + 1
         title = {"supersedes": f"The {fact.service} {fact.setting} is {value} now",
                  "keyless": f"{fact.service.title()} has a {fact.setting} of {value}",
                  "keyless-cue": f"The {fact.service} {fact.setting} was changed to {value}",
-                 "hand": f"The {fact.service} {fact.setting} is {value} since the upgrade"}[kind]
+                 "hand": f"The {fact.service} {fact.setting} is {value} since the upgrade",
+                 "captured": f"{fact.service.title()} {fact.setting} set to {value}",
+                 "rescued": ""}[kind]
         body = self.rng.choice((f"We moved {fact.service} to {value}.",
                                  "The old value caused timeouts under load.",
                                  f"Changed in the {fact.service} release this morning.",
@@ -175,8 +198,12 @@ class Day:
             fact.key = self.write(agent, fact.service, title, body, "--supersedes", fact.key)
         elif kind.startswith("keyless"):
             self.write(agent, fact.service, title, body)
-        else:
+        elif kind == "hand":
             self.hand_entry(agent, title, body, fact.key)
+        elif kind == "captured":
+            self.captured(agent, fact, title, body)
+        else:
+            self.rescued(agent, fact, value)
         fact.values.append(value)
         fact.how.append(f"{kind} by {agent}")
         fact.holders.add(agent)
@@ -191,6 +218,45 @@ class Day:
                         f"created: {created.isoformat()}\nsupersedes: [{old_key}]\n---\n"
                         f"# {title}\n\n{body}\n")
 
+    def captured(self, agent: str, fact: Fact, title: str, body: str) -> None:
+        """The client writes a native memory file in the agent's checkout; the capture hook
+        (PostToolUse) files it in the main journal."""
+        cwd = self.where[agent]
+        name = f"{fact.service}_{fact.setting.replace(' ', '_')}_{self.events}"
+        path = cwd / MEM / agent / f"project_{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nname: {name}\ndescription: {title}\nmetadata:\n  type: project"
+                        f"\n---\n\n{title}. {body}\n")
+        payload = {"hook_event_name": "PostToolUse", "session_id": f"s-{agent}",
+                   "cwd": str(cwd), "tool_name": "Write",
+                   "tool_input": {"file_path": str(path), "content": "x"}}
+        jmem(cwd, "wake", "--hook", "claude", stdin=json.dumps(payload), skew=self.skew[agent])
+
+    def shown_line(self, agent: str, fact: Fact) -> str:
+        """The line of the agent's own checkout's MEMORY.md that shows the fact's current
+        value ("" if none)."""
+        own = self.where[agent] / MEM / agent / "MEMORY.md"
+        text = own.read_text() if own.exists() else ""
+        return next((x for x in text.splitlines()
+                     if fact.current in x and x.startswith("- ") and "outdated" not in x), "")
+
+    def rescued(self, agent: str, fact: Fact, value: str) -> None:
+        """The agent edits the fact's line in its own checkout's MEMORY.md (the new value
+        for the old): in a worktree `jmem rescue` files it; in the main checkout the client
+        made the edit, and its capture hook (PostToolUse, Edit) files it."""
+        cwd = self.where[agent]
+        own = cwd / MEM / agent / "MEMORY.md"
+        line = self.shown_line(agent, fact)
+        own.write_text(own.read_text().replace(line, line.replace(fact.current, value), 1))
+        if cwd != self.main:
+            jmem(cwd, "rescue", skew=self.skew[agent])
+            return
+        payload = {"hook_event_name": "PostToolUse", "session_id": f"s-{agent}",
+                   "cwd": str(cwd), "tool_name": "Edit",
+                   "tool_input": {"file_path": str(own), "old_string": line,
+                                  "new_string": line.replace(fact.current, value)}}
+        jmem(cwd, "wake", "--hook", "claude", stdin=json.dumps(payload), skew=self.skew[agent])
+
     def retract(self) -> None:
         live = [f for f in self.facts if not f.retracted_by]
         fact = self.rng.choice(live)
@@ -200,7 +266,7 @@ class Day:
                    f"The {fact.service} {fact.setting} setting is gone ({word})",
                    f"{fact.service} no longer has a {fact.setting}.", "--retracts", fact.key)
         fact.retracted_by = word
-        self.kinds["retraction"] = self.kinds.get("retraction", 0) + 1
+        self.count["retraction"] = self.count.get("retraction", 0) + 1
 
     # --- the day --------------------------------------------------------------------
 
@@ -267,7 +333,8 @@ class Day:
     def note(self, agent: str, fact: Fact, shown: list[str]) -> None:
         kind = "retraction" if fact.retracted_by else fact.how[-1].split()[0]
         self.tally.by_kind[kind] = self.tally.by_kind.get(kind, 0) + 1
-        if len(self.tally.examples) < 8 and os.environ.get("JMEM_DAY_DEBUG") != "missing":
+        if (len(self.tally.examples) < int(os.environ.get("JMEM_DAY_EXAMPLES", "8"))
+                and os.environ.get("JMEM_DAY_DEBUG") != "missing"):
             self.tally.examples.append(f"event {self.events}: {agent} sees {shown} of "
                                        f"{fact.service} {fact.setting} (now {fact.current}"
                                        f"{', retracted' if fact.retracted_by else ''}; "
@@ -277,10 +344,10 @@ class Day:
                     line for line in self.seen.splitlines() if any(v in line for v in shown)))
 
 
-def day(seed: int) -> tuple[Tally, dict[str, int]]:
+def day(seed: int, wave3: bool = False) -> tuple[Tally, dict[str, int]]:
     with tempfile.TemporaryDirectory() as tmp:
-        d = Day(Path(tmp), seed)
-        return d.run(), d.kinds
+        d = Day(Path(tmp), seed, wave3)
+        return d.run(), d.count
 
 
 def rows(runs: int = 1, seeds: tuple[int, ...] = (1, 2)) -> list[Figure]:
@@ -299,9 +366,11 @@ def rows(runs: int = 1, seeds: tuple[int, ...] = (1, 2)) -> list[Figure]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--wave3", action="store_true",
+                        help="the day as first run: four ways to correct, clocks on time")
     args = parser.parse_args()
     for seed in args.seeds:
-        t, kinds = day(seed)
+        t, kinds = day(seed, args.wave3)
         print(f"seed {seed}: {t.sessions} session starts, {t.held} held facts judged: "
               f"fresh {t.fresh}, stale with the words {t.stale_with_words}, stale without "
               f"them {t.stale_without} ({t.stale_without / max(t.held, 1):.1%}), missing "

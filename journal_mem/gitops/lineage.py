@@ -17,12 +17,13 @@ from journal_mem.gitops import gitcore
 class History:
     """Which commit added each journal entry, and the journal commits' ancestry."""
 
-    __slots__ = ("_gen", "_parents", "added")
+    __slots__ = ("_gen", "_memo", "_parents", "added")
 
     def __init__(self, added: dict[str, str], parents: dict[str, tuple[str, ...]]) -> None:
         self.added = added  # memory-root-relative entry path -> commit that added it
         self._parents = parents
         self._gen: dict[str, int] = {}
+        self._memo: dict[tuple[str, str], bool] = {}  # (later, earlier) -> descends
         for commit in reversed(list(parents)):  # log order is newest first: parents last
             self._generation(commit)
 
@@ -52,6 +53,12 @@ class History:
         """Whether commit `earlier` is a proper ancestor of commit `later`."""
         if later == earlier or later not in self._gen or earlier not in self._gen:
             return False
+        known = self._memo.get((later, earlier))
+        if known is None:
+            known = self._memo[(later, earlier)] = self._descends(later, earlier)
+        return known
+
+    def _descends(self, later: str, earlier: str) -> bool:
         floor = self._gen[earlier]
         if self._gen[later] <= floor:
             return False

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
 # plain entries (no frontmatter) marked
-CACHE_VERSION = 8  # 8: a pending view holds its topic and its body's first words
+CACHE_VERSION = 9  # 9: a pending view holds its knew (8: its topic, its body's first words)
 _Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 

@@ -20,13 +20,17 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.anchor import split as split_ref
 from journal_mem.journal.entry import IMPORTANCE, Entry
-from journal_mem.journal.order import Lineage, causal_order, history_edges, related_entries
+from journal_mem.journal.order import causal_order, history_edges, related_entries
 from journal_mem.journal.similar import conflicts, normalise_title
 from journal_mem.schema import Config
+
+if TYPE_CHECKING:
+    from journal_mem.journal.order import Lineage
 
 ALL = "all"
 _TOKEN = re.compile(r"\w+")
@@ -62,9 +66,16 @@ class Fold:
     near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
     flagged: dict[str, str] = field(default_factory=dict)
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
+    # a newer key in `conflicts` that is no fact: a retraction, whose words say the fact
+    # it names is gone, and probably so is another wording of that fact
+    retractions: dict[str, Fact] = field(default_factory=dict)
     # key -> its cited code that changed since it was cited (`journal/citations.follow`)
     code: dict[str, list[CodeChange]] = field(default_factory=dict)
     judged: str = ""  # the commit `code` was judged at ("" when no fact cites code)
+
+    def lesson(self, key: str) -> Fact | None:
+        """The live fact or retraction a key in `conflicts` names."""
+        return self.facts.get(key) or self.retractions.get(key)
 
     def held_by(self, agent: str) -> list[Fact]:
         """The live facts `agent` holds, in rank order."""
@@ -110,11 +121,17 @@ def _holders(entry: Entry, agents: list[str]) -> set[str]:
 def _replay(
     entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str],
     history: dict[str, tuple[str, ...]] | None = None,
+    retractions: list[_Acc] | None = None,
 ) -> dict[str, _Acc]:
-    """Apply every entry in causal order; returns every key seen (live or not)."""
+    """Apply every entry in causal order; returns every key seen (live or not), and puts
+    each retraction, with its place in the replay, in `retractions`."""
     accs: dict[str, _Acc] = {}
     for seq, (path, entry) in enumerate(causal_order(entries, history)):
         if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
+            if entry.retracts and retractions is not None:
+                said = _Acc(path, entry, {entry.agent})
+                said.seq = seq
+                retractions.append(said)
             _retract(entry, path, accs, removed)
             _drop(entry, path, accs, removed)
             own = accs.get(entry.key)
@@ -270,9 +287,19 @@ def fold(
     about one key: an entry committed after another's commit knew it.
     """
     result = Fold()
-    history = (history_edges(entries, lineage())
-               if lineage is not None and related_entries(entries) else None)
-    accs = _replay(entries, sorted(set(agents)), result.removed, history)
+    read: list[Lineage] = []
+
+    def git_history() -> Lineage | None:  # read once, and only when asked
+        if lineage is None:
+            return None
+        if not read:
+            read.append(lineage())
+        return read[0]
+
+    known = git_history() if related_entries(entries) else None
+    history = history_edges(entries, known) if known is not None else None
+    retractions: list[_Acc] = []
+    accs = _replay(entries, sorted(set(agents)), result.removed, history, retractions)
     live = {key: acc for key, acc in accs.items() if acc.live}
     ttl = config.distill.episodic_ttl_days
     drop_stale = config.distill.stale_refs == "drop"
@@ -294,9 +321,47 @@ def fold(
     if report_near:
 
         result.near_duplicates = near_duplicates(result.facts.values())
-        result.conflicts = conflicts(result.facts.values(), date,
-                                     {key: acc.seq for key, acc in live.items()})
+        said = {acc.entry.key: _to_fact(acc) for acc in retractions
+                if acc.entry.key not in live}
+        order = {key: acc.seq for key, acc in live.items()}
+        order.update((acc.entry.key, acc.seq) for acc in retractions if acc.entry.key in said)
+        result.conflicts = conflicts(result.facts.values(), date, order,
+                                     newer=lambda new, old: _committed_after(
+                                         git_history, new.path, old.path),
+                                     correctors=said.values(),
+                                     place=lambda fact: _depth(git_history, fact.path,
+                                                               order.get(fact.key, 0)))
+        used = {new for _, new in result.conflicts}
+        result.retractions = {key: fact for key, fact in said.items() if key in used}
     return result
+
+
+def _depth(history: Callable[[], Lineage | None], path: str, seq: int) -> float:
+    """Where an entry stands for "the newest of several": its commit's depth among the
+    journal commits (an entry not committed yet is deepest), then its place in the
+    replay."""
+    known = history()
+    commit = known.added.get(path) if known is not None else None
+    depth = known.generation(commit) if known is not None and commit else 1 << 30
+    return depth * 1e6 + seq
+
+
+def _committed_after(history: Callable[[], Lineage | None], new: str, old: str) -> bool | None:
+    """Whether the entry at `new` came after the one at `old` by git history: its commit
+    descends from the other's, or it is not committed yet and the other is (the distill
+    commits it on top); None when history does not say."""
+    known = history()
+    if known is None:
+        return None
+    a, b = known.added.get(new), known.added.get(old)
+    if a is None or b is None:
+        return None if a is None and b is None else a is None
+    if a != b:
+        if known.descends(a, b):
+            return True
+        if known.descends(b, a):
+            return False
+    return None
 
 
 def stale(result: Fold, gone: dict[str, list[str]], config: Config) -> None:

@@ -25,28 +25,49 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, TypeVar
 
-from journal_mem.journal.entry import Entry
+if TYPE_CHECKING:  # annotations only: the wake hook orders its pending views with this
+    import datetime as dt
+    from typing import Protocol
 
-Item = tuple[str, Entry]  # (memory-root-relative path, entry)
+    from journal_mem.journal.entry import Entry
+
+    class Lineage(Protocol):
+        """What git history says (`gitops.lineage.History`)."""
+
+        @property
+        def added(self) -> dict[str, str]: ...  # entry path -> the commit that added it
+        def generation(self, commit: str) -> int: ...
+        def descends(self, later: str, earlier: str) -> bool: ...
+
+    class Ordered(Protocol):
+        """What the order reads of an entry (an `Entry`, or the pack's `PendingFile`)."""
+
+        @property
+        def key(self) -> str: ...
+        @property
+        def created(self) -> dt.datetime: ...
+        @property
+        def knew(self) -> tuple[str, ...]: ...
+        @property
+        def supersedes(self) -> tuple[str, ...]: ...
+        @property
+        def retracts(self) -> tuple[str, ...]: ...
+
+Item = tuple[str, "Entry"]  # (memory-root-relative path, entry)
+T = TypeVar("T", bound="Ordered")
 GROUP_LIMIT = 64  # a key with more entries than this is ordered along its chain only
 
 
-class Lineage(Protocol):
-    """What git history says (`gitops.lineage.History`)."""
-
-    @property
-    def added(self) -> dict[str, str]: ...  # entry path -> the commit that added it
-    def generation(self, commit: str) -> int: ...
-    def descends(self, later: str, earlier: str) -> bool: ...
-
-
-def causal_order(entries: Iterable[Item],
-                 history: dict[str, tuple[str, ...]] | None = None) -> list[Item]:
+def causal_order(entries: Iterable[tuple[str, T]],
+                 history: dict[str, tuple[str, ...]] | None = None) -> list[tuple[str, T]]:
     """`entries` with each one after every entry it knew: by git history first
     (`history`: for an entry's path, the entries whose commits its commit descends
-    from, `gitops.lineage.edges`), then by its `knew`; else by (`created`, path).
+    from, `gitops.lineage.edges`), then by its `knew`, then by what it names (an entry
+    that supersedes or retracts a key saw at least one entry of it: it comes after the
+    earliest, whatever the clocks say, unless that one says by its `knew` or its history
+    that it came after); else by (`created`, path).
 
     A history edge that contradicts a `knew` (the entry it would place later
     names, in its own `knew`, the one it would place first: committed out of the
@@ -59,19 +80,29 @@ def causal_order(entries: Iterable[Item],
     waiting = [0] * len(items)
     after: dict[int, list[int]] = {}
     history = history or {}
+    own: dict[str, list[int]] = {}  # key -> the entries of it, when any entry names one
+    if any(entry.supersedes or entry.retracts for _, entry in items):
+        for n, (_, entry) in enumerate(items):
+            own.setdefault(entry.key, []).append(n)
     for n, (path, entry) in enumerate(items):
         known_here = set(entry.knew)
         for known in history.get(path, ()):
             first = index.get(known)
             if first is not None and first != n and path not in items[first][1].knew:
                 known_here.add(known)
+        for key in (*entry.supersedes, *entry.retracts):  # it names the key: it saw one
+            first = next((i for i in own.get(key, ()) if i != n), None)  # the earliest
+            if first is not None:
+                named, by = items[first]
+                if path not in by.knew and path not in history.get(named, ()):
+                    known_here.add(named)
         for known in known_here:
             first = index.get(known)
             if first is not None and first != n:
                 after.setdefault(first, []).append(n)
                 waiting[n] += 1
     ready = [n for n in range(len(items)) if not waiting[n]]  # sorted: a valid heap
-    out: list[Item] = []
+    out: list[tuple[str, T]] = []
     done = [False] * len(items)
     low = 0  # the earliest item not yet placed, for breaking a cycle
     while len(out) < len(items):

@@ -29,6 +29,7 @@ import stat
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal.cache import Cache, cache_dir, share
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
+from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
 from journal_mem.layout import Layout
 from journal_mem.progress import track
@@ -64,8 +65,9 @@ class PendingFile:
     and its verdict (the shown fields of a valid entry, or its problems). Not a second
     lesson record: the hooks read these from a small cache without the entry model."""
 
-    __slots__ = ("agent", "applies_to", "body", "confidence", "created", "key", "outbox",
-                 "path", "problems", "rel", "retracts", "supersedes", "title", "topic")
+    __slots__ = ("agent", "applies_to", "body", "confidence", "created", "key", "knew",
+                 "outbox", "path", "problems", "rel", "retracts", "supersedes", "title",
+                 "topic")
 
     def __init__(self, agent: str, path: str, rel: str, outbox: bool) -> None:
         self.agent, self.path, self.rel, self.outbox = agent, path, rel, outbox
@@ -75,6 +77,7 @@ class PendingFile:
         self.key = ""
         self.created: dt.datetime | None = None
         self.supersedes: tuple[str, ...] = ()
+        self.knew: tuple[str, ...] = ()
         self.retracts: tuple[str, ...] = ()
         self.applies_to: tuple[str, ...] = ()
         self.confidence: float | None = None
@@ -86,7 +89,7 @@ class PendingFile:
 
 
 _SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence",
-          "topic")
+          "topic", "knew")
 BODY_CHARS = 400  # of a pending lesson's body, for telling which held fact it corrects
 
 
@@ -275,8 +278,10 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
 
 
 def pending(layout: Layout, policy: Policy) -> list[PendingFile]:
-    """Every pending lesson (journal and outbox), valid or not, newest first."""
+    """Every pending lesson (journal and outbox), valid or not, newest first: in the
+    reverse of the order the next distill replays them (`order.causal_order`: what each
+    knew, what it names, then its clock); the invalid ones last."""
     lessons = read_lessons(layout, pending_paths(layout), policy)
-    oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
-    lessons.sort(key=lambda x: (x.created or oldest, x.rel), reverse=True)
-    return lessons
+    valid = [(x.rel, x) for x in lessons if not x.problems and x.created is not None]
+    ordered = [x for _, x in reversed(causal_order(valid))]  # type: ignore[type-var]
+    return ordered + [x for x in lessons if x.problems or x.created is None]

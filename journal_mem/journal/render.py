@@ -39,7 +39,7 @@ from markdown_it import MarkdownIt
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
-from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK
+from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
 
@@ -54,6 +54,45 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 0)].rstrip() + ELLIPSIS
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters in its middle (`…`): a lesson's title
+    often ends in what it says (the new value, the new name), so its end stays too."""
+    if len(text) <= limit or limit < 16:
+        return clip(text, limit)
+    tail = (limit - 1) // 2
+    head = text[: limit - 1 - tail].rstrip()
+    return head + ELLIPSIS + text[len(text) - tail:].lstrip()
+
+
+def clip_news(text: str, limit: int, old: str) -> str:
+    """`text` (a correction's title) cut to at most `limit` characters around a word the
+    older fact (`old`) never says (the first with a digit, else the last): what the
+    correction changes (the new value, the new name) is what its holder must see;
+    `clip_middle` when no word is new."""
+    if len(text) <= limit:
+        return text
+    said = stems(old)
+    words = text.split(" ")
+    fresh = [i for i, w in enumerate(words) if stems(w) - said]
+    if not fresh or limit < 16:
+        return clip_middle(text, limit)
+    lo = hi = next((i for i in fresh if any(c.isdigit() for c in words[i])), fresh[-1])
+
+    def size(a: int, b: int) -> int:
+        return len(" ".join(words[a:b + 1])) + (a > 0) + (b < len(words) - 1)
+
+    if size(lo, hi) > limit:
+        return clip_middle(text, limit)
+    grown = True
+    while grown:
+        grown = False
+        for a, b in ((lo, hi + 1), (lo - 1, hi)):
+            if a >= 0 and b < len(words) and size(a, b) <= limit:
+                lo, hi, grown = a, b, True
+    return ((ELLIPSIS if lo > 0 else "") + " ".join(words[lo:hi + 1])
+            + (ELLIPSIS if hi < len(words) - 1 else ""))
 
 
 def _date(fact: Fact) -> str:
@@ -243,13 +282,14 @@ MIN_OLD_TITLE = 12  # characters of the old fact's title kept before the correct
 MIN_WORDS = 30  # of the correction's words, before the old fact's title is cut for them
 
 
-def outdated_mark(key: str, title: str, room: int) -> str:
-    """The words that replace a flagged fact, within `room` characters: the correcting
-    lesson's key and title (the title cut to fit, never the key); "" if not even the key
-    fits."""
+def outdated_mark(key: str, title: str, room: int, old: str = "") -> str:
+    """The words that replace a flagged fact (its title: `old`), within `room`
+    characters: the correcting lesson's key and title (the title cut around what it
+    changes, `clip_news`, never the key); "" if not even the key fits."""
     bare = OUTDATED_MARK.format(key=key, title="")
     if room >= len(bare) + 8:
-        return OUTDATED_MARK.format(key=key, title=clip(inline(title), room - len(bare)))
+        return OUTDATED_MARK.format(key=key,
+                                    title=clip_news(inline(title), room - len(bare), old))
     short = OUTDATED_KEY_ONLY.format(key=key)
     return short if room >= len(short) else ""
 
@@ -297,7 +337,7 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
             room = width - 3 - min(len(title), keep) - len(tails[-1])
             if keep == len(title) and room < bare + words:
                 continue  # the whole old title leaves too few of the correction's words
-            mark = outdated_mark(*outdated, room)
+            mark = outdated_mark(*outdated, room, fact.title)
             if "“" in mark:
                 break
         if not mark:  # the flag without its link, rather than a line with no flag
@@ -317,17 +357,23 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
     room = width - 2 - len(tail) - len(mark)
     if room < 2:
         return None
-    return f"- {mark}{clip(inline(fact.title), room)}{tail}"
+    return f"- {mark}{clip_middle(inline(fact.title), room)}{tail}"
 
 
 def _clip_link(text: str, limit: int) -> str:
-    """Link text cut to `limit` characters without splitting an escape."""
+    """Link text cut to `limit` characters in its middle (as `clip_middle`) without
+    splitting an escape: the head never ends in half of one, the tail never starts
+    on an escaped character."""
     if len(text) <= limit:
         return text
-    cut = text[: max(limit - 1, 0)]
+    tail = (limit - 1) // 2 if limit >= 16 else 0
+    cut = text[: max(limit - 1 - tail, 0)]
     if (len(cut) - len(cut.rstrip("\\"))) % 2:
         cut = cut[:-1]
-    return cut.rstrip() + ELLIPSIS
+    start = len(text) - tail
+    while tail and start < len(text) and (start - len(text[:start].rstrip("\\"))) % 2:
+        start += 1  # text[start] is escaped: the tail starts after it
+    return cut.rstrip() + ELLIPSIS + (text[start:].lstrip() if tail else "")
 
 
 def _nbytes(line: str) -> int:
@@ -377,7 +423,7 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
     probably corrects (until a supersede, retract or restatement settles it)."""
     out = []
     for old, new in fold.conflicts:
-        fact, newer = fold.facts.get(old), fold.facts.get(new)
+        fact, newer = fold.facts.get(old), fold.lesson(new)
         if fact is None or newer is None or agent not in fact.holders:
             continue
         who = newer.path.split("/", 1)[0]
@@ -458,8 +504,9 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
     out = Rendered()
     marks: dict[str, tuple[str, str]] = {}
     for old, new in fold.conflicts:
-        if old in fold.facts and new in fold.facts:
-            marks.setdefault(old, (new, fold.facts[new].title))
+        lesson = fold.lesson(new)
+        if old in fold.facts and lesson is not None:
+            marks.setdefault(old, (new, lesson.title))
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:

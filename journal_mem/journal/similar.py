@@ -99,13 +99,18 @@ def similarity(new: Comparable, old: Comparable) -> float:
 def _score(new: Comparable, old: Comparable) -> float:
     """`similarity` before its cap at 1: two near-copies still rank apart."""
     new_title, old_title = stems(new.title), stems(old.title)
-    a = new_title | stems(new.body)
-    b = old_title | stems(old.body)
+    return _scored(new_title, new_title | stems(new.body), old_title,
+                   old_title | stems(old.body), new.topic == old.topic)
+
+
+def _scored(new_title: set[str], a: set[str], old_title: set[str], b: set[str],
+            same_topic: bool) -> float:
+    """`_score` of stems already cut: title stems, and title and body stems."""
     if not a or not b:
         return 0.0
     shared = len(a & b) + len(new_title & old_title)
     score = shared / math.sqrt(len(a) * len(b)) / 1.5
-    return score + (SAME_TOPIC_BONUS if new.topic == old.topic else 0.0)
+    return score + (SAME_TOPIC_BONUS if same_topic else 0.0)
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
@@ -166,7 +171,7 @@ def _names(title: str) -> set[str]:
     return out
 
 
-def change(new: Comparable, old: Comparable) -> str | None:
+def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
     """What the newer lesson changes in the older fact it resembles, or None: it restates it.
 
     A correction changes a number, a name, a word for its opposite, a polarity,
@@ -174,13 +179,15 @@ def change(new: Comparable, old: Comparable) -> str | None:
     same numbers.
     Everything is judged against the older lesson's whole text, so that a
     restatement may move a detail from the body into its title.
+    `values=False` (a retraction's words: it states no new value) counts only an
+    opposite, a negation or the words for a change ("no longer", "removed").
     """
     old_text = f"{old.title}\n{old.body}"
     old_lower = old_text.casefold()
-    fresh = _numbers(new.title) - _numbers(old_text)
+    fresh = _numbers(new.title) - _numbers(old_text) if values else set()
     if fresh:
         return "a number: " + ", ".join(sorted(fresh))
-    names = [n for n in _names(new.title) if n not in old_lower]
+    names = [n for n in _names(new.title) if n not in old_lower] if values else []
     if names:
         return "a name: " + ", ".join(sorted(names))
     new_words = {w.casefold() for w in _WORD.findall(f"{new.title} {new.body}")}
@@ -204,14 +211,26 @@ def writer(fact: Dated) -> str:
 
 
 def conflicts(facts: Iterable[Dated], date: dt.date,
-              order: dict[str, int] | None = None) -> list[tuple[str, str]]:
+              order: dict[str, int] | None = None,
+              newer: Callable[[Dated, Dated], bool | None] | None = None,
+              correctors: Iterable[Dated] = (),
+              place: Callable[[Dated], float] | None = None) -> list[tuple[str, str]]:
     """(old key, newer key) pairs: a recent fact probably corrects the old one.
 
-    `order` places each key in the fold's replay (cause, then clock): "newer" is
-    later there; without it, later `created`. A supersede or retract settles a
-    pair (the old fact is no longer live), and so does a confirmation: an
+    "Newer" is what `newer(new, old)` says (git history: committed after), and
+    where it says nothing (None), later in `order`, the fold's replay (cause,
+    then clock); without either, later `created`. A supersede or retract settles
+    a pair (the old fact is no longer live), and so does a confirmation: an
     entry restating the old key after the newer one. A close pair that changes
-    nothing (`change`) is an agreement, not a conflict.
+    nothing (`change`) is an agreement, not a conflict. `correctors` are lessons
+    that are no fact (retractions) but whose words may correct one: by saying it is
+    gone (a negation, "no longer", "removed"), never by a value they state.
+
+    Of the lessons that probably correct one fact, the one named is the one that
+    leaves less of the fact's subject unsaid (its topic, its rarer title words: a
+    lesson on the chat retry limit scores close to the search retry limit's fact,
+    `_unsaid`), then the newest (`place`: its depth in git history, else its place in
+    the replay; it has seen the others), then the closest.
     """
     live = list(facts)
     titles = [stems(fact.title) for fact in live]
@@ -224,8 +243,19 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
             elif len(posting) <= MAX_DF:  # past MAX_DF it is never read: stop growing it
                 posting.append(index)
     since = date - dt.timedelta(days=WINDOW_DAYS)
-    found: dict[str, tuple[float, str]] = {}
-    for new, words in zip(live, titles, strict=True):
+    found: dict[str, tuple[tuple[float, float, float], str]] = {}
+    extra = list(correctors)
+    whole: dict[int, set[str]] = {}  # index -> title and body stems, cut once
+
+    def stems_of(index: int, item: Dated, title: set[str]) -> set[str]:
+        got = whole.get(index)
+        if got is None:
+            got = whole[index] = title | stems(item.body)
+        return got
+
+    for at, (new, words) in enumerate(zip([*live, *extra],
+                                          [*titles, *(stems(x.title) for x in extra)],
+                                          strict=True)):
         if new.created.date() < since:
             continue
         seen: set[int] = set()
@@ -235,17 +265,63 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
                 seen.update(posting)
         for index in seen:
             old = live[index]
-            if old.key == new.key or not _newer(new, old, order):
+            if old.key == new.key:
                 continue
-            score = _score(new, old)
+            score = _scored(words, stems_of(at, new, words), titles[index],
+                            stems_of(index, old, titles[index]), new.topic == old.topic)
             least = SAME_WRITER_MIN if writer(old) == writer(new) else MIN_SCORE
-            if (score >= least and score > found.get(old.key, (0.0, ""))[0]
-                    and change(new, old) is not None):
-                found[old.key] = (score, new.key)
+            if score < least or not _newer(new, old, order, newer):
+                continue
+            rank = (-_unsaid(new, old, by_stem),
+                    place(new) if place is not None else _when(new, order), score)
+            if (rank > found.get(old.key, _NONE)[0]
+                    and change(new, old, values=at < len(live)) is not None):
+                found[old.key] = (rank, new.key)
     return sorted((old, new) for old, (_, new) in found.items())
 
 
-def _newer(new: Dated, old: Dated, order: dict[str, int] | None) -> bool:
+_NONE: tuple[tuple[float, float, float], str] = ((float("-inf"), 0.0, 0.0), "")
+
+
+def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float:
+    """How much of the older title (its values apart) the newer lesson never says, each
+    word weighed by its rarity among the titles (`df`: stem -> the titles that have it):
+    a lesson about the chat retry limit scores close to one about the search retry
+    limit, and another that names search again is the better candidate for correcting
+    it; a word every other title has ("has") weighs little. The older fact's topic counts
+    as one whole word: said when the lesson is filed under it or names it."""
+    said = stems(f"{new.title} {new.body}")
+    words = sum(1 / max(len(df.get(stem, ())), 1) for stem in stems(old.title)
+                if stem not in said and not any(c.isdigit() for c in stem))
+    topic = new.topic == old.topic or stems(old.topic.replace("-", " ")) <= said
+    return round(words + (0.0 if topic else 1.0), 2)
+
+
+def _latest(key: str, found: dict[str, tuple[tuple[float, float, float], str]]) -> str:
+    """The end of a chain of probable corrections: a fact corrected by one that is itself
+    corrected is shown with the newest words (the chain cannot loop: each step is newer)."""
+    seen = {key}
+    while key in found:
+        key = found[key][1]
+        if key in seen:
+            break
+        seen.add(key)
+    return key
+
+
+def _when(new: Dated, order: dict[str, int] | None) -> float:
+    """Where the lesson stands in the replay: of two candidates, the later one has seen
+    more (it may correct the other)."""
+    if order is not None and new.key in order:
+        return float(order[new.key])
+    return new.created.timestamp()
+
+
+def _newer(new: Dated, old: Dated, order: dict[str, int] | None,
+           newer: Callable[[Dated, Dated], bool | None] | None = None) -> bool:
+    said = newer(new, old) if newer is not None else None
+    if said is not None:
+        return said
     if order is not None and new.key in order and old.key in order:
         return order[new.key] > order[old.key]
     return new.created > old.created
@@ -263,19 +339,30 @@ class _Held:
 
 def held_corrections(lessons: Iterable[tuple[str, Comparable]],
                      held: Iterable[tuple[str, str, str]],
-                     body: Callable[[str], str] | None = None) -> dict[str, str]:
+                     body: Callable[[str], str] | None = None,
+                     marked: dict[str, str] | None = None,
+                     retractions: frozenset[str] = frozenset()) -> dict[str, str]:
     """{held key: lesson key}: the held facts (key, title, topic: the lines of a MEMORY.md)
     that a lesson (key, lesson) probably corrects: close (`MIN_SCORE`) and changing
-    something (`change`); the closest lesson wins. Lessons come newest first. `body(key)`
+    something (`change`). Lessons come newest first; the one that names more of the
+    fact's words wins, then the newest, then the closest, as in `conflicts`. `body(key)`
     reads a held fact's body, only for a pair whose titles are close: the pair is then
-    scored and judged with it, as the distiller judges it."""
+    scored and judged with it, as the distiller judges it. `marked`: {held key: the title
+    its line's mark already shows}: a lesson replaces that mark only if it names as many
+    of the fact's words. `retractions`: the keys of lessons that are retractions (they
+    correct by saying a fact is gone, never by a value: `change(values=False)`)."""
     facts = [_Held(*h) for h in held]
     by_stem: dict[str, list[int]] = {}
     for index, fact in enumerate(facts):
         for stem in stems(fact.title):
             by_stem.setdefault(stem, []).append(index)
-    found: dict[str, tuple[float, str]] = {}
-    for key, lesson in lessons:
+    found: dict[str, tuple[tuple[float, float, float], str]] = {}
+    for fact in facts:
+        title = (marked or {}).get(fact.key)
+        if title:
+            standing = _Held("", title, fact.topic)
+            found[fact.key] = ((-_unsaid(standing, fact, by_stem), float("-inf"), 0.0), "")
+    for age, (key, lesson) in enumerate(lessons):
         seen = {i for stem in stems(lesson.title) for i in by_stem.get(stem, ())
                 if len(by_stem[stem]) <= MAX_DF}
         for index in seen:
@@ -287,7 +374,10 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
             if body is not None and not fact.read:
                 fact.body, fact.read = body(fact.key), True
             score = _score(lesson, fact)  # as the distiller scores it, body and all
-            if (score >= MIN_SCORE and score > found.get(fact.key, (0.0, ""))[0]
-                    and change(lesson, fact) is not None):
-                found[fact.key] = (score, key)
-    return {old: new for old, (_, new) in found.items()}
+            if score < MIN_SCORE:
+                continue
+            rank = (-_unsaid(lesson, fact, by_stem), float(-age), score)
+            if (rank > found.get(fact.key, _NONE)[0]
+                    and change(lesson, fact, values=key not in retractions) is not None):
+                found[fact.key] = (rank, key)
+    return {old: new for old, (_, new) in found.items() if new}

@@ -160,8 +160,10 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     live, corrections = _sort_pending(lessons, agent, pack)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
-    keyless = [x for x in lessons if not (x.problems or x.supersedes or x.retracts)
-               and x.key not in corrections]  # a lesson corrected since says nothing now
+    # the lessons whose words may correct a held fact they do not name (a supersede or a
+    # retraction of one wording may correct another); a lesson corrected since says
+    # nothing now
+    keyless = [x for x in lessons if not x.problems and x.key not in corrections]
     sections = [
         _memory_lines(layout, agent, replaced, keyless) if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own]),
@@ -289,6 +291,7 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str],
 # fact's text (a link into its topic file, or plain), its key.
 _FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“.*?” — was: )?"
                         r"|\(see \[[^\]]+\]\): ))?(?P<rest>(?P<text>.*) \[(?P<key>[^\]]+)\])$")
+_MARK_WORDS = re.compile(r"possibly outdated by \[[^\]]+\]: “(.*?)” — was: ")
 _SECTION = re.compile(r"^## (\S+) · ")
 MARK_TITLE_CHARS = 120
 
@@ -300,6 +303,7 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
     if not keyless:
         return {}
     held: list[tuple[str, str, str]] = []
+    marked: dict[str, str] = {}  # the title a line's distilled mark already shows
     files: dict[str, str] = {}
     topic = "general"
     for raw in raw_lines:
@@ -316,13 +320,17 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
                     files[fact["key"]] = os.path.join(folder, link)
                 text = text[1:text.rindex("](")]
             held.append((fact["key"], text.replace("\\", ""), topic))
+            words = _MARK_WORDS.match(fact["mark"] or "")
+            if words:
+                marked[fact["key"]] = words[1]
     if not held:
         return {}
     by_key: dict[str, PendingFile] = {}
     for lesson in keyless:  # newest first: a key's newest lesson speaks for it
         by_key.setdefault(lesson.key, lesson)
     found = held_corrections(((x.key, x) for x in keyless), held,
-                             lambda key: _topic_body(files.get(key), key))
+                             lambda key: _topic_body(files.get(key), key), marked,
+                             frozenset(x.key for x in keyless if x.retracts and not x.supersedes))
     return {old: by_key[new] for old, new in found.items()}
 
 

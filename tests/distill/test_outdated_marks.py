@@ -61,8 +61,9 @@ def test_a_tight_line_cuts_the_old_title_before_the_correction_s_words() -> None
                created=dt.datetime(2026, 1, 1, tzinfo=dt.UTC), holders=("api",),
                path="api/journal/x.md")
     newer = ("new-ttl", "Driver app access tokens live an hour now")
+    # cut, the correction's words keep what it changes ("an hour"), not its first words
     for width, said in ((150, "Driver app access tokens live an hour now” — was: [Access"),
-                        (120, "Driver app access tokens live")):
+                        (120, "…app access tokens live an hour now” — was: [Access")):
         line = fact_line(old, width, False, "auth#access-tokens", newer)
         assert line is not None and len(line) <= width, (width, line)
         assert line.startswith("- possibly outdated by [new-ttl]: “" + said), (width, line)

@@ -235,9 +235,22 @@ def test_a_correction_that_knew_the_fact_beats_it_whatever_its_clock() -> None:
                                                 knew=(fact[0],)))
     result = run(fact, fix)
     assert "k" not in result.facts and result.facts["new"].holders == ("api", "docs", "web")
+    # no `knew` (by hand, another tool): naming `k` is proof it saw an entry of `k`
     stranger = ("web/journal/2026-05-01-c.md", entry("web", "new", -3 * 24 * 60,
                                                      supersedes=("k",)))
-    assert "k" in run(fact, stranger).facts  # knew nothing of it: the clock decides
+    assert "k" not in run(fact, stranger).facts
+    retraction = ("web/journal/2026-05-01-d.md", entry("web", "gone", -2, retracts=("k",)))
+    assert "k" not in run(fact, retraction).facts
+
+
+def test_naming_a_key_proves_only_its_earliest_entry_was_seen() -> None:
+    """A hand retraction with no `knew` comes after the first entry of the key it names;
+    a restatement that its clock puts after the retraction still brings the key back."""
+    first = ("api/journal/2026-05-01-a.md", entry("api", "k", 10, title="first"))
+    gone = ("web/journal/2026-05-01-b.md", entry("web", "x", -60, retracts=("k",)))
+    assert "k" not in run(first, gone).facts
+    again = ("docs/journal/2026-05-01-c.md", entry("docs", "k", 30, title="again"))
+    assert run(first, gone, again).facts["k"].title == "again"
 
 
 def test_knowing_the_newest_entry_of_a_key_is_knowing_every_older_one() -> None:

@@ -1,0 +1,162 @@
+"""Which lesson a flagged fact's line names, and what of its words survive a tight line.
+
+A team's memory holds many facts of one shape ("The search retry limit is Q2252", "The
+chat retry limit is Q4283"): several newer lessons are close to one fact, and the line
+must name the one that replaces it, with the words that say what changed (the team's
+day, bench/bench_team_day.py, is where these rules were found)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from distill_helpers import MEM, memory_md
+from helpers import git, jmem
+
+from journal_mem.journal.entry import Entry, render
+from journal_mem.journal.render import clip_news
+
+NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def put(repo: Path, agent: str, key: str, title: str, body: str, topic: str, *,
+        minutes: int = 0, **kw: object) -> Path:
+    created = NOW + dt.timedelta(minutes=minutes)
+    entry = Entry(agent=agent, key=key, title=title, topic=topic, created=created, body=body,
+                  **kw)  # type: ignore[arg-type]
+    folder = repo / MEM / agent / "journal"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{created.date()}-{key}.md"
+    path.write_text(render(entry))
+    return path
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A", MEM)
+    git(repo, "commit", "-q", "-m", message)
+
+
+def line_of(text: str, key: str) -> str:
+    return next(x for x in text.splitlines() if x.endswith(f"[{key}]"))
+
+
+def test_a_cut_correction_keeps_what_it_changes() -> None:
+    old = "The maps batch size is Q1178 since the upgrade"
+    new = "The maps batch size is Q6332 since the upgrade"
+    assert "Q6332" in clip_news(new, 30, old) and len(clip_news(new, 30, old)) <= 30
+    # no digit: the last word the old fact never says
+    cut = clip_news("We switched the package manager to bun for installs in CI", 30,
+                    "Use pnpm for installs")
+    assert "bun" in cut and cut.startswith("…"), cut
+    assert clip_news(new, 80, old) == new  # it fits: whole
+
+
+def test_the_lesson_about_the_same_subject_wins_over_a_closer_neighbour(repo: Path) -> None:
+    """"The chat retry limit is Q4283" reads closer to the search fact (the same body)
+    than the real correction does; the line names the correction, and its value."""
+    put(repo, "web", "search-limit", "The search retry limit is Q2252",
+        "Set in deploy/search.toml; ask the owners first.", "search", minutes=-30,
+        applies_to=("api", "web"))
+    put(repo, "api", "chat-limit", "The chat retry limit is Q4283",
+        "Set in deploy/chat.toml; ask the owners first.", "chat", minutes=-5)
+    put(repo, "api", "search-fix", "Search has a retry limit of Q7229",
+        "The old value caused timeouts under load.", "search", minutes=-10)
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    line = line_of(memory_md(repo, "web"), "search-limit")
+    assert line.startswith("- possibly outdated by [search-fix]: “Search has a retry limit of "
+                           "Q7229”"), line
+
+
+def test_a_later_correction_of_a_correction_is_the_one_named(repo: Path) -> None:
+    """Two wordings of one new value came one after the other: the fact's line names the
+    newest (it has seen the first), not the first."""
+    put(repo, "web", "pool", "The stream pool size is Q2154",
+        "Measured on staging last week: Q2154.", "stream", minutes=-60, applies_to=("api",))
+    put(repo, "api", "pool-2", "The stream pool size is Q2255",
+        "Measured on staging last week: Q2255.", "stream", minutes=-20)  # the closer one
+    put(repo, "api", "pool-3", "Stream has a pool size of Q7197 now",
+        "We moved stream to Q7197.", "stream", minutes=-10)
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    assert "Q7197" in line_of(memory_md(repo, "api"), "pool")
+
+
+def test_history_says_which_of_two_facts_is_newer_whatever_the_clocks(repo: Path) -> None:
+    """A lesson written by hand with its clock three days behind, committed after
+    another agent's fact: it is the newer one. Its words mark the older fact, and the
+    older fact never marks it."""
+    put(repo, "web", "ttl", "The session cache TTL is 300 seconds",
+        "Measured on staging last week.", "cache", minutes=-60, applies_to=("api", "web"))
+    commit(repo, "the fact")
+    put(repo, "api", "ttl-hand", "The session cache TTL is 900 seconds since the upgrade",
+        "Changed in the cache release this morning.", "cache", minutes=-3 * 24 * 60,
+        applies_to=("api", "web"))
+    commit(repo, "a hand-written correction, its clock behind")
+    assert jmem(repo, "distill").returncode == 0
+    text = memory_md(repo, "web")
+    assert line_of(text, "ttl").startswith("- possibly outdated by [ttl-hand]: "), text
+    assert line_of(text, "ttl-hand").startswith("- [The session cache TTL is 900"), text
+    assert jmem(repo, "check").returncode == 0
+
+
+def test_a_retraction_marks_another_wording_of_the_fact_it_retracts(repo: Path) -> None:
+    """The fact was reworded by another agent without its key, then retracted by key:
+    the rewording's holders see the retraction's words on its line."""
+    put(repo, "web", "port", "The upload port is Q1000", "Set in deploy/upload.toml.", "upload",
+        minutes=-60)
+    put(repo, "api", "port-2", "Upload has a port of Q5485", "We moved upload to Q5485.",
+        "upload", minutes=-30, applies_to=("api", "web"))
+    put(repo, "web", "port-gone", "The upload port setting is gone",
+        "upload no longer has a port.", "upload", minutes=-10, retracts=("port",))
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    text = memory_md(repo, "api")
+    assert line_of(text, "port-2").startswith(
+        "- possibly outdated by [port-gone]: “The upload port setting is gone”"), text
+    assert jmem(repo, "check").returncode == 0
+    # a retraction's own value words never mark a fact: "Retracted by hand: Fact 1" is no
+    # correction of "Fact 0"
+    put(repo, "api", "n0", "Fact number 0 of the queue", "x", "queue", minutes=-50)
+    put(repo, "api", "n1", "Fact number 1 of the queue", "y", "queue", minutes=-49)
+    put(repo, "api", "n1-gone", "Retracted by hand: Fact number 1 of the queue", "", "queue",
+        minutes=-1, retracts=("n1",))
+    commit(repo, "more")
+    assert jmem(repo, "distill").returncode == 0
+    assert line_of(memory_md(repo, "api"), "n0").startswith("- [Fact number 0")
+
+
+def test_a_pending_correction_with_its_clock_behind_hides_the_fact_it_names(
+        repo: Path, worktree: Path) -> None:
+    """Both pending, the hand-written supersede's clock three days behind the fact it
+    names: the pack already treats the fact as corrected, with the correction's words,
+    and the distill agrees."""
+    jmem(worktree, "write", "--agent", "web", "--topic", "billing", "--title",
+         "The billing retry limit is Q6127", "--applies-to", "api", "--key", "billing-limit",
+         "--body", "Measured on staging.")
+    put(repo, "api", "hand-fix", "The billing retry limit is Q1139 since the upgrade",
+        "Confirmed with the service owners.", "billing", minutes=-3 * 24 * 60,
+        supersedes=("billing-limit",))
+    pack = jmem(repo, "wake", "--agent", "api").stdout
+    assert "do not rely on: billing-limit (superseded by hand-fix" in pack, pack
+    assert "Q6127" not in pack.replace("billing-limit", ""), pack
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    text = memory_md(repo, "api")
+    assert "Q1139" in text and "[billing-limit]" not in text, text
+
+
+def test_a_pending_neighbour_does_not_replace_a_better_mark(repo: Path) -> None:
+    """The distill marked the fact with its correction; a pending lesson about another
+    subject, as close to the fact, leaves the mark as it is in the pack."""
+    put(repo, "web", "search-limit", "The search retry limit is Q2252",
+        "Set in deploy/search.toml; ask the owners first.", "search", minutes=-30,
+        applies_to=("api", "web"))
+    put(repo, "api", "search-fix", "Search has a retry limit of Q7229",
+        "The old value caused timeouts under load.", "search", minutes=-10)
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    put(repo, "api", "chat-limit", "The chat retry limit is Q4283",
+        "Set in deploy/chat.toml; ask the owners first.", "chat", minutes=-1)
+    pack = jmem(repo, "wake", "--agent", "web").stdout
+    assert line_of(pack, "search-limit").startswith("- possibly outdated by [search-fix]"), pack
