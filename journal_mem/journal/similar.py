@@ -180,7 +180,8 @@ def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
     Everything is judged against the older lesson's whole text, so that a
     restatement may move a detail from the body into its title.
     `values=False` (a retraction's words: it states no new value) counts only an
-    opposite, a negation or the words for a change ("no longer", "removed").
+    opposite, or a negation or the words for a change ("no longer", "is gone") anywhere
+    in it, whatever the older fact says (it may itself say "changed to").
     """
     old_text = f"{old.title}\n{old.body}"
     old_lower = old_text.casefold()
@@ -200,8 +201,10 @@ def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
         return "a negation"
     cues = _cue()
     cue = cues.search(f"{new.title}\n{new.body}")
-    if cue and not cues.search(old_text):
+    if cue and (not values or not cues.search(old_text)):  # a retraction says it anew
         return f"says {cue.group(0).casefold()!r}"
+    if not values and _NEGATION.search(f"{new.title}\n{new.body}"):
+        return "a negation"
     return None
 
 

@@ -160,3 +160,18 @@ def test_a_pending_neighbour_does_not_replace_a_better_mark(repo: Path) -> None:
         "Set in deploy/chat.toml; ask the owners first.", "chat", minutes=-1)
     pack = jmem(repo, "wake", "--agent", "web").stdout
     assert line_of(pack, "search-limit").startswith("- possibly outdated by [search-fix]"), pack
+
+
+def test_a_retraction_marks_a_rewording_that_itself_says_changed(repo: Path) -> None:
+    """The rewording says "was changed to" (a change word of its own); the retraction's
+    "is gone" still marks it."""
+    put(repo, "web", "port", "The auth port is Q1000", "Set in deploy/auth.toml.", "auth",
+        minutes=-60)
+    put(repo, "web", "port-2", "The auth port was changed to Q3918", "Confirmed.", "auth",
+        minutes=-30, applies_to=("api", "web"))
+    put(repo, "api", "port-gone", "The auth port setting is gone (Q7001)",
+        "auth no longer has a port.", "auth", minutes=-10, retracts=("port",))
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    line = line_of(memory_md(repo, "web"), "port-2")
+    assert line.startswith("- possibly outdated by [port-gone]: "), line
