@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +72,19 @@ def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, 
     }
 
 
+def _copy(seed: Path, repo: Path) -> None:
+    """`seed` copied to `repo`, again if a background `git gc --auto` the generator's last
+    commit started packed objects away while they were being copied."""
+    for attempt in range(10):
+        try:
+            shutil.copytree(seed, repo, symlinks=True)
+            return
+        except shutil.Error:
+            shutil.rmtree(repo, ignore_errors=True)
+            time.sleep(1 + attempt)
+    shutil.copytree(seed, repo, symlinks=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("old", type=Path)
@@ -83,7 +97,7 @@ def main() -> int:
     repos = {}
     for name, venv in (("old", args.old), ("new", args.new)):
         repo = tmp / name
-        shutil.copytree(seed, repo, symlinks=True)
+        _copy(seed, repo)
         subprocess.run([str(venv / "bin" / "jmem"), "distill"], cwd=repo, env=env(),
                        capture_output=True, check=False)
         wt = tmp / f"{name}-wt"

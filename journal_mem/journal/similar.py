@@ -268,12 +268,12 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
                 seen.update(posting)
         for index in seen:
             old = live[index]
-            if old.key == new.key:
+            if old.key == new.key or not _newer(new, old, order, newer):
                 continue
             score = _scored(words, stems_of(at, new, words), titles[index],
                             stems_of(index, old, titles[index]), new.topic == old.topic)
             least = SAME_WRITER_MIN if writer(old) == writer(new) else MIN_SCORE
-            if score < least or not _newer(new, old, order, newer):
+            if score < least:
                 continue
             rank = (-_unsaid(new, old, by_stem),
                     place(new) if place is not None else _when(new, order), score)
