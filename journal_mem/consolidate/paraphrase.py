@@ -147,6 +147,11 @@ def stem(word: str) -> str:
 
 def concepts(text: str) -> list[str]:
     """The concepts of `text`, in order (numbers kept whole, `#` marks them)."""
+    return [concept for concept, _ in _worded(text)]
+
+
+def _worded(text: str) -> list[tuple[str, str]]:
+    """(concept, the word it came from) for each concept of `text`, in order."""
     text = text.lower()
     for phrase, joined in _PHRASES:
         text = text.replace(phrase, f" {joined} ")
@@ -159,8 +164,47 @@ def concepts(text: str) -> list[str]:
             concept = "#" + word if _NUMBER.match(word) else stem(word)
         elif concept.isdigit():
             concept = "#" + concept
-        out.append(concept)
+        out.append((concept, word))
     return out
+
+
+EVIDENCE_WORDS = 6
+
+
+def document_counts(lessons: Sequence[Text]) -> dict[str, int]:
+    """Concept -> how many of `lessons` have it (`clusters` fills the same as it goes)."""
+    out: dict[str, int] = {}
+    for lesson in lessons:
+        for concept in set(concepts(f"{lesson.title}\n{lesson.body}")):
+            out[concept] = out.get(concept, 0) + 1
+    return out
+
+
+def evidence(lessons: Sequence[Text], group: Sequence[int],
+             df: dict[str, int] | None = None) -> list[str]:
+    """Why `group` (indexes of `lessons`) reads as one claim: the words (as written, a
+    synonym's first spelling) of the concepts that most of its members share, those in
+    every member first, then the rarer in `lessons` (`df`: what `clusters` counted, else
+    `document_counts`); numbers as they are."""
+    seen: list[dict[str, str]] = []
+    for index in group:
+        lesson = lessons[index]
+        words: dict[str, str] = {}
+        for concept, word in _worded(f"{lesson.title}\n{lesson.body}"):
+            words.setdefault(concept, word)
+        seen.append(words)
+    count: dict[str, int] = {}
+    for words in seen:
+        for concept in words:
+            count[concept] = count.get(concept, 0) + 1
+    need = max(2, (len(group) + 1) // 2)
+    shared = [c for c, n in count.items() if n >= need]
+    if not shared:
+        return []
+    rarity = df if df is not None else document_counts(lessons)
+    shared.sort(key=lambda c: (-count[c], rarity.get(c, 0), c))
+    spelled = {c: next(w[c] for w in seen if c in w) for c in shared[:EVIDENCE_WORDS]}
+    return [spelled[c] for c in shared[:EVIDENCE_WORDS]]
 
 
 def trigrams(title: str) -> frozenset[str]:
@@ -259,9 +303,11 @@ def _pairs(docs: list[_Doc], postings: dict[str, list[int]], threshold: float,
     return found
 
 
-def clusters(lessons: Sequence[Text], threshold: float = THRESHOLD) -> list[list[int]]:
+def clusters(lessons: Sequence[Text], threshold: float = THRESHOLD,
+             counts: dict[str, int] | None = None) -> list[list[int]]:
     """Groups of two or more indexes of `lessons` linked by pairs above `threshold`,
-    each sorted, the groups ordered by their first index."""
+    each sorted, the groups ordered by their first index. `counts`, when given, is
+    filled with how many lessons have each concept (for `evidence`, at no extra cost)."""
     parent = list(range(len(lessons)))
 
     def find(i: int) -> int:
@@ -271,6 +317,8 @@ def clusters(lessons: Sequence[Text], threshold: float = THRESHOLD) -> list[list
         return i
 
     docs, postings = _docs(lessons)
+    if counts is not None:
+        counts.update((concept, len(posting)) for concept, posting in postings.items())
     scored: dict[tuple[int, int], float] = {}
     for i, j, _ in _pairs(docs, postings, threshold, scored):
         a, b = find(i), find(j)

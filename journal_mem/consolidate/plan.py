@@ -32,7 +32,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from journal_mem.consolidate.paraphrase import Text, clusters
+from journal_mem.consolidate.paraphrase import Text, clusters, evidence
 from journal_mem.journal.entry import iso
 from journal_mem.journal.fold import Fact, Fold, today
 from journal_mem.journal.order import latest_by_key
@@ -146,13 +146,18 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
 def duplicates(folded: Fold) -> list[Item]:
     """Clusters of live facts that say the same thing (episodic records are events: never)."""
     facts = [f for f in folded.facts.values() if f.type != "episodic"]
-    found = clusters([Text(f.title, f.body) for f in facts])
+    texts = [Text(f.title, f.body) for f in facts]
+    df: dict[str, int] = {}
+    found = clusters(texts, counts=df)
     items = []
     for group in found:
         keys = tuple(sorted(facts[i].key for i in group))
         writers = sorted({writer(facts[i]) for i in group})
+        words = evidence(texts, group, df)
+        shared = f"; they share: {', '.join(words)}" if words else ""
         items.append(Item("duplicates", keys, f"{len(keys)} facts say the same thing in other "
-                          f"words (written by {', '.join(writers)}): merge them into one"))
+                          f"words (written by {', '.join(writers)}){shared}: merge them into "
+                          "one"))
     return sorted(items, key=lambda i: i.keys)
 
 

@@ -38,3 +38,15 @@ def test_numbers_that_differ_split_two_lessons() -> None:
 def test_synonyms_and_stems_meet() -> None:
     assert similarity(Text("Ack each queue message before processing", ""),
                       Text("Acknowledge queue messages before you process them", "")) > 0.5
+
+
+def test_evidence_names_what_a_cluster_shares_in_its_own_words() -> None:
+    from journal_mem.consolidate.paraphrase import Text, document_counts, evidence
+
+    lessons = [Text("Retries share one budget of three per request", "Every client call."),
+               Text("A request gets three retries in all, shared by its calls", ""),
+               Text("The retry budget is per request", "three attempts, then fail"),
+               Text("Deploys need a green build", "")]
+    words = evidence(lessons, [0, 1, 2], document_counts(lessons))
+    assert set(words[:3]) == {"retries", "three", "request"}, words  # in every member
+    assert "deploys" not in words and evidence(lessons, [2, 3]) == []

@@ -98,6 +98,8 @@ def test_a_merge_of_facts_for_all_stays_for_all(repo: Path, tmp_path: Path) -> N
            days_ago=1)
     dups = [i for i in plan(repo) if i["kind"] == "duplicates"]
     assert [i["keys"] for i in dups] == [["cents-a", "cents-b"]]
+    # the plan says why, so that a person or a model proposer judges it at a glance
+    assert "they share: cents, floats, integer, money" in dups[0]["why"], dups[0]["why"]
     merge = [{"item": dups[0]["id"], "title": "Money is integer cents", "topic": "money",
               "supersedes": ["cents-a", "cents-b"]}]
     proc = jmem(repo, "consolidate", "--propose", answer(tmp_path, merge), "--json")
