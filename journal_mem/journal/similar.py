@@ -300,18 +300,6 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     return round(words + (0.0 if topic else 1.0), 2)
 
 
-def _latest(key: str, found: dict[str, tuple[tuple[float, float, float], str]]) -> str:
-    """The end of a chain of probable corrections: a fact corrected by one that is itself
-    corrected is shown with the newest words (the chain cannot loop: each step is newer)."""
-    seen = {key}
-    while key in found:
-        key = found[key][1]
-        if key in seen:
-            break
-        seen.add(key)
-    return key
-
-
 def _when(new: Dated, order: dict[str, int] | None) -> float:
     """Where the lesson stands in the replay: of two candidates, the later one has seen
     more (it may correct the other)."""
