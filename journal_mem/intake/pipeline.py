@@ -18,7 +18,11 @@ and files what passes:
    the newest entry of each key it speaks about (`knew`, `journal/order.py`),
    so it wins by cause whatever the clocks say; more than `MAX_KNEW` keys in
    one lesson is refused with the fix (split it), never written as an entry
-   readers reject.
+   readers reject. Every draft also records the pending lessons (not distilled
+   yet, so in no history the distiller reads) that read close to it
+   (`similar.similarity`, at most `RELATED_KNEW`): they were on disk when it
+   was written, so of two wordings of one fact from machines whose clocks
+   disagree, the later one is known to be later.
 4. **How much at once.** Deleting more than a third of an agent's facts (and
    more than one) in one edit is an accident, not a decision
    (`too_many_gone`): refused, per agent, across all its files.
@@ -46,6 +50,7 @@ import errno
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
 from journal_mem.journal import citations
@@ -54,10 +59,14 @@ from journal_mem.journal.entry import MAX_KNEW, Entry
 from journal_mem.journal.files import Written, entry_name, record
 from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.journal.order import concerns, latest_by_key, newest_of
-from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.journal.reader import Journal, PendingFile, pending, read_journal
+from journal_mem.journal.similar import MIN_SCORE, similarity
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
 from journal_mem.repo import Context
+
+if TYPE_CHECKING:
+    from journal_mem.journal.similar import Comparable
 
 Progress = Callable[[int, int], None]  # (done, total)
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -191,6 +200,35 @@ def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
     return out
 
 
+RELATED_KNEW = 8  # pending lessons close to a draft that its `knew` records, at most
+
+
+def _knowing_pending(ctx: Context, drafts: list[Draft]) -> list[Draft]:
+    """Drafts that also know the pending lessons closest to them (step 3)."""
+    lessons = _pending_lessons(ctx)
+    if not lessons:
+        return drafts
+    out = []
+    for d in drafts:
+        close = _close(d, d.knew, lessons)
+        out.append(replace(d, knew=tuple(sorted({*d.knew, *close}))) if close else d)
+    return out
+
+
+def _pending_lessons(ctx: Context) -> list[PendingFile]:
+    return [x for x in pending(ctx.layout, ctx.policy) if not (x.problems or x.outbox)]
+
+
+def _close(item: Comparable, knew: Iterable[str], lessons: list[PendingFile]) -> list[str]:
+    """The pending lessons (their paths) that read close to `item`, the closest first, as
+    many as `knew` leaves room for."""
+    knew = set(knew)
+    room = max(min(RELATED_KNEW, MAX_KNEW - len(knew)), 0)
+    scored = ((similarity(item, x), x.rel) for x in lessons if x.rel not in knew)
+    return [rel for _, rel in sorted((p for p in scored if p[0] >= MIN_SCORE),
+                                     reverse=True)[:room]]
+
+
 def knew_problem(count: int) -> str:
     """Why a lesson that knew `count` entries cannot be written, with the fix."""
     return (f"it corrects, retracts or drops {count} facts at once; at most {MAX_KNEW} in "
@@ -255,6 +293,7 @@ def file(ctx: Context, proposal: Proposal, *, journal: Journal | None = None,
     now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     known = Known(journal.entries)
     drafts = _knowing([_own_name(d, known) for d in proposal.drafts], journal)
+    drafts = _knowing_pending(ctx, drafts)
     checkout = ctx.repo.worktree_root
     drafts = cite_found_paths(checkout, drafts)
     whole, single, bad = _problems(proposal, drafts, now, ctx.policy, checkout)
@@ -333,6 +372,8 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
     journal = read_journal(ctx.layout, ctx.policy)
     now = latest_by_key(journal.entries)
     knew = set(entry.knew) | set(newest_of(now if last is None else last, concerns(entry)))
+    if last is None:  # a curator's lesson knows what its plan saw, never more
+        knew.update(_close(entry, knew, _pending_lessons(ctx)))
     last = now
     if len(knew) > MAX_KNEW:
         raise InvalidEntry([knew_problem(len(knew))])

@@ -175,3 +175,27 @@ def test_a_retraction_marks_a_rewording_that_itself_says_changed(repo: Path) -> 
     assert jmem(repo, "distill").returncode == 0
     line = line_of(memory_md(repo, "web"), "port-2")
     assert line.startswith("- possibly outdated by [port-gone]: "), line
+
+
+def test_of_two_pending_wordings_the_later_written_is_the_newer_whatever_the_clocks(
+        repo: Path) -> None:
+    """Two agents reword one fact before any distill; the first machine's clock is three
+    days ahead. The second lesson was written knowing the first (it was on disk, close to
+    it), so the fact's line names the second, with its value."""
+    put(repo, "web", "limit", "The maps timeout in ms is Q4080",
+        "Measured on staging last week.", "maps", minutes=-600, applies_to=("api", "web"))
+    commit(repo, "the fact")
+    assert jmem(repo, "distill").returncode == 0
+    put(repo, "api", "first", "Maps timeout in ms set to Q5842", "From the dashboards.",
+        "project", minutes=3 * 24 * 60)
+    proc = jmem(repo, "write", "--agent", "web", "--topic", "project", "--title",
+                "Maps timeout in ms set to Q9895", "--body", "After the second rollout.")
+    assert proc.returncode == 0, proc.stderr
+    text = next(p.read_text() for p in (repo / MEM / "web" / "journal").iterdir()
+                if "q9895" in p.name)
+    assert "api/journal/" in text.split("knew:", 1)[1].split("\n", 1)[0], text
+    pack = jmem(repo, "wake", "--agent", "api").stdout
+    assert "Q9895" in line_of(pack, "limit"), pack
+    commit(repo, "lessons")
+    assert jmem(repo, "distill").returncode == 0
+    assert "Q9895" in line_of(memory_md(repo, "api"), "limit")
