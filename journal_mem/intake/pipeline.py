@@ -20,7 +20,8 @@ and files what passes:
    one lesson is refused with the fix (split it), never written as an entry
    readers reject. Every draft also records the pending lessons (not distilled
    yet, so in no history the distiller reads) that read close to it
-   (`similar.similarity`, at most `RELATED_KNEW`): they were on disk when it
+   (`similar.similarity`, at most `RELATED_KNEW`; a batch of more than
+   `RELATED_BATCH` drafts, an import, does not): they were on disk when it
    was written, so of two wordings of one fact from machines whose clocks
    disagree, the later one is known to be later.
 4. **How much at once.** Deleting more than a third of an agent's facts (and
@@ -201,10 +202,15 @@ def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
 
 
 RELATED_KNEW = 8  # pending lessons close to a draft that its `knew` records, at most
+RELATED_BATCH = 64  # drafts in one proposal, at most, for which they are looked for
 
 
 def _knowing_pending(ctx: Context, drafts: list[Draft]) -> list[Draft]:
-    """Drafts that also know the pending lessons closest to them (step 3)."""
+    """Drafts that also know the pending lessons closest to them (step 3); not for a
+    proposal of more than `RELATED_BATCH` drafts (an import or `init`: a batch filed in
+    one commit, where comparing every draft with every pending lesson costs too much)."""
+    if len(drafts) > RELATED_BATCH:
+        return drafts
     lessons = _pending_lessons(ctx)
     if not lessons:
         return drafts
