@@ -85,10 +85,11 @@ class Context:
         from journal_mem.journal.fold import fold
 
         root, memory_root = self.repo.main_root, self.layout.memory_root
+        state = self.layout.state_dir  # where the logs read are kept (`gitops.logcache`)
         result = fold(entries, agents=self.agents if agents is None else agents, date=date,
-                      ref_exists=ref_checker(root, rev), config=self.config,
+                      ref_exists=ref_checker(root, rev, state), config=self.config,
                       report_near=report_near,
-                      lineage=lambda: lineage.read(root, rev, memory_root))
+                      lineage=lambda: lineage.read(root, rev, memory_root, state))
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 

@@ -176,7 +176,6 @@ LAZY: list[tuple[str, str, str]] = [
     ("intake.pipeline", "difflib", "hot"),
     ("journal.cache", "dataclasses", "hot"),
     ("journal.cache", "journal_mem.journal.entry.Entry", "hot"),
-    ("journal.cache", "journal_mem.journal.fold.Fact", "hot"),
     ("journal.entry", "difflib", "hot"),
     ("journal.entry", "journal_mem.journal.secrets.scan", "hot"),
     ("journal.entry", "unicodedata", "hot"),

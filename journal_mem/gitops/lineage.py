@@ -11,7 +11,7 @@ it (`journal.order.history_edges` turns that into edges for the fold).
 
 from __future__ import annotations
 
-from journal_mem.gitops import gitcore
+from journal_mem.gitops import gitcore, logcache
 
 
 class History:
@@ -74,17 +74,36 @@ class History:
         return False
 
 
-def read(root: str, rev: str, memory_root: str) -> History:
-    """The history of `rev` for the journals under `memory_root` (empty when unborn)."""
+def read(root: str, rev: str, memory_root: str, state_dir: str | None = None) -> History:
+    """The history of `rev` for the journals under `memory_root` (empty when unborn);
+    with `state_dir`, the log is read whole once and then only since (`logcache`)."""
     prefix = memory_root.strip("/")
+    found = logcache.cached(root, rev, state_dir, "lineage", prefix,
+                            lambda tip: _answer(_log(root, [tip], prefix)),
+                            lambda old, base, tip: _since(root, old, base, tip, prefix))
+    return History(*found) if found is not None else History({}, {})
+
+
+_Answer = tuple[dict[str, str], dict[str, tuple[str, ...]]]  # (added, parents)
+_Log = tuple[dict[str, str], dict[str, tuple[str, ...]], bool]  # and: a path added twice
+
+
+def _answer(log: _Log | None) -> _Answer | None:
+    return (log[0], log[1]) if log is not None else None
+
+
+def _log(root: str, revs: list[str], prefix: str) -> _Log | None:
+    """Every journal commit (and merge) of `revs`, parents rewritten among them, and the
+    journal files each added; None when git fails."""
     spec = f":(top,glob){prefix}/*/journal/**" if prefix else ":(top,glob)*/journal/**"
     res = gitcore.run(["log", "--full-history", "--parents", "--no-renames", "--name-status",
-                       "-z", "--format=%x01%H %P", rev, "--", spec], root, clean=True,
+                       "-z", "--format=%x01%H %P", *revs, "--", spec], root, clean=True,
                       check=False)
+    if not res.ok:
+        return None
     added: dict[str, str] = {}
     parents: dict[str, tuple[str, ...]] = {}
-    if not res.ok:
-        return History(added, parents)
+    twice = False
     cut = len(prefix) + 1 if prefix else 0
     for record in res.stdout.decode("utf-8", "surrogateescape").split("\x01")[1:]:
         head, _, rest = record.partition("\0")  # "SHA PARENTS\0\nA\0path\0…"
@@ -96,5 +115,51 @@ def read(root: str, rev: str, memory_root: str) -> History:
         fields = rest.lstrip("\n").split("\0")
         for status, path in zip(fields[::2], fields[1::2], strict=False):
             if status.startswith("A") and path.startswith(prefix):
+                twice = twice or path[cut:] in added
                 added[path[cut:]] = commit  # newest first: the oldest addition wins
-    return History(added, parents)
+    return added, parents, twice
+
+
+def _since(root: str, old: _Answer, base: str, tip: str, prefix: str) -> _Answer | None:
+    """`old` (the answer at `base`, an ancestor of `tip`) brought up to `tip` from the
+    commits since; None when a whole read is needed to be sure.
+
+    `git log TIP ^BASE` rewrites a new commit's parents to the first commit it shows,
+    or to the first commit of BASE's side it reaches (git stops rewriting there). That
+    is BASE itself, or a commit the old answer holds, or, past a fork from an older
+    commit, any other: the whole log is read then. BASE, when the old answer does not
+    hold it (an ordinary commit that added no entry), stands for the newest commit the
+    old answer holds below it: on a line of single-parent commits that is the one a whole
+    read rewrites it to. A file added both before and since (deleted and added again)
+    is left to the whole read too: which addition is the oldest is its log order."""
+    log = _log(root, [tip, f"^{base}"], prefix)
+    if log is None or log[2]:
+        return None
+    new_added, new_parents, _ = log
+    old_added, old_parents = old
+    if not new_added.keys().isdisjoint(old_added):
+        return None
+    below: tuple[str, ...] | None = None
+    parents: dict[str, tuple[str, ...]] = {}
+    for commit, ps in new_parents.items():
+        kept: list[str] = []
+        for parent in ps:
+            if parent in new_parents or parent in old_parents:
+                kept.append(parent)
+            elif parent == base:
+                if below is None:
+                    below = _newest(old_parents)
+                if len(below) > 1:
+                    return None  # not a line below BASE after all
+                kept.extend(below)
+            else:
+                return None
+        parents[commit] = tuple(dict.fromkeys(kept))
+    parents.update(old_parents)
+    return {**old_added, **new_added}, parents
+
+
+def _newest(parents: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The commits no other one has as a parent: the tips of the history held."""
+    below = {p for ps in parents.values() for p in ps}
+    return tuple(c for c in parents if c not in below)

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable
 
 from journal_mem.errors import GitError
-from journal_mem.gitops import gitcore, indexlock
+from journal_mem.gitops import gitcore, indexlock, logcache
 
 ZERO = "0" * 40
 Blobs = dict[str, tuple[str, str] | None]  # {path: (mode, blob id), or None: remove it}
@@ -423,7 +423,7 @@ def message_file(state_dir: str, message: str) -> str:
     return path
 
 
-def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
+def ref_checker(root: str, rev: str, state_dir: str | None = None) -> Callable[[str], bool]:
     """`ref_exists(path)` against `rev`'s tree, read from git only when first asked. A
     path that is gone but was renamed (`git mv`, git's rename detection) exists under its
     new name: a fact citing a file that moved is not stale."""
@@ -437,29 +437,48 @@ def ref_checker(root: str, rev: str) -> Callable[[str], bool]:
         if path in cache[0]:
             return True
         if not renames:
-            renames.append(renamed_in(root, rev))
+            renames.append(renamed_in(root, rev, state_dir))
         return moved_to(path, renames[0], cache[0]) is not None
 
     return exists
 
 
-def renamed_in(root: str, rev: str) -> dict[str, str]:
-    """old path → new path of every rename in `rev`'s history (newest first wins)."""
+def renamed_in(root: str, rev: str, state_dir: str | None = None) -> dict[str, str]:
+    """old path → new path of every rename in `rev`'s history (newest first wins); with
+    `state_dir`, the log is read whole once and then only since (`logcache`)."""
+    return logcache.cached(root, rev, state_dir, "renames", "", lambda tip: _renames(root, [tip]),
+                           lambda old, base, tip: _renames_since(root, old, base, tip)) or {}
+
+
+def _renames(root: str, revs: list[str], strict: bool = False) -> dict[str, str] | None:
+    """The renames of `revs`' log, newest first; None when git fails (or, `strict`, when
+    one path was renamed twice to two places: which is newest is the log's order)."""
     res = gitcore.run(["log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=",
-                       rev], root, clean=True, check=False)
+                       *revs], root, clean=True, check=False)
     out: dict[str, str] = {}
     if not res.ok:
-        return out
+        return None
     fields = [f.decode("utf-8", "surrogateescape") for f in res.stdout.split(b"\0")]
     i = 0
     while i + 2 < len(fields):
         status = fields[i].strip()
         if status.startswith("R"):
+            if strict and out.get(fields[i + 1], fields[i + 2]) != fields[i + 2]:
+                return None
             out.setdefault(fields[i + 1], fields[i + 2])
             i += 3
         else:
             i += 1
     return out
+
+
+def _renames_since(root: str, old: dict[str, str], base: str, tip: str) -> dict[str, str] | None:
+    """`old` (the renames at `base`) and those of the commits since `base`; None when a
+    path was renamed to two places (the whole log's order says which is newest)."""
+    new = _renames(root, [tip, f"^{base}"], strict=True)
+    if new is None or any(old.get(path, to) != to for path, to in new.items()):
+        return None
+    return {**old, **new}
 
 
 def moved_to(path: str, renames: dict[str, str], tree: frozenset[str]) -> str | None:
@@ -471,11 +490,11 @@ def moved_to(path: str, renames: dict[str, str], tree: frozenset[str]) -> str | 
         path = renames[path]
     if path in tree:
         return path
-    prefix = path + "/"  # a folder: where its renamed files went
-    for old in renames:
-        if old.startswith(prefix):
-            target = moved_to(old, renames, tree)
-            if target is not None:
-                rest = old[len(prefix):]
-                return target[:-len(rest) - 1] if target.endswith("/" + rest) else target
+    prefix = path + "/"  # a folder: where its renamed files went (in path order: the
+    # same answer however the renames were read)
+    for old in sorted(old for old in renames if old.startswith(prefix)):
+        target = moved_to(old, renames, tree)
+        if target is not None:
+            rest = old[len(prefix):]
+            return target[:-len(rest) - 1] if target.endswith("/" + rest) else target
     return None

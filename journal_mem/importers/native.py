@@ -45,8 +45,8 @@ from journal_mem.journal.drafts import Draft, join_body, problems_of, title_and_
 from journal_mem.journal.entry import TITLE_MAX
 from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
-from journal_mem.layout import Layout, is_native
-from journal_mem.names import MEMORY_MD, is_name, slugify
+from journal_mem.layout import JOURNAL, Layout, is_native
+from journal_mem.names import MEMORY_MD, TOPICS, is_name, slugify
 
 KIND = "adopt native"
 ROOT_TOPIC = "team"
@@ -75,7 +75,13 @@ def native_files(layout: Layout) -> list[NativeFile]:
         return []
     out: list[NativeFile] = []
     for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
+        depth = 0 if folder == top else os.path.relpath(folder, top).count(os.sep) + 1
+        # no native file lies under a dot folder, an agent's journal or topics, or a
+        # top folder that is no agent's: not walked (a journal holds thousands of files)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and (depth != 0 or is_name(d))
+                         and (depth != 1 or d not in (JOURNAL, TOPICS))
+                         and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(files):
             path = os.path.join(folder, name)
             rel = os.path.relpath(path, top).replace(os.sep, "/")

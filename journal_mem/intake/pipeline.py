@@ -34,7 +34,7 @@ and files what passes:
    skipped; a draft whose key names a different fact gets its text's hash
    appended, unless it `replaces` that fact on purpose (an edit).
 7. **What it cites.** Every ref is recorded as the writer's checkout has it
-   (`journal/citations.stamp`: HEAD, the cited lines' digest, dirty or not), so
+   (`journal/citing.stamp`: HEAD, the cited lines' digest, dirty or not), so
    the distiller can follow it through git; an anchored ref to lines or a name
    the checkout lacks is refused. A draft (adopted, captured, imported) whose
    text names tracked files in backticks cites them (`cite_found_paths`).
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
-from journal_mem.journal import citations
+from journal_mem.journal import citing
 from journal_mem.journal.drafts import Draft, hashed_key, to_entry, unique_keys
 from journal_mem.journal.entry import MAX_KNEW, Entry
 from journal_mem.journal.files import Written, entry_name, record
@@ -143,23 +143,23 @@ def cite(checkout: str, entry: Entry) -> Entry:
     """`entry` with what its refs cite in `checkout` recorded (`cited`)."""
     if not entry.refs:
         return entry
-    cited = citations.stamp(checkout, entry.refs, entry.cited)
+    cited = citing.stamp(checkout, entry.refs, entry.cited)
     return entry if cited == entry.cited else replace(entry, cited=cited)
 
 
 def cite_found_paths(checkout: str, drafts: list[Draft]) -> list[Draft]:
     """Drafts whose text names tracked files in backticks cite them (file-level refs,
     said in `source`): memory adopted or captured is checked without a `--ref`."""
-    found = {i: citations.path_candidates(f"{d.title}\n{d.body}") for i, d in enumerate(drafts)}
-    known = citations.tracked(checkout, sorted({p for ps in found.values() for p in ps}))
+    found = {i: citing.path_candidates(f"{d.title}\n{d.body}") for i, d in enumerate(drafts)}
+    known = citing.tracked(checkout, sorted({p for ps in found.values() for p in ps}))
     if not known:
         return drafts
     out = []
     for i, d in enumerate(drafts):
         new = [known[p] for p in found[i] if p in known and known[p] not in d.refs]
-        new = list(dict.fromkeys(new))[:citations.AUTO_REFS]
+        new = list(dict.fromkeys(new))[:citing.AUTO_REFS]
         if new:
-            said = f"{d.source} · {citations.AUTO_SOURCE}" if d.source else citations.AUTO_SOURCE
+            said = f"{d.source} · {citing.AUTO_SOURCE}" if d.source else citing.AUTO_SOURCE
             d = replace(d, refs=tuple(sorted({*d.refs, *new})), source=said)
         out.append(d)
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copyreg
 import os
 import pickle
+import sys
 
 from journal_mem.fsutil import replace_atomic_with
 
@@ -81,11 +82,12 @@ def _fact_reduce(fact: Any) -> tuple[type, tuple[object, ...]]:
 def _pickler(fh: Any, entries: bool) -> pickle.Pickler:
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if entries:
-        from journal_mem.journal.fold import Fact
-
         _entry_fields()
-        pickler.dispatch_table = {**copyreg.dispatch_table, _ENTRY[0]: _entry_reduce,
-                                  Fact: _fact_reduce}
+        table = {**copyreg.dispatch_table, _ENTRY[0]: _entry_reduce}
+        fold = sys.modules.get("journal_mem.journal.fold")  # no fact exists until it is
+        if fold is not None:
+            table[fold.Fact] = _fact_reduce
+        pickler.dispatch_table = table
     # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
     # Nothing pickled here refers to itself; shared values are re-shared on load.
     pickler.fast = True

@@ -1,10 +1,10 @@
 """Citations: what a fact's anchored refs cite, recorded when it is filed and followed
 through git at every distill (docs/DESIGN.md, "Memory that checks the code it cites").
 
-**At filing** (`stamp`), each ref with an anchor (`PATH#L10-L12`, `PATH#name`) records
-`COMMIT DIGEST clean|dirty REF` in the entry's `cited`: the writer's HEAD, the digest
-of the cited text (`journal/anchor.py`), and whether that text came from a file with
-uncommitted changes. A hand-written entry with no record is judged from the commit
+**At filing** (`journal/citing.py`: `stamp`), each ref with an anchor (`PATH#L10-L12`,
+`PATH#name`) records `COMMIT DIGEST clean|dirty REF` in the entry's `cited`: the
+writer's HEAD, the digest of the cited text, and whether that text came from a file
+with uncommitted changes. A hand-written entry with no record is judged from the commit
 that added it.
 
 **At a distill** (`follow`), each citation is judged at the distilled commit. A
@@ -22,13 +22,11 @@ dir); only a citation whose text is gone walks its file's history, once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Iterable
 
-from journal_mem.errors import InvalidEntry
 from journal_mem.fsutil import replace_atomic
 from journal_mem.gitops import gitcore, lineage, memgit
 from journal_mem.gitops.history import object_ids, read_objects
@@ -40,7 +38,7 @@ from journal_mem.journal.anchor import (
     still_there,
     stripped_lines,
 )
-from journal_mem.journal.entry import CITED_RE
+from journal_mem.journal.citing import Cited, parse, recorded_refs
 from journal_mem.journal.fold import Fact, Fold, stale
 from journal_mem.schema import Config
 
@@ -49,91 +47,6 @@ CACHE_SCHEMA = 1
 SUBJECT_CHARS = 72
 _SUBJECT_JUNK = re.compile(r"[`\[\]<>\x00-\x1f]")  # never markup on a fact's line
 WALK_LIMIT = 2000  # commits of one file's history read for a citation never recorded
-
-
-class Cited:
-    """One recorded citation."""
-
-    __slots__ = ("anchor", "commit", "digest", "dirty", "path", "ref")
-
-    def __init__(self, ref: str, commit: str, digest: str, dirty: bool) -> None:
-        self.ref, self.commit, self.digest, self.dirty = ref, commit, digest, dirty
-        self.path, self.anchor = split(ref)
-
-    @property
-    def ident(self) -> str:
-        """What the judgement cache knows it by."""
-        text = f"{self.commit} {self.digest} {self.dirty} {self.ref}"
-        return hashlib.sha1(text.encode()).hexdigest()[:20]
-
-    def render(self) -> str:
-        """The entry's `cited` item."""
-        return f"{self.commit} {self.digest} {'dirty' if self.dirty else 'clean'} {self.ref}"
-
-
-def parse(item: str) -> Cited | None:
-    """A `cited` item, or None when it is not one."""
-    match = CITED_RE.fullmatch(item)
-    if not match:
-        return None
-    return Cited(match[4], match[1], match[2], match[3] == "dirty")
-
-
-# --- at filing ---------------------------------------------------------------------
-
-
-def _checkout_text(root: str, path: str) -> str | None:
-    try:
-        with open(os.path.join(root, path), "rb") as fh:
-            return fh.read().decode("utf-8", "surrogateescape")
-    except (OSError, ValueError):
-        return None
-
-
-def recorded_refs(cited: Iterable[str]) -> set[str]:
-    """The refs a `cited` list records."""
-    return {c.ref for c in map(parse, cited) if c is not None}
-
-
-def stamp(root: str, refs: Iterable[str], cited: Iterable[str] = ()) -> tuple[str, ...]:
-    """`cited` for `refs` filed from the checkout at `root`: every ref not yet recorded
-    gets its HEAD, the digest of what an anchor cites (`-` for a whole file) and whether
-    its file had uncommitted changes. Raises InvalidEntry when an anchored ref names a
-    file or lines this checkout lacks; a file-level ref to a file this checkout lacks is
-    kept unrecorded (judged by the tree alone, as before)."""
-    have = {c.ref: c for c in map(parse, cited) if c is not None}
-    wanted = [r for r in refs if r not in have]
-    if not wanted:
-        return tuple(sorted(c.render() for c in have.values()))
-    names = ["HEAD", *(f"HEAD:{split(r)[0]}" for r in wanted)]
-    found = read_objects(root, names)
-    head = found[0][0] if found and found[0] is not None else None
-    problems = []
-    for ref, obj in zip(wanted, found[1:], strict=True):
-        path, anchor = split(ref)
-        committed = obj[1].decode("utf-8", "surrogateescape") if obj is not None else None
-        text = _checkout_text(root, path)
-        if text is None:
-            text = committed
-        if text is None or head is None:
-            if anchor:
-                problems.append(f"refs: {ref}: no file {path} in this checkout to cite")
-            continue
-        if not anchor:
-            have[ref] = Cited(ref, head, "-", dirty=text != committed)
-            continue
-        got = digest_at(text, anchor)
-        if got is None:
-            span = line_range(anchor)
-            size = text.count("\n") + (not text.endswith("\n"))
-            why = (f"{path} has {size} lines" if span is not None
-                   else f"no definition of {anchor} in {path}")
-            problems.append(f"refs: {ref}: {why}")
-            continue
-        have[ref] = Cited(ref, head, got[0], dirty=text != committed)
-    if problems:
-        raise InvalidEntry(problems)
-    return tuple(sorted(c.render() for c in have.values()))
 
 
 # --- at a distill ------------------------------------------------------------------
@@ -175,8 +88,8 @@ def _change(raw: object) -> CodeChange | None:
 class _Git:
     """The git reads of one follow, each made once."""
 
-    def __init__(self, root: str, rev: str) -> None:
-        self.root, self.rev = root, rev
+    def __init__(self, root: str, rev: str, state_dir: str | None = None) -> None:
+        self.root, self.rev, self.state_dir = root, rev, state_dir
         self.head = gitcore.resolve(root, rev) or ""
         self._renames: dict[str, str] | None = None
         self._tree: frozenset[str] | None = None
@@ -195,7 +108,7 @@ class _Git:
     def moved(self, path: str) -> str | None:
         """Where a path gone from `rev` was renamed to, or None."""
         if self._renames is None:
-            self._renames = memgit.renamed_in(self.root, self.head)
+            self._renames = memgit.renamed_in(self.root, self.head, self.state_dir)
             self._tree = memgit.tree_paths(self.root, self.head)
         assert self._tree is not None
         return memgit.moved_to(path, self._renames, self._tree)
@@ -301,7 +214,7 @@ def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
                     cites.append((key, made))
     if not cites:
         return {}
-    git = _Git(root, rev)
+    git = _Git(root, rev, state_dir)
     if not git.head:
         return {}
     cache = _Cache(state_dir)
@@ -383,7 +296,7 @@ def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
 
     def unrecorded(key: str, ref: str) -> Cited | None:
         if not added:
-            added.append(lineage.read(root, head, memory_root).added)
+            added.append(lineage.read(root, head, memory_root, state_dir).added)
         return recorded_at(root, added[0].get(paths[key]) or head, key, ref)
 
     result.judged = head
@@ -404,62 +317,6 @@ def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
         if all(r in deleted if r in recorded else not exists(split(r)[0]) for r in fact.refs):
             gone[fact.key] = list(fact.refs)
     stale(result, gone, config)
-
-
-# --- citations without asking ---------------------------------------------------------
-
-_SPAN = re.compile(r"`([^`\s]{3,200})`")
-_PATHLIKE = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*")
-_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
-AUTO_REFS = 8  # at most this many refs found in one lesson's text
-AUTO_SOURCE = "refs from its text"
-
-
-def path_candidates(text: str) -> list[str]:
-    """Repository paths a text names in backticks (src/pay.py, `docs/x.md:12`), in
-    order, each once: a name with a folder or an extension, nothing absolute or
-    outside the top."""
-    out: list[str] = []
-    for raw in _SPAN.findall(text):
-        path = raw.removeprefix("./").rstrip(".,;:)").rstrip("/")
-        path = re.sub(r":\d+(?:-\d+)?$", "", path)  # path:12 names the file
-        if not _PATHLIKE.fullmatch(path) or ".." in path.split("/"):
-            continue
-        if "/" not in path and not _EXT.search(path):
-            continue  # a word, a command or a flag, not a file
-        if path not in out:
-            out.append(path)
-    return out
-
-
-def tracked(root: str, paths: list[str]) -> dict[str, str]:
-    """{name: the tracked path it names} in the checkout at `root`: a path git tracks, a
-    folder holding tracked files, or the one tracked file whose path ends with the name
-    (`extract.ts`, `parsers/text.ts` written from inside a package). One `git ls-files`,
-    and a second for names found that way."""
-    if not paths:
-        return {}
-    res = gitcore.run(["ls-files", "-z", "--full-name", "--", *(f":(top,literal){p}"
-                                                                for p in paths)],
-                      root, clean=True, check=False)
-    if not res.ok:
-        return {}
-    files = {p for p in res.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
-    out = {p: p for p in paths
-           if p in files or any(f.startswith(p + "/") for f in files)}
-    rest = [p for p in paths if p not in out]
-    if rest:
-        every = gitcore.run(["ls-files", "-z", "--full-name"], root, clean=True, check=False)
-        by_tail: dict[str, list[str]] = {}
-        for path in every.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            parts = path.split("/")
-            for i in range(1, min(len(parts), 4)):
-                by_tail.setdefault("/".join(parts[-i:]), []).append(path)
-        for name in rest:
-            found = by_tail.get(name, [])
-            if len(found) == 1:
-                out[name] = found[0]
-    return out
 
 
 def history(root: str, rev: str, items: Iterable[str]) -> list[dict[str, object]]:

@@ -103,6 +103,8 @@ def _date(fact: Fact) -> str:
 def _unhidden(line: str) -> str:
     """`line` with every `<!--` and `-->` outside code spans escaped: they cannot open or
     close an HTML comment that would hide what follows when rendered."""
+    if "<!--" not in line and "-->" not in line:
+        return line
     out, at = [], 0
     for span in CODE_SPAN_RE.finditer(line):
         out.append(line[at:span.start()].replace("<!--", "<\\!--").replace("-->", "--\\>"))
@@ -126,9 +128,18 @@ _PARSER: list[Any] = []
 _LINK_TEXT_RE = re.compile(r"(\\[!-/:-@^-`{-~])|([\\\[\]])")
 
 
+# what commonmark's inline syntax starts with: a line without any is shown as written
+_MARKUP_RE = re.compile(r"[\\`*_\[\]<>!&]")
+# ASCII a heading's id drops (of lower case text: `-`, `_`, space, letters and digits stay)
+_ASCII_DROP = {c: None for c in range(128)
+               if not (chr(c) in "-_ " or chr(c).isdigit() or "a" <= chr(c) <= "z")}
+
+
 def _text_of(markdown: str) -> str:
     """The text a renderer shows for one line of inline markdown (emphasis, code and link
     markup gone, escapes resolved)."""
+    if _MARKUP_RE.search(markdown) is None:
+        return markdown
     if not _PARSER:
         _PARSER.append(MarkdownIt("commonmark"))
     out: list[str] = []
@@ -143,7 +154,10 @@ def anchor(heading_markdown: str, taken: set[str]) -> str:
     """The id GitHub gives a heading (lower case; letters, digits, marks, `-`, `_` kept,
     spaces as `-`; `-1`, `-2`… for a repeat in the same file), added to `taken`."""
     text = _text_of(heading_markdown).strip().lower()
-    slug = "".join(c for c in text if c in "-_ " or unicodedata.category(c)[0] in "LNM")
+    if text.isascii():
+        slug = text.translate(_ASCII_DROP)
+    else:
+        slug = "".join(c for c in text if c in "-_ " or unicodedata.category(c)[0] in "LNM")
     slug = slug.replace(" ", "-")
     name, n = slug, 0
     while name in taken:
@@ -470,6 +484,8 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
     chosen: list[tuple[Fact, str]] = []
     opened: set[str] = set()
     for fact in facts:
+        if lines_left < 1:
+            break  # every fact costs a line: no later one fits
         principle = fact.type == "principle"
         changed = (code or {}).get(fact.key)
         line = fact_line(fact, width, principle, placed.get(fact.key, ""),

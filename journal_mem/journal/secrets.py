@@ -21,6 +21,7 @@ import base64
 import binascii
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # One alternation, one pass over the text; the group name is the kind.
@@ -61,6 +62,10 @@ _ASSIGN_RE = re.compile(
     r"|private[_-]?key|credential)s?[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?"
     r"(?P<value>[^\s\"',;`)]{12,})"
 )
+# Where `_ASSIGN_RE` can start, in lower-case text (overlapping: "secretoken"), and the
+# letters that ignoring case matches to ASCII ones they do not lower-case to.
+_ASSIGN_KEYWORD_RE = re.compile(r"(?=passw|pwd|secret|token|api|access|private|credential)")
+_FOLDED = ("\u0130", "\u0131", "\u017f", "\u212a")
 # A password said in any way a lesson says it: `password: hunter2!`, `PGPASSWORD=a;b,c`,
 # "the staging password is hunter2!", "the password for prod is `x`", "… was changed
 # to …". Unlike the generic assignment above, the value may hold `;` and `,` and
@@ -183,12 +188,31 @@ def _reference(value: str) -> bool:
     return value.count(".") >= 2 or last in _PLACEHOLDER_WORDS
 
 
+def _assignments(text: str, lower: str) -> Iterator[re.Match[str]]:
+    """`_ASSIGN_RE.finditer(text)`, tried only where one of its keywords starts (found in
+    `lower`, the text in lower case): ~4 times faster on a lesson. The whole search runs
+    when lower case moves offsets or the text holds a letter that ignoring case matches
+    beyond its lower case (`ſ` is an `s` to it)."""
+    if len(lower) != len(text) or any(c in text for c in _FOLDED):
+        yield from _ASSIGN_RE.finditer(text)
+        return
+    end = 0
+    for start in _ASSIGN_KEYWORD_RE.finditer(lower):
+        at = start.start()
+        if at < end:
+            continue  # inside the last match: finditer goes on after it
+        match = _ASSIGN_RE.match(text, at)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
 def _lines_with(text: str, lower: str, words: tuple[str, ...],
                 also: tuple[str, ...]) -> list[tuple[int, str]]:
     """(1-based number, line) of the lines holding one of `words` and one of `also` (any
     case): the patterns that start with a word run on those lines only, not at every
     offset of the text (most prose says "token" or "login" without a value)."""
-    if not any(word in lower for word in words):
+    if not any(word in lower for word in words) or not any(a in lower for a in also):
         return []
     return [(n, line) for n, (line, low) in enumerate(
         zip(text.split("\n"), lower.split("\n"), strict=True), 1)
@@ -221,13 +245,13 @@ def scan(text: str) -> list[Finding]:
     for match in tokens:
         kind = match.lastgroup or "secret"
         found.add(Finding(_line_of(text, match.start()), kind))
-    for match in _ASSIGN_RE.finditer(text):
+    lower = text.lower()
+    for match in _assignments(text, lower):
         if _secret_value(match.group("value")):
             found.add(Finding(_line_of(text, match.start()), "high-entropy secret assignment"))
     for match in _PASSWORD_RE.finditer(text):
         if _password(match.group("value")):
             found.add(Finding(_line_of(text, match.start()), "password"))
-    lower = text.lower()
     if "bearer" in lower:
         for match in _BEARER_RE.finditer(text):
             if _secret_value(match.group("value")):
