@@ -173,6 +173,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("gitops.gitcore", "subprocess", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),
+    ("journal.render", "markdown_it", "heavy"),
     ("intake.pipeline", "difflib", "hot"),
     ("journal.cache", "dataclasses", "hot"),
     ("journal.cache", "journal_mem.journal.entry.Entry", "hot"),

@@ -49,6 +49,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -60,10 +61,23 @@ from journal_mem.journal.entry import MAX_KNEW, Entry
 from journal_mem.journal.files import Written, entry_name, record
 from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.journal.order import concerns, latest_by_key, newest_of
-from journal_mem.journal.reader import Journal, PendingFile, pending, read_journal
+from journal_mem.journal.reader import (
+    Journal,
+    PendingFile,
+    pending,
+    read_entries,
+    read_journal,
+)
 from journal_mem.journal.similar import MIN_SCORE, similarity
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
+from journal_mem.recall.index import (
+    concerning,
+    connect,
+    index_path,
+    mentioned_keys,
+    update,
+)
 from journal_mem.repo import Context
 
 if TYPE_CHECKING:
@@ -363,6 +377,65 @@ def _sync(paths: list[str], folders: set[str]) -> None:
             os.close(fd)
 
 
+ORDERING_LIMIT = 2000  # entries read one by one for `knew`, at most; else the whole journal
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _ordering(ctx: Context, keys: set[str]) -> tuple[Journal, bool]:
+    """(the entries that decide which entry of each of `keys` is the newest, whether that
+    is the whole journal). Through the recall index (brought up to date first): the
+    entries concerning `keys`, and every entry the causal order places one of them after
+    (what it knew, the entries of the keys it names), transitively: such a set is ordered
+    among itself as in the whole journal (`order.causal_order` picks among ready entries
+    alone), so a write at 10k lessons reads a few entries, not 10k. The whole journal
+    when the index cannot be used or the set grows past `ORDERING_LIMIT`."""
+    try:
+        conn = connect(index_path(ctx.layout))
+        try:
+            update(ctx, conn, dt.datetime.now(dt.UTC).date())
+            return _closure(ctx, conn, keys), False
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError, _TooMany):  # a damaged or unwritable index, or a
+        return read_journal(ctx.layout, ctx.policy), True  # big set: only slower
+
+
+def _closure(ctx: Context, conn: sqlite3.Connection, keys: set[str]) -> Journal:
+    journal = Journal()
+    seen: set[str] = set()
+    named: set[str] = set()
+    todo = concerning(conn, keys)
+    while todo:
+        if len(seen) + len(todo) > ORDERING_LIMIT:
+            raise _TooMany
+        got = read_entries(ctx.layout, ctx.policy, sorted(todo))
+        seen |= todo
+        journal.entries += got.entries
+        journal.invalid.update(got.invalid)
+        new_names = {k for _, e in got.entries for k in (*e.supersedes, *e.retracts)} - named
+        named |= new_names
+        todo = {k for _, e in got.entries for k in e.knew}
+        todo |= concerning(conn, new_names, own=True)
+        todo -= seen
+    journal.entries.sort(key=lambda item: item[0])
+    return journal
+
+
+def _every_key(ctx: Context, fallback: dict[str, str]) -> list[str]:
+    """Every key the journal concerns, from the recall index (`fallback`'s when it fails)."""
+    try:
+        conn = connect(index_path(ctx.layout))
+        try:
+            return mentioned_keys(conn)
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError):
+        return list(fallback)
+
+
 def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
                last: dict[str, str] | None = None) -> Written:
     """File one entry already judged (`jmem write`, the MCP tool, a curator proposal):
@@ -375,7 +448,7 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
     """
     if not outbox:
         refuse_paths(ctx, [entry.agent], "write", entry_name(entry, "0" * 10))
-    journal = read_journal(ctx.layout, ctx.policy)
+    journal, whole = _ordering(ctx, concerns(entry))
     now = latest_by_key(journal.entries)
     knew = set(entry.knew) | set(newest_of(now if last is None else last, concerns(entry)))
     if last is None:  # a curator's lesson knows what its plan saw, never more
@@ -403,7 +476,8 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
     if unknown:
         import difflib  # only for a mistyped key
 
+        every = list(last) if whole else _every_key(ctx, last)
         for key in unknown:
-            unknown[key] = next(iter(difflib.get_close_matches(key, list(last), n=1)), "")
+            unknown[key] = next(iter(difflib.get_close_matches(key, every, n=1)), "")
         written = replace(written, unknown=unknown)
     return written

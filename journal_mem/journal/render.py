@@ -34,8 +34,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from markdown_it import MarkdownIt
-
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
@@ -141,6 +139,8 @@ def _text_of(markdown: str) -> str:
     if _MARKUP_RE.search(markdown) is None:
         return markdown
     if not _PARSER:
+        from markdown_it import MarkdownIt  # ~25 ms: only for a heading with markup
+
         _PARSER.append(MarkdownIt("commonmark"))
     out: list[str] = []
     for block in _PARSER[0].parseInline(markdown):

@@ -31,6 +31,7 @@ import datetime as dt
 import json
 import os
 import sqlite3
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from journal_mem.layout import Layout
@@ -39,7 +40,7 @@ from journal_mem.settings import CONFIG_FILE
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"  # 6: mentions hold drops
 
 
 def index_path(layout: Layout) -> str:
@@ -130,7 +131,8 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
 def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
     """Paths of the entries that wrote, superseded or retracted `key`, and of every entry
     superseding a key that supersedes it, transitively (what `jmem log KEY` reads)."""
-    rels = {rel for (rel,) in conn.execute("SELECT rel FROM mentions WHERE key = ?", (key,))}
+    rels = {rel for (rel,) in conn.execute("SELECT rel FROM mentions WHERE key = ? AND "
+                                           "role != 'drops'", (key,))}
     todo, seen = [key], {key}
     while todo and len(seen) < 1000:
         for rel, by in conn.execute("SELECT rel, by FROM mentions WHERE key = ? AND "
@@ -140,6 +142,23 @@ def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:
                 seen.add(by)
                 todo.append(by)
     return sorted(rels)
+
+
+def concerning(conn: sqlite3.Connection, keys: Iterable[str], *,
+               own: bool = False) -> set[str]:
+    """Paths of the entries that concern any of `keys` (write, supersede, retract or drop
+    it; with `own`, only those whose own key it is)."""
+    role = " AND role = 'key'" if own else ""
+    out: set[str] = set()
+    for key in keys:
+        out.update(rel for (rel,) in conn.execute(
+            f"SELECT rel FROM mentions WHERE key = ?{role}", (key,)))
+    return out
+
+
+def mentioned_keys(conn: sqlite3.Connection) -> list[str]:
+    """Every key some entry concerns."""
+    return [key for (key,) in conn.execute("SELECT DISTINCT key FROM mentions ORDER BY key")]
 
 
 def current(conn: sqlite3.Connection, sig: str) -> bool:

@@ -106,6 +106,7 @@ def _mentions(rel: str, entry: Entry) -> list[tuple[str, str, str, str]]:
     out = [(entry.key, "key", rel, entry.key)]
     out += [(old, "supersedes", rel, entry.key) for old in entry.supersedes]
     out += [(old, "retracts", rel, entry.key) for old in entry.retracts]
+    out += [(old, "drops", rel, entry.key) for old in entry.drops]
     return out
 
 
