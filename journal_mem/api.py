@@ -21,6 +21,7 @@ error result, never "off".
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import json
 import os
 import sys
@@ -32,11 +33,14 @@ from journal_mem.boundary import crash_log
 from journal_mem.errors import JournalMemError
 from journal_mem.gitops import gitcore
 from journal_mem.loop import hooklog
-from journal_mem.loop.points import POINTS as RUNNERS
 from journal_mem.repo import context_of
 from journal_mem.settings import as_bool, env_value
 
-POINTS = ("pre-work", "pre-spawn", "post-run", "fail-diag", "post-retro")
+# Each point, and the module its function (the point's name in snake case) lives in:
+# the asking points do not import the intake that the recording ones need.
+POINTS = {"pre-work": "journal_mem.loop.asking", "pre-spawn": "journal_mem.loop.asking",
+          "post-run": "journal_mem.loop.points", "fail-diag": "journal_mem.loop.points",
+          "post-retro": "journal_mem.loop.points"}
 
 
 @dataclass
@@ -102,7 +106,8 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
     elif not getattr(ctx.config.hooks, switch):
         _skip(result, f"hooks.{switch} is off (JMEM_HOOKS_{switch.upper()}=1 turns it on)")
     else:
-        done = RUNNERS[name](ctx, context)
+        runner = getattr(importlib.import_module(POINTS[name]), switch)
+        done = runner(ctx, context)
         result.found, result.written, result.errors = done.found, done.written, done.errors
         result.details = done.details
         if done.skipped is not None:

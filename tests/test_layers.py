@@ -189,7 +189,6 @@ LAZY: list[tuple[str, str, str]] = [
     ("lessons.write", "journal_mem.lessons.related.describe", "hot"),
     ("lessons.write", "journal_mem.lessons.related.key_clash", "hot"),
     ("lessons.write", "journal_mem.lessons.related.related", "hot"),
-    ("loop.points", "journal_mem.importers.run.import_retro", "hot"),
     ("main", "journal_mem.cli.run", "dispatch"), ("main", "journal_mem.wake.hooks", "dispatch"),
     ("names", "hashlib", "hot"), ("names", "unicodedata", "hot"),
     ("progress", "tqdm", "heavy"),

@@ -18,7 +18,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.errors import InvalidEntry
-from journal_mem.loop.lessons import Result, record_lesson
+from journal_mem.loop.lessons import record_lesson
+from journal_mem.loop.result import Result
 from journal_mem.recall.query import Filters, content_words, recall
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from journal_mem.errors import InvalidEntry
@@ -20,27 +19,6 @@ from journal_mem.repo import Context
 
 LESSON_FIELDS = ("type", "confidence", "importance", "key", "supersedes", "retracts",
                  "applies_to", "valid_until", "tags", "refs", "source")
-
-
-@dataclass
-class Result:
-    """What a loop point did; `journal_mem.api.HookResult` is built from it."""
-
-    found: list[dict[str, Any]] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)  # keys of the lessons recorded
-    errors: list[str] = field(default_factory=list)
-    skipped: str | None = None  # the reason, when the point chose not to run
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-def text_field(context: dict[str, Any], name: str) -> str:
-    """A string from the caller's context, stripped ('' when absent)."""
-    value = context.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidEntry([f"{name}: must be a string"])
-    return value.strip()
 
 
 def record_lesson(ctx: Context, context: dict[str, Any], lesson: dict[str, Any],
