@@ -156,16 +156,27 @@ def _worded(text: str) -> list[tuple[str, str]]:
     for phrase, joined in _PHRASES:
         text = text.replace(phrase, f" {joined} ")
     out = []
+    known = _CONCEPT
     for word in _WORD.findall(text):
-        if word in _STOP or (len(word) < 2 and not word.isdigit()):
-            continue
-        concept = SYNONYMS.get(word)
+        concept = known.get(word)
         if concept is None:
-            concept = "#" + word if _NUMBER.match(word) else stem(word)
-        elif concept.isdigit():
-            concept = "#" + concept
-        out.append((concept, word))
+            concept = known[word] = _concept(word)
+        if concept:
+            out.append((concept, word))
     return out
+
+
+_CONCEPT: dict[str, str] = {}  # word -> its concept ("" for a stop word): 10k lessons
+# repeat their words, and a stem costs a dozen `endswith`
+
+
+def _concept(word: str) -> str:
+    if word in _STOP or (len(word) < 2 and not word.isdigit()):
+        return ""
+    concept = SYNONYMS.get(word)
+    if concept is None:
+        return "#" + word if _NUMBER.match(word) else stem(word)
+    return "#" + concept if concept.isdigit() else concept
 
 
 EVIDENCE_WORDS = 6

@@ -213,8 +213,16 @@ def over_budget(ctx: Context, folded: Fold) -> list[Item]:
     items = []
     for agent, report in sorted(rendered.agents.items()):
         evicted = set(report.evicted)
+        by_topic: dict[str, list[str]] | None = None  # the agent's keys, once it is asked
         for topic, parts in sorted(report.parts.items()):
-            keys = tuple(sorted(f.key for f in folded.held_by(agent) if f.topic == topic))
+            if len(parts) < 2 and not evicted:
+                continue
+            if by_topic is None:
+                by_topic = {}
+                for fact in folded.facts.values():
+                    if agent in fact.holders:
+                        by_topic.setdefault(fact.topic, []).append(fact.key)
+            keys = tuple(sorted(by_topic.get(topic, ())))
             lost = sorted(evicted & set(keys))
             if len(parts) < 2 and not lost:
                 continue
