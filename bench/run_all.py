@@ -82,8 +82,9 @@ GOALS = (
      "the log runs the click CLI and git (`git log` of every MEMORY.md and of the fact's "
      "entries); the journal itself is no longer read"),
     ("`jmem hook pre-work` as a command, 10k", "jmem hook pre-work, 10k lessons", 4.0,
-     "the query costs 20 ms in-process; the rest is start-up: the loop's point module "
-     "imports every point's dependencies (the intake for post-run among them)"),
+     "the query costs 20 ms in-process; the rest is start-up: the asking points import "
+     "no intake now, but the config model (for the hooks' switches), sqlite3 and the "
+     "recall query module, and the click-free dispatch through `journal_mem.api`"),
 )
 
 
