@@ -15,7 +15,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from journal_mem import settings
-from journal_mem.gitops import gitcore, lineage
+from journal_mem.gitops import gitcore
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
 
@@ -81,6 +81,7 @@ class Context:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
         the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks."""
+        from journal_mem.gitops.lineage import read as history  # and its pickled cache
         from journal_mem.gitops.memgit import ref_checker
         from journal_mem.journal.fold import fold
 
@@ -89,7 +90,7 @@ class Context:
         result = fold(entries, agents=self.agents if agents is None else agents, date=date,
                       ref_exists=ref_checker(root, rev, state), config=self.config,
                       report_near=report_near,
-                      lineage=lambda: lineage.read(root, rev, memory_root, state))
+                      lineage=lambda: history(root, rev, memory_root, state))
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 

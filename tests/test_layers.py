@@ -193,6 +193,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("names", "hashlib", "hot"), ("names", "unicodedata", "hot"),
     ("progress", "tqdm", "heavy"),
     ("recall.index", "journal_mem.recall.refresh", "hot"),
+    ("repo", "journal_mem.gitops.lineage.read", "hot"),
     ("repo", "journal_mem.gitops.memgit.ref_checker", "hot"),
     ("repo", "journal_mem.journal.citations.judge", "hot"),
     ("repo", "journal_mem.journal.fold.fold", "hot"),
