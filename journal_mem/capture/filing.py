@@ -166,7 +166,8 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
     if kind == "native":
         nf = native.NativeFile(source.rel, os.path.join(ctx.repo.worktree_root, source.path),
                                agent)
-        found = native.file_drafts(nf, text, origin, ctx.policy.entry_bytes)
+        found = native.file_drafts(nf, text, origin, ctx.policy.entry_bytes,
+                                     native.known_topics(ctx.layout))
         if isinstance(found, str):
             raise PolicyViolation(f"{source.path}: native memory refused: {found}",
                                   hint="remove it (rotate it if it was real), then write it "

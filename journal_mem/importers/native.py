@@ -10,7 +10,11 @@ file is one lesson, adopted whole:
 * key: the `name` as a slug when it is ASCII (`name` is the memory's identity:
   the agent edits the file under that name), else the file's stem;
 * type: Claude Code's `feedback` is our `procedural`, `project`, `reference` and
-  `user` are `semantic`; the native type is kept as the topic and as a tag;
+  `user` are `semantic`; the native type is kept as a tag, and as the topic
+  unless the memory names a subject the team already has a topic for: the
+  longest topic its title (or its file name after the type) starts with, word
+  for word (`topics`: "Billing port set to 8080" goes to `billing`, with the
+  rest of the team's billing facts, not to `project`);
 * title: the `description`, else the first heading, else the first line;
   the body whole (HTML comments dropped: hidden when rendered, never a fact);
 * the date of the commit that last wrote it, and a `source` naming file,
@@ -179,9 +183,35 @@ def memory_key(name: str | None, stem: str) -> str:
     return ""
 
 
-def file_drafts(nf: NativeFile, text: str, origin: Origin, entry_bytes: int) -> list[Draft] | str:
+def known_topics(layout: Layout) -> frozenset[str]:
+    """The topics the team's distilled files have (every agent's `topics/` folder in the
+    main checkout): the subjects a native memory can be filed under."""
+    out: set[str] = set()
+    try:
+        agents = os.listdir(layout.main_memory)
+    except OSError:
+        return frozenset()
+    for agent in agents:
+        try:
+            names = os.listdir(os.path.join(layout.main_memory, agent, TOPICS))
+        except OSError:
+            continue
+        out.update(n[:-3] for n in names if n.endswith(".md") and is_name(n[:-3]))
+    return frozenset(out)
+
+
+def subject_topic(topics: frozenset[str], *texts: str) -> str | None:
+    """The longest of `topics` that one of `texts`, as a slug, starts with, word for word."""
+    found = [t for text in texts if (slug := slugify(text, 64))
+             for t in topics if slug == t or slug.startswith(t + "-")]
+    return max(found, key=lambda t: (len(t), t)) if found else None
+
+
+def file_drafts(nf: NativeFile, text: str, origin: Origin, entry_bytes: int,
+                topics: frozenset[str] = frozenset()) -> list[Draft] | str:
     """The lessons a native memory file is (one, or one per part of a file over the
-    entry limit), or why it cannot be any: only a secret refuses it."""
+    entry limit), or why it cannot be any: only a secret refuses it. `topics` are the
+    team's (`known_topics`): a memory whose title names one is filed under it."""
     findings = scan(text)
     if findings:
         return "secret: " + "; ".join(f.describe() for f in findings)
@@ -196,7 +226,8 @@ def file_drafts(nf: NativeFile, text: str, origin: Origin, entry_bytes: int) -> 
         return "empty: no description, heading or text"
     body = _demoted(body, title)
     topic = native.strip().lower() if kind else (ROOT_TOPIC if nf.agent is None else "general")
-    topic = slugify(topic, 64) or "general"
+    topic = (subject_topic(topics, title, stem.removeprefix(prefix + "_") if prefix else "")
+             or slugify(topic, 64) or "general")
     draft = Draft(agent=origin.agent, topic=topic, title=title, body=join_body(extra, body),
                   type=kind or "semantic", created=origin.created,
                   source=f"{origin.source}, line {start}", key=memory_key(fields.get("name"),
@@ -306,6 +337,7 @@ def judge(layout: Layout, default_agent: str, policy: Policy,
     found = native_files(layout) if files is None else files
     now = dt.datetime.now(dt.UTC)
     where = provenance(layout, found, KIND)
+    topics = known_topics(layout)
     out = Judged([], [])
     for nf in found:
         text = read_text(nf.path)
@@ -322,7 +354,7 @@ def judge(layout: Layout, default_agent: str, policy: Policy,
                 out.refused.append((nf, "secret: " + "; ".join(f.describe() for f in leaks)))
                 continue
         else:
-            made = file_drafts(nf, text, origin, policy.entry_bytes)
+            made = file_drafts(nf, text, origin, policy.entry_bytes, topics)
             if isinstance(made, str):
                 out.refused.append((nf, made))
                 continue

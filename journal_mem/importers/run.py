@@ -217,7 +217,8 @@ def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
     fields, body, start = native.frontmatter(text)
     if "name" in fields:
         one = native.NativeFile(os.path.basename(path), os.path.abspath(path), agent)
-        found = native.file_drafts(one, text, origin, ctx.policy.entry_bytes)
+        found = native.file_drafts(one, text, origin, ctx.policy.entry_bytes,
+                                   native.known_topics(ctx.layout))
         if isinstance(found, str):
             raise PolicyViolation(f"{path}: not imported ({found})")
         return file_entries(ctx, report, found, commit)

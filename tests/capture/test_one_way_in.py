@@ -190,6 +190,31 @@ def test_two_agents_native_memories_of_one_name_are_two_facts(
     assert titles == ["api builds with make", "web builds with vite 6"]
 
 
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_a_native_memory_naming_a_subject_is_filed_under_its_topic(
+        repo: Path, tmp_path: Path, way: str) -> None:
+    """Claude Code's types (project, feedback…) are kinds, not subjects: a memory whose
+    title, or file name after the type, starts with a topic the team has goes there."""
+    _init(repo, "api", "web")
+    _write(repo, "api", "Billing talks to the ledger over gRPC", topic="billing")
+    _write(repo, "api", "Billing exports run nightly", topic="billing-exports")
+    _distill(repo)
+    WAYS[way](repo, tmp_path, MEM / "web" / "project_port.md",
+              _native("port", "Billing port set to 8443", "Since the upgrade."))
+    WAYS[way](repo, tmp_path / "b", MEM / "web" / "project_billing_retries.md",
+              _native("retries", "Retries are capped at 5", "Per request."))
+    WAYS[way](repo, tmp_path / "c", MEM / "web" / "project_exports.md",
+              _native("exports", "Billing exports are gzipped", "Since May."))
+    WAYS[way](repo, tmp_path / "d", MEM / "web" / "feedback_review.md",
+              _native("review", "Billingual reviews need two approvals", "Team rule."))
+    _distill(repo)
+    topics = {f["title"]: f["topic"] for f in _facts(repo).values()}
+    assert topics["Billing port set to 8443"] == "billing", topics
+    assert topics["Retries are capped at 5"] == "billing", topics
+    assert topics["Billing exports are gzipped"] == "billing-exports", topics  # the longest
+    assert topics["Billingual reviews need two approvals"] == "project", topics  # words
+
+
 def _long_notes() -> str:
     sections = [f"## Part {n}: the {n}th subsystem\n\n" + "\n".join(
         f"- Step {n}.{i}: a rule of the subsystem, with its reason spelled out at length."
