@@ -332,7 +332,8 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
                      held: Iterable[tuple[str, str, str]],
                      body: Callable[[str], str] | None = None,
                      marked: dict[str, str] | None = None,
-                     retractions: frozenset[str] = frozenset()) -> dict[str, str]:
+                     retractions: frozenset[str] = frozenset(),
+                     before: dict[str, int] | None = None) -> dict[str, str]:
     """{held key: lesson key}: the held facts (key, title, topic: the lines of a MEMORY.md)
     that a lesson (key, lesson) probably corrects: close (`MIN_SCORE`) and changing
     something (`change`). Lessons come newest first; the one that names more of the
@@ -341,7 +342,9 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
     scored and judged with it, as the distiller judges it. `marked`: {held key: the title
     its line's mark already shows}: a lesson replaces that mark only if it names as many
     of the fact's words. `retractions`: the keys of lessons that are retractions (they
-    correct by saying a fact is gone, never by a value: `change(values=False)`)."""
+    correct by saying a fact is gone, never by a value: `change(values=False)`).
+    `before`: {held key: its own place among `lessons`} for held facts that are pending
+    lessons too: only the lessons before it (newer) may correct it."""
     facts = [_Held(*h) for h in held]
     by_stem: dict[str, list[int]] = {}
     for index, fact in enumerate(facts):
@@ -358,7 +361,7 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
                 if len(by_stem[stem]) <= MAX_DF}
         for index in seen:
             fact = facts[index]
-            if fact.key == key:
+            if fact.key == key or (before is not None and age >= before.get(fact.key, age + 1)):
                 continue
             if _score(lesson, fact) < MIN_SCORE:
                 continue  # a title alone scores higher than with its body: a first sieve

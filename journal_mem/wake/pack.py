@@ -166,7 +166,8 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     keyless = [x for x in lessons if not x.problems and x.key not in corrections]
     sections = [
         _memory_lines(layout, agent, replaced, keyless) if with_memory and not team_only else [],
-        _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own]),
+        _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own],
+                       _pending_corrected(live, keyless)),
         [] if team_only else _correction_lines(corrections),
         _query_lines(query, facts or [], min_confidence) if query else [],
     ]
@@ -334,6 +335,24 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
     return {old: by_key[new] for old, new in found.items()}
 
 
+def _pending_corrected(live: list[PendingFile],
+                       keyless: list[PendingFile]) -> dict[str, PendingFile]:
+    """{key of a listed pending lesson: the newer pending lesson that probably corrects it},
+    whoever wrote either: a lesson corrected before any distill is never listed without
+    the words that replace it (the next distill marks it the same way)."""
+    if not live or len(keyless) < 2:
+        return {}
+    place = {x.key: i for i, x in reversed(list(enumerate(keyless)))}  # newest first
+    bodies = {x.key: x.body for x in live}
+    found = held_corrections(((x.key, x) for x in keyless),
+                             ((x.key, x.title, x.topic) for x in live if x.key in place),
+                             bodies.__getitem__, None,
+                             frozenset(x.key for x in keyless if x.retracts and not x.supersedes),
+                             before=place)
+    by_key = {x.key: x for x in reversed(keyless)}
+    return {old: by_key[new] for old, new in found.items()}
+
+
 def _topic_body(path: str | None, key: str) -> str:
     """The body a topic file shows for `key`: the lines between its heading and its
     provenance line ("" when the file or the fact is not there)."""
@@ -351,15 +370,19 @@ def _topic_body(path: str | None, key: str) -> str:
 def _marked(raw: str, lesson: PendingFile) -> str:
     """The fact line with the pending lesson's key and words in front (any older mark goes)."""
     fact = _FACT_LINE.match(raw)
-    if fact is None:
-        return raw
+    return raw if fact is None else _mark(lesson) + fact["rest"]
+
+
+def _mark(lesson: PendingFile) -> str:
+    """"- possibly outdated by [KEY]: “its title” — was: ", for a line `lesson` corrects."""
     words = " ".join(lesson.title.split())
     if len(words) > MARK_TITLE_CHARS:
         words = words[: MARK_TITLE_CHARS - 1].rstrip() + "…"
-    return "- " + OUTDATED_MARK.format(key=lesson.key, title=words) + fact["rest"]
+    return "- " + OUTDATED_MARK.format(key=lesson.key, title=words)
 
 
-def _pending_lines(layout: Layout, live: list[PendingFile]) -> list[Line]:
+def _pending_lines(layout: Layout, live: list[PendingFile],
+                   marks: dict[str, PendingFile]) -> list[Line]:
     if not live:
         return []
     lines = [Line("## Lessons since the last distill, newest first (they override "
@@ -368,8 +391,9 @@ def _pending_lines(layout: Layout, live: list[PendingFile]) -> list[Line]:
     for i, lesson in enumerate(live, 1):
         day = lesson.created.date().isoformat() if lesson.created else "?"
         where = f"{layout.state_dir}/{lesson.rel}" if lesson.outbox else lesson.rel
-        lines.append(Line(f"- {lesson.title} [{lesson.key}] ({day}; {where})", PENDING_RANK + i,
-                          "pending", (lesson.key,)))
+        line = f"{lesson.title} [{lesson.key}] ({day}; {where})"
+        line = (_mark(marks[lesson.key]) if lesson.key in marks else "- ") + line
+        lines.append(Line(line, PENDING_RANK + i, "pending", (lesson.key,)))
     return lines
 
 

@@ -245,3 +245,25 @@ def test_a_teammates_correction_for_other_agents_comes_with_its_words(repo: Path
     assert proc.stdout.count("The cache moved to port 6390") == 1
     assert f"do not rely on: old-queue (retracted by {default_key('The old queue is gone')}: " \
         "The old queue is gone)" in proc.stdout
+
+
+def test_a_pending_lesson_corrected_by_a_newer_pending_one_shows_its_words(
+        repo: Path) -> None:
+    """Before any distill, a lesson another agent corrects in other words (no key named)
+    is listed to its holder with the correction's words, as the next distill marks it;
+    an older lesson never marks a newer one, and an agreement marks nothing."""
+    lesson(repo, "api", "The search pool size was changed to 12", "--applies-to", "web")
+    lesson(repo, "web", "The search pool size is 12 now, as api found")  # agrees
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    assert "possibly outdated" not in proc.stdout, proc.stdout
+    lesson(repo, "web", "Search pool size set to 40 after the load test")
+    for agent in ("api", "web"):
+        proc = jmem(repo, "wake", "--agent", agent)
+        assert proc.returncode == 0, proc.stderr
+        key = default_key("Search pool size set to 40 after the load test")
+        assert (f"- possibly outdated by [{key}]: “Search pool size set to 40 after the load "
+                "test” — was: The search pool size was changed to 12 [") in proc.stdout, \
+            proc.stdout
+    newest = [x for x in proc.stdout.splitlines() if x.startswith("- Search pool size set")]
+    assert len(newest) == 1, proc.stdout  # web's own lesson, listed unmarked
