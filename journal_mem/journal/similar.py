@@ -25,9 +25,11 @@ agreement, kept apart so that nobody is told a true fact is outdated
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
+from collections.abc import Set as Stems
 from typing import TYPE_CHECKING
 
 MIN_SCORE = 0.3
@@ -86,9 +88,11 @@ def normalise_title(title: str) -> str:
     return _SPACE.sub(" ", _PUNCT.sub(" ", title.casefold())).strip()
 
 
-def stems(text: str) -> set[str]:
-    """Content words cut to 5 letters."""
-    return {w[:5] for w in _WORD.findall(text.lower()) if len(w) > 1} - _STOP
+@functools.lru_cache(maxsize=4096)
+def stems(text: str) -> frozenset[str]:
+    """Content words cut to 5 letters (cached: a pack or a plan scores one title against
+    many)."""
+    return frozenset(w[:5] for w in _WORD.findall(text.lower()) if len(w) > 1) - _STOP
 
 
 def similarity(new: Comparable, old: Comparable) -> float:
@@ -103,7 +107,7 @@ def _score(new: Comparable, old: Comparable) -> float:
                    old_title | stems(old.body), new.topic == old.topic)
 
 
-def _scored(new_title: set[str], a: set[str], old_title: set[str], b: set[str],
+def _scored(new_title: Stems[str], a: Stems[str], old_title: Stems[str], b: Stems[str],
             same_topic: bool) -> float:
     """`_score` of stems already cut: title stems, and title and body stems."""
     if not a or not b:
@@ -152,13 +156,20 @@ _ANTONYMS = tuple(tuple(pair.split("/")) for pair in (
     "faster/slower higher/lower start/stop").split())
 
 
-def _numbers(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _numbers(text: str) -> frozenset[str]:
     found = {n.replace(",", ".") for n in _NUMBER.findall(text)}
     found.update(_NUMBER_WORDS[w] for w in _WORD.findall(text.casefold()) if w in _NUMBER_WORDS)
-    return found
+    return frozenset(found)
 
 
-def _names(title: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(title: str) -> frozenset[str]:
     out = set()
     for n, word in enumerate(_NAME.findall(title)):
         word = word.rstrip(".-/")
@@ -168,7 +179,7 @@ def _names(title: str) -> set[str]:
         if (any(c.isupper() or c.isdigit() for c in rest) or any(c in "_./+#$@" for c in word)
                 or (n > 0 and word[:1].isupper())):
             out.add(word.casefold())
-    return out
+    return frozenset(out)
 
 
 def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
@@ -191,8 +202,8 @@ def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
     names = [n for n in _names(new.title) if n not in old_lower] if values else []
     if names:
         return "a name: " + ", ".join(sorted(names))
-    new_words = {w.casefold() for w in _WORD.findall(f"{new.title} {new.body}")}
-    old_words = {w.casefold() for w in _WORD.findall(old_text)}
+    new_words = _words(f"{new.title} {new.body}")
+    old_words = _words(old_text)
     for a, b in _ANTONYMS:
         if ((a in new_words and b in old_words and a not in old_words)
                 or (b in new_words and a in old_words and b not in old_words)):
@@ -248,9 +259,9 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     since = date - dt.timedelta(days=WINDOW_DAYS)
     found: dict[str, tuple[tuple[float, float, float], str]] = {}
     extra = list(correctors)
-    whole: dict[int, set[str]] = {}  # index -> title and body stems, cut once
+    whole: dict[int, Stems[str]] = {}  # index -> title and body stems, cut once
 
-    def stems_of(index: int, item: Dated, title: set[str]) -> set[str]:
+    def stems_of(index: int, item: Dated, title: Stems[str]) -> Stems[str]:
         got = whole.get(index)
         if got is None:
             got = whole[index] = title | stems(item.body)
@@ -292,12 +303,20 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     a lesson about the chat retry limit scores close to one about the search retry
     limit, and another that names search again is the better candidate for correcting
     it; a word every other title has ("has") weighs little. The older fact's topic counts
-    as one whole word: said when the lesson is filed under it or names it."""
+    as one whole word: said when the lesson is filed under it or names it. The words of a
+    change ("was changed to", "now", `_CUE_PATTERN`) say what happened to the subject, not
+    what it is: they are left out of it."""
     said = stems(f"{new.title} {new.body}")
-    words = sum(1 / max(len(df.get(stem, ())), 1) for stem in stems(old.title)
+    words = sum(1 / max(len(df.get(stem, ())), 1) for stem in _subject(old.title)
                 if stem not in said and not any(c.isdigit() for c in stem))
     topic = new.topic == old.topic or stems(old.topic.replace("-", " ")) <= said
     return round(words + (0.0 if topic else 1.0), 2)
+
+
+@functools.lru_cache(maxsize=4096)
+def _subject(title: str) -> frozenset[str]:
+    """A title's stems without its words of a change."""
+    return stems(_cue().sub(" ", title))
 
 
 def _when(new: Dated, order: dict[str, int] | None) -> float:

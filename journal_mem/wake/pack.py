@@ -295,6 +295,7 @@ _FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“
 _MARK_WORDS = re.compile(r"possibly outdated by \[[^\]]+\]: “(.*?)” — was: ")
 _SECTION = re.compile(r"^## (\S+) · ")
 MARK_TITLE_CHARS = 120
+PENDING_MARKED = 64  # newest pending lessons compared with each other for marks
 
 
 def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
@@ -339,7 +340,10 @@ def _pending_corrected(live: list[PendingFile],
                        keyless: list[PendingFile]) -> dict[str, PendingFile]:
     """{key of a listed pending lesson: the newer pending lesson that probably corrects it},
     whoever wrote either: a lesson corrected before any distill is never listed without
-    the words that replace it (the next distill marks it the same way)."""
+    the words that replace it (the next distill marks it the same way). Only the newest
+    `PENDING_MARKED` pending lessons are compared: a hook answers in milliseconds even
+    when distills have been off for weeks."""
+    keyless = keyless[:PENDING_MARKED]
     if not live or len(keyless) < 2:
         return {}
     place = {x.key: i for i, x in reversed(list(enumerate(keyless)))}  # newest first

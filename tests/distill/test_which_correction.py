@@ -199,3 +199,24 @@ def test_of_two_pending_wordings_the_later_written_is_the_newer_whatever_the_clo
     commit(repo, "lessons")
     assert jmem(repo, "distill").returncode == 0
     assert "Q9895" in line_of(memory_md(repo, "api"), "limit")
+
+
+def test_the_words_of_a_change_are_no_part_of_the_subject(repo: Path) -> None:
+    """"was changed to" says what happened to the batch size, not what the fact is about:
+    a later lesson on the batch size that does not say "changed" is the one named, not a
+    lesson on another setting of the service that happens to say "was changed to"."""
+    put(repo, "web", "feeds-batch", "The feeds batch size was changed to Q3105",
+        "Confirmed with the service owners.", "feeds", minutes=-30, applies_to=("api",))
+    for n, setting in enumerate(("pool size", "retry limit", "port", "queue depth")):
+        put(repo, "web", f"feeds-{n}", f"The feeds {setting} is Q{5000 + n}",
+            "From the runbook.", "feeds", minutes=-29)
+    commit(repo, "facts")
+    put(repo, "api", "feeds-batch-new", "Feeds batch size set to Q8496",
+        "The old value caused timeouts under load.", "feeds", minutes=-20)
+    put(repo, "api", "feeds-timeout", "The feeds timeout in ms was changed to Q5473",
+        "Confirmed with the service owners.", "feeds", minutes=-10)
+    commit(repo, "corrections")
+    assert jmem(repo, "distill").returncode == 0
+    line = line_of(memory_md(repo, "web"), "feeds-batch")
+    assert line.startswith("- possibly outdated by [feeds-batch-new]: “Feeds batch size set to "
+                           "Q8496”"), line
