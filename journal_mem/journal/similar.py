@@ -304,8 +304,8 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     limit, and another that names search again is the better candidate for correcting
     it; a word every other title has ("has") weighs little. The older fact's topic counts
     as one whole word: said when the lesson is filed under it or names it. The words of a
-    change ("was changed to", "now", `_CUE_PATTERN`) say what happened to the subject, not
-    what it is: they are left out of it."""
+    change ("was changed to", "now", "set to": `_subject`) say what happened to the
+    subject, not what it is: they are left out of it."""
     said = stems(f"{new.title} {new.body}")
     words = sum(1 / max(len(df.get(stem, ())), 1) for stem in _subject(old.title)
                 if stem not in said and not any(c.isdigit() for c in stem))
@@ -313,10 +313,15 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     return round(words + (0.0 if topic else 1.0), 2)
 
 
+# words that give a subject its value, not its name: "X set to 40", "X bumped to 40"
+_ASSIGNING = re.compile(r"(?i)\b(?:set|changed|moved|switched|raised|lowered|bumped|"
+                        r"increased|reduced|updated) (?:to|from)\b")
+
+
 @functools.lru_cache(maxsize=4096)
 def _subject(title: str) -> frozenset[str]:
-    """A title's stems without its words of a change."""
-    return stems(_cue().sub(" ", title))
+    """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`)."""
+    return stems(_ASSIGNING.sub(" ", _cue().sub(" ", title)))
 
 
 def _when(new: Dated, order: dict[str, int] | None) -> float:

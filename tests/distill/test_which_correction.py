@@ -220,3 +220,27 @@ def test_the_words_of_a_change_are_no_part_of_the_subject(repo: Path) -> None:
     line = line_of(memory_md(repo, "web"), "feeds-batch")
     assert line.startswith("- possibly outdated by [feeds-batch-new]: “Feeds batch size set to "
                            "Q8496”"), line
+
+
+def test_a_retraction_marks_a_wording_that_sets_the_value(repo: Path) -> None:
+    """"Mail pool size set to Q6376" is about the pool size: the retraction of the pool
+    size names it, not a neighbour that shares "set to" (rarer among the titles than
+    "pool", which every service's pool size has)."""
+    put(repo, "web", "mail-pool", "The mail pool size is Q1000", "From the runbook.",
+        "mail", minutes=-60)
+    for n, service in enumerate(("chat", "maps", "feeds", "search", "ledger", "upload")):
+        put(repo, "web", f"{service}-pool", f"The {service} pool size is Q{5000 + n}",
+            "From the runbook.", service, minutes=-59)
+    put(repo, "api", "mail-set", "Mail pool size set to Q6376",
+        "The old value caused timeouts under load.", "mail", minutes=-40,
+        applies_to=("api", "web"))
+    commit(repo, "facts")
+    put(repo, "api", "mail-batch", "Mail batch size set to Q4640",
+        "The old value caused timeouts under load.", "mail", minutes=-20)
+    put(repo, "dee", "mail-gone", "The mail pool size setting is gone (Q7777)",
+        "mail no longer has a pool size.", "mail", minutes=-30, retracts=("mail-pool",))
+    commit(repo, "corrections")
+    assert jmem(repo, "distill").returncode == 0
+    line = line_of(memory_md(repo, "web"), "mail-set")
+    assert line.startswith("- possibly outdated by [mail-gone]: “The mail pool size setting "
+                           "is gone (Q7777)”"), line
