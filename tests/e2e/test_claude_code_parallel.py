@@ -35,6 +35,10 @@ from fakeapi import FakeApi
 from helpers import REPO_ROOT, base_env, git, jmem, make_repo
 from seen import hook_contexts
 
+# the two corrections written mid-turn: about different facts, so neither marks the other
+FIRST = "The cache port moved to 6390"
+SECOND = "Builds now run with make -j8"
+
 HERE = Path(__file__).resolve().parent
 MEM = Path(".claude/agent-memory")
 REMINDER = "record what you LEARNED in this session"
@@ -149,8 +153,8 @@ class Session:
                                     for i in range(4)])
             api.parallel("READ16", *[("Read", {"file_path": str(main / f"f{i}.txt")})
                                      for i in range(16)])
-            api.before("READ4", lambda: self.write("Correction one", "--supersedes", "mn-one"))
-            api.before("READ16", lambda: self.write("Correction two", "--supersedes",
+            api.before("READ4", lambda: self.write(FIRST, "--supersedes", "mn-one"))
+            api.before("READ16", lambda: self.write(SECOND, "--supersedes",
                                                     "mn-two"))
             api.parallel("BGWORK", ("Write", {"file_path": str(main / "notes.txt"),
                                               "content": "notes\n"}),
@@ -217,7 +221,7 @@ def timings(world: Session, phase: str) -> str:
 
 
 @pytest.mark.parametrize(("phase", "correction", "calls"),
-                         [("read4", "Correction one", 4), ("read16", "Correction two", 16)])
+                         [("read4", FIRST, 4), ("read16", SECOND, 16)])
 def test_a_correction_written_mid_turn_reaches_the_batch_once(
         session: Session, phase: str, correction: str, calls: int) -> None:
     first, *after = main_requests(session.requests[phase])
@@ -244,7 +248,7 @@ def test_the_first_batch_is_delivered_by_a_tool_hook_and_later_ones_by_the_batch
     assert len(live) == 2 and live[-1] == "PostToolBatch", live
     [batch16] = [r for r in main_requests(session.requests["read16"]) if tool_results(r) >= 16
                  ][:1]
-    assert "Correction two" in "\n".join(c.text for c in hook_contexts(batch16, "PostToolBatch"))
+    assert SECOND in "\n".join(c.text for c in hook_contexts(batch16, "PostToolBatch"))
 
 
 def test_no_reminder_while_the_background_subagent_runs_and_one_at_the_end(
@@ -273,7 +277,7 @@ def test_a_fork_gets_no_second_pack_and_no_second_reminder(session: Session) -> 
         assert "FORKTASK look around" in whole
         assert whole.count("- Other fact [mn-two]") == 1, "the pack came twice"
         assert whole.count("Team wide lesson") == 1  # what even an agent without memory gets
-        assert whole.count("Correction one") == 1 and whole.count(REMINDER) == 1
+        assert whole.count(FIRST) == 1 and whole.count(REMINDER) == 1
         assert not hook_contexts(request, "SubagentStart", expect=False)
     [stop] = [p for p in session.of("fork", "SubagentStop")
               if p.get("agent_id") == start["agent_id"]]
