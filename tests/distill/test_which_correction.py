@@ -244,32 +244,3 @@ def test_a_retraction_marks_a_wording_that_sets_the_value(repo: Path) -> None:
     line = line_of(memory_md(repo, "web"), "mail-set")
     assert line.startswith("- possibly outdated by [mail-gone]: “The mail pool size setting "
                            "is gone (Q7777)”"), line
-
-
-def test_a_pending_neighbour_does_not_replace_a_mark_cut_to_fit(repo: Path) -> None:
-    """The distill's mark was cut to fit the line and lost "search" on the way: the mark
-    may have said it, so a pending lesson on another setting of search, which leaves the
-    retry limit unsaid, does not replace it in the pack."""
-    put(repo, "web", "search-limit", "The search retry limit is Q7472 now",
-        "The old value caused timeouts under load.", "search", minutes=-60,
-        applies_to=("api", "web"))
-    for n, service in enumerate(("chat", "maps", "feeds", "mail", "ledger", "upload", "auth",
-                                 "media", "quotes", "stream", "billing")):
-        put(repo, "web", f"{service}-limit", f"The {service} retry limit is Q{5000 + n}",
-            "From the runbook.", service, minutes=-59)
-    for n, setting in enumerate(("pool size", "batch size", "timeout in ms")):
-        put(repo, "web", f"search-{n}", f"The search {setting} is Q{6000 + n}",
-            "From the runbook.", "search", minutes=-59)
-    commit(repo, "facts")
-    put(repo, "api", "search-fix", "Search, after a week of load tests on the new staging "
-        "proxies and two incidents: the retry limit is Q1137",
-        "The old value caused timeouts under load.", "search", minutes=-30)
-    commit(repo, "correction")
-    assert jmem(repo, "distill").returncode == 0
-    line = line_of(memory_md(repo, "web"), "search-limit")
-    assert line.startswith("- possibly outdated by [search-fix]: “…"), line  # cut to fit
-    assert "Search," not in line
-    put(repo, "api", "search-port", "The search port was changed to Q8460",
-        "The old value caused timeouts under load.", "search", minutes=-1)
-    pack = jmem(repo, "wake", "--agent", "web").stdout
-    assert line_of(pack, "search-limit").startswith("- possibly outdated by [search-fix]"), pack
