@@ -286,6 +286,8 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
             least = SAME_WRITER_MIN if writer(old) == writer(new) else MIN_SCORE
             if score < least:
                 continue
+            if not speaks_of(new, old):
+                continue
             rank = (-_unsaid(new, old, by_stem),
                     place(new) if place is not None else _when(new, order), score)
             if (rank > found.get(old.key, _NONE)[0]
@@ -313,15 +315,34 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     return round(words + (0.0 if topic else 1.0), 2)
 
 
+def speaks_of(new: Comparable, old: Comparable) -> bool:
+    """Whether the newer lesson is about the older fact's subject at all: filed under its
+    topic, or saying one of its subject's words (values and the words of a change apart)
+    or its topic's. Two lessons in one shape ("Mail retry limit set to 6376. Changed in
+    the mail release." and "Maps port set to 2332. Changed in the maps release.") score
+    close on their shared words alone, yet neither says what the other is about."""
+    if new.topic == old.topic:
+        return True
+    said = stems(f"{new.title} {new.body}")
+    return any(stem in said and not any(c.isdigit() for c in stem)
+               for stem in _subject(old.title) | stems(old.topic.replace("-", " ")))
+
+
 # words that give a subject its value, not its name: "X set to 40", "X bumped to 40"
 _ASSIGNING = re.compile(r"(?i)\b(?:set|changed|moved|switched|raised|lowered|bumped|"
                         r"increased|reduced|updated) (?:to|from)\b")
 
 
+# words that say since when a value holds, not what it is the value of: "… since the
+# upgrade", "… as of the March release"
+_WHEN = re.compile(r"(?i)\b(?:since|as of)\b[^,;:.()]*")
+
+
 @functools.lru_cache(maxsize=4096)
 def _subject(title: str) -> frozenset[str]:
-    """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`)."""
-    return stems(_ASSIGNING.sub(" ", _cue().sub(" ", title)))
+    """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`) and
+    of since when it holds (`_WHEN`)."""
+    return stems(_WHEN.sub(" ", _ASSIGNING.sub(" ", _cue().sub(" ", title))))
 
 
 def _when(new: Dated, order: dict[str, int] | None) -> float:
@@ -393,6 +414,8 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
                 fact.body, fact.read = body(fact.key), True
             score = _score(lesson, fact)  # as the distiller scores it, body and all
             if score < MIN_SCORE:
+                continue
+            if not speaks_of(lesson, fact):
                 continue
             rank = (-_unsaid(lesson, fact, by_stem), float(-age), score)
             if (rank > found.get(fact.key, _NONE)[0]

@@ -3,7 +3,8 @@ starts, and its fitting to the budget.
 
 In order: the MAIN checkout's `MEMORY.md` (a worktree's copy is as old as its
 branch; a line a pending lesson probably corrects without its key starts with
-that lesson's key and words), the lessons for the agent written since the
+that lesson's key and words; a mark quoting a lesson restated, superseded or
+retracted since follows it), the lessons for the agent written since the
 last distill (journal and outbox, newest first), the keys corrected since
 then ("do not rely on", with the correction's words),
 and with a query the live facts the agent holds that best answer it (the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from journal_mem.errors import ConfigError
@@ -165,7 +167,9 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     # nothing now
     keyless = [x for x in lessons if not x.problems and x.key not in corrections]
     sections = [
-        _memory_lines(layout, agent, replaced, keyless) if with_memory and not team_only else [],
+        _memory_lines(layout, agent, replaced, keyless, _successors(lessons),
+                      {k for k, why in corrections.items() if why.startswith("retracted")})
+        if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own],
                        _pending_corrected(live, keyless)),
         [] if team_only else _correction_lines(corrections),
@@ -266,17 +270,43 @@ def _invalid_lines(problems: list[str]) -> list[Line]:
     return lines
 
 
+def _successors(lessons: list[PendingFile]) -> dict[str, PendingFile]:
+    """{key: the newest pending lesson that restates or supersedes it}: what a distilled mark
+    quoting that key says now."""
+    found: dict[str, PendingFile | None] = {}
+    for lesson in lessons:  # newest first: a key's newest word on it speaks for it
+        if lesson.problems:
+            continue
+        for key in lesson.retracts:
+            found.setdefault(key, None)
+        if not lesson.retracts or lesson.supersedes:
+            for key in (lesson.key, *lesson.supersedes):
+                found.setdefault(key, lesson)
+    return {key: lesson for key, lesson in found.items() if lesson is not None}
+
+
 def _memory_lines(layout: Layout, agent: str, replaced: set[str],
-                  keyless: list[PendingFile]) -> list[Line]:
+                  keyless: list[PendingFile], successors: dict[str, PendingFile],
+                  retracted: set[str]) -> list[Line]:
     """MEMORY.md's lines: a fact corrected since the last distill is left out, and one that
     a pending lesson probably corrects (whoever wrote it, without naming the key) starts
-    with that lesson's key and words, as the next distill will mark it."""
+    with that lesson's key and words, as the next distill will mark it. A distilled mark
+    quoting a lesson restated or superseded since quotes the newer lesson; one quoting a
+    lesson retracted since goes (that lesson says nothing now)."""
     text = _read(layout.memory_md(agent))
     if text is None:
         return []
     raw_lines = text.rstrip("\n").split("\n")
     marks = _probably_corrected(raw_lines, keyless, layout.agent_dir(agent))
     where = "main checkout" if not layout.repo.is_main else "this checkout"
+    folder, texts = layout.agent_dir(agent), dict[str, str | None]()
+
+    def title_of(key: str, text: str) -> str:  # a linked fact's heading in its topic file
+        link = text[text.rindex("](") + 2:-1].split("#", 1)[0]
+        if not link.startswith(f"{TOPICS}/") or ".." in link:
+            return ""
+        return _topic_section(os.path.join(folder, link), key, texts)[0]
+
     lines = [Line(f"## MEMORY.md ({where}: {layout.memory_md(agent)})", MEMORY_RANK, "heading")]
     for i, raw in enumerate(raw_lines, 1):
         keys = tuple(_KEY_RE.findall(raw))
@@ -284,14 +314,51 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str],
             continue  # corrected since the last distill: never show the stale fact
         if keys and keys[-1] in marks:
             raw = _marked(raw, marks[keys[-1]])
+        else:
+            followed = _followed(raw, keys, successors, retracted, title_of)
+            if followed is None:
+                continue
+            raw = followed
         lines.append(Line(raw, MEMORY_RANK + i, "memory", keys))
     return lines
+
+
+def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile],
+              retracted: set[str], title_of: Callable[[str, str], str]) -> str | None:
+    """A MEMORY.md line whose mark (or summary line) quotes a lesson restated, superseded
+    or retracted since: quoting the newer lesson, without the mark, or None (a summary
+    line of a retracted lesson)."""
+    if keys:
+        by = _MARK_KEY.match(raw)
+        if by is None:
+            return raw
+        if by[1] in successors:
+            newer = successors[by[1]]
+            return raw if newer.key == keys[-1] else _marked(raw, newer)
+        fact = _FACT_LINE.match(raw)
+        if by[1] not in retracted or fact is None:
+            return raw
+        text = fact["text"]  # cut to fit beside the mark: the whole title again
+        if text.startswith("[") and "…](" in text and (whole := title_of(keys[-1], text)):
+            return f"- [{whole}]{text[text.rindex('](') + 1:]} [{keys[-1]}]"
+        return "- " + fact["rest"]
+    see = _SEE_NEWER.match(raw)
+    if see is None:
+        return raw
+    if see["new"] in successors:
+        newer = successors[see["new"]]
+        return f"{see['head']}{newer.agent} ({newer.key}): {_cut(newer.title)}"
+    return None if see["new"] in retracted else raw
 
 
 # A fact line of MEMORY.md: an earlier mark (any form render.fact_line writes), the
 # fact's text (a link into its topic file, or plain), its key.
 _FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“.*?” — was: )?"
                         r"|\(see \[[^\]]+\]\): ))?(?P<rest>(?P<text>.*) \[(?P<key>[^\]]+)\])$")
+# the summary of MEMORY.md's flagged facts (render.outdated_lines)
+_SEE_NEWER = re.compile(r"^(?P<head>- possibly outdated: \[[^\]]+\] — see the newer lesson by )"
+                        r"\S+ \((?P<new>[^)\s]+)\): ")
+_MARK_KEY = re.compile(r"^- possibly outdated (?:by \[|\(see \[)([^\]]+)\]")
 _MARK_WORDS = re.compile(r"possibly outdated by \[[^\]]+\]: “(.*?)” — was: ")
 _SECTION = re.compile(r"^## (\S+) · ")
 MARK_TITLE_CHARS = 120
@@ -307,6 +374,7 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
     held: list[tuple[str, str, str]] = []
     marked: dict[str, str] = {}  # the title a line's distilled mark already shows
     files: dict[str, str] = {}
+    texts: dict[str, str | None] = {}  # topic file: its text, read once
     topic = "general"
     for raw in raw_lines:
         section = _SECTION.match(raw)
@@ -321,6 +389,8 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
                 if link.startswith(f"{TOPICS}/") and ".." not in link:
                     files[fact["key"]] = os.path.join(folder, link)
                 text = text[1:text.rindex("](")]
+                if "…" in text:  # cut to fit its line: the fact's whole title is its heading
+                    text = _topic_section(files.get(fact["key"]), fact["key"], texts)[0] or text
             held.append((fact["key"], text.replace("\\", ""), topic))
             words = _MARK_WORDS.match(fact["mark"] or "")
             if words:
@@ -331,7 +401,7 @@ def _probably_corrected(raw_lines: list[str], keyless: list[PendingFile],
     for lesson in keyless:  # newest first: a key's newest lesson speaks for it
         by_key.setdefault(lesson.key, lesson)
     found = held_corrections(((x.key, x) for x in keyless), held,
-                             lambda key: _topic_body(files.get(key), key), marked,
+                             lambda key: _topic_section(files.get(key), key, texts)[1], marked,
                              frozenset(x.key for x in keyless if x.retracts and not x.supersedes))
     return {old: by_key[new] for old, new in found.items()}
 
@@ -357,18 +427,24 @@ def _pending_corrected(live: list[PendingFile],
     return {old: by_key[new] for old, new in found.items()}
 
 
-def _topic_body(path: str | None, key: str) -> str:
-    """The body a topic file shows for `key`: the lines between its heading and its
-    provenance line ("" when the file or the fact is not there)."""
-    text = _read(path) if path else None
-    if text is None:
-        return ""
-    at = text.find(f"\n> key `{key}`")
-    if at < 0:
-        return ""
+def _topic_section(path: str | None, key: str,
+                   texts: dict[str, str | None]) -> tuple[str, str]:
+    """The title and body a topic file shows for `key`: its heading, and the lines between
+    it and its provenance line (("", "") when the file or the fact is not there). `texts`
+    holds each file read so far."""
+    if path is None:
+        return "", ""
+    if path not in texts:
+        texts[path] = _read(path)
+    text = texts[path]
+    at = text.find(f"\n> key `{key}`") if text is not None else -1
+    if text is None or at < 0:
+        return "", ""
     start = text.rfind("\n## ", 0, at)
-    section = text[start + 1:at].split("\n", 1)
-    return section[1] if len(section) > 1 else ""
+    if start < 0:
+        return "", ""
+    section = text[start + 4:at].split("\n", 1)
+    return section[0].strip(), section[1] if len(section) > 1 else ""
 
 
 def _marked(raw: str, lesson: PendingFile) -> str:
@@ -379,10 +455,15 @@ def _marked(raw: str, lesson: PendingFile) -> str:
 
 def _mark(lesson: PendingFile) -> str:
     """"- possibly outdated by [KEY]: “its title” — was: ", for a line `lesson` corrects."""
-    words = " ".join(lesson.title.split())
+    return "- " + OUTDATED_MARK.format(key=lesson.key, title=_cut(lesson.title))
+
+
+def _cut(title: str) -> str:
+    """A lesson's title on one line, at most `MARK_TITLE_CHARS` long."""
+    words = " ".join(title.split())
     if len(words) > MARK_TITLE_CHARS:
         words = words[: MARK_TITLE_CHARS - 1].rstrip() + "…"
-    return "- " + OUTDATED_MARK.format(key=lesson.key, title=words)
+    return words
 
 
 def _pending_lines(layout: Layout, live: list[PendingFile],

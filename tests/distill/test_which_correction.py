@@ -244,3 +244,51 @@ def test_a_retraction_marks_a_wording_that_sets_the_value(repo: Path) -> None:
     line = line_of(memory_md(repo, "web"), "mail-set")
     assert line.startswith("- possibly outdated by [mail-gone]: “The mail pool size setting "
                            "is gone (Q7777)”"), line
+
+
+def test_a_lesson_of_the_same_shape_about_another_subject_marks_nothing(repo: Path) -> None:
+    """Captured memory comes in one shape ("X set to V. Changed in the X release"): two
+    such lessons score close on their shared words alone, yet neither names what the
+    other is about, so neither marks the other, in the distilled file or in the pack."""
+    body = "{0} set to {1}. Changed in the {2} release this morning."
+    put(repo, "ben", "maps-port", "Maps port set to Q2332",
+        body.format("Maps port", "Q2332", "maps"), "maps", minutes=-30)
+    commit(repo, "the maps port")
+    put(repo, "cai", "mail-limit", "Mail retry limit set to Q6376",
+        body.format("Mail retry limit", "Q6376", "mail"), "mail", minutes=-10)
+    proc = jmem(repo, "wake", "--agent", "ben")  # before any distill
+    assert proc.returncode == 0 and "possibly outdated" not in proc.stdout, proc.stdout
+    commit(repo, "the mail retry limit")
+    assert jmem(repo, "distill").returncode == 0
+    assert line_of(memory_md(repo, "ben"), "maps-port").startswith(
+        "- [Maps port set to Q2332](topics/maps.md"), memory_md(repo, "ben")
+    # the same shape about the same subject is still a correction
+    put(repo, "cai", "maps-port-2", "Maps port set to Q4410",
+        body.format("Maps port", "Q4410", "maps"), "deploy", minutes=-5)
+    commit(repo, "the maps port again")
+    assert jmem(repo, "distill").returncode == 0
+    assert line_of(memory_md(repo, "ben"), "maps-port").startswith(
+        "- possibly outdated by [maps-port-2]: “Maps port set to Q4410”"), memory_md(repo, "ben")
+
+
+def test_since_when_a_value_holds_is_not_its_subject(repo: Path) -> None:
+    """"… since the upgrade" says when the value holds: a fact's line names the lesson on
+    its pool size, not a neighbour on the retry limit that repeats "since the upgrade"
+    (the words a team's pool sizes all share weigh little, a rare qualifier much)."""
+    for i, service in enumerate(("chat", "feeds", "maps", "quotes", "ledger")):
+        put(repo, "ana", f"{service}-pool", f"The {service} pool size is {10 + i}",
+            "Measured on staging.", service, minutes=-90)
+    put(repo, "dee", "mail-pool", "The mail pool size is Q1481 since the upgrade",
+        "The old value caused timeouts under load.", "mail", minutes=-60,
+        applies_to=("ben",))
+    commit(repo, "facts")
+    put(repo, "cai", "mail-limit", "The mail retry limit is Q6799 since the upgrade",
+        "Confirmed with the service owners.", "mail", minutes=-30)
+    commit(repo, "the retry limit")
+    put(repo, "dee", "mail-pool-2", "Mail has a pool size of Q2557",
+        "The old value caused timeouts under load.", "mail", minutes=-10)
+    commit(repo, "the pool size again")
+    assert jmem(repo, "distill").returncode == 0
+    line = line_of(memory_md(repo, "ben"), "mail-pool")
+    assert line.startswith("- possibly outdated by [mail-pool-2]: “Mail has a pool size of "
+                           "Q2557”"), line

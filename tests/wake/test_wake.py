@@ -267,3 +267,40 @@ def test_a_pending_lesson_corrected_by_a_newer_pending_one_shows_its_words(
             proc.stdout
     newest = [x for x in proc.stdout.splitlines() if x.startswith("- Search pool size set")]
     assert len(newest) == 1, proc.stdout  # web's own lesson, listed unmarked
+
+
+def test_a_distilled_mark_on_a_cut_line_follows_its_lesson_not_a_neighbour(
+        repo: Path) -> None:
+    """A fact whose line is cut to fit beside its mark is judged by its whole title, so a
+    pending lesson on a neighbouring subject does not replace the right mark; and a mark
+    quoting a lesson restated since (same key) quotes the newer words; once that lesson is
+    retracted, the line shows the fact alone, its whole title again."""
+    fact = ("The search retry limit for the nightly reindex of every customer catalogue "
+            "is 7472 now")
+    lesson(repo, "api", fact, "--key", "search-limit", "--topic", "search")
+    lesson(repo, "web", "Search retry limit for the nightly reindex set to 1137",
+           "--key", "search-limit-new", "--topic", "search")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    marked = [x for x in memory.splitlines() if x.endswith("[search-limit]")]
+    assert len(marked) == 1 and "[search-limit-new]" in marked[0], memory
+    assert "](topics/search.md)" in marked[0] and "…]" in marked[0], marked  # title cut
+    lesson(repo, "api", "The search port was changed to 8460", "--topic", "search")
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    line = [x for x in proc.stdout.splitlines() if x.endswith("[search-limit]")]
+    assert line and "by [search-limit-new]: “" in line[0] and "1137”" in line[0], proc.stdout
+    lesson(repo, "web", "Search retry limit for the nightly reindex set to 1190",
+           "--key", "search-limit-new", "--topic", "search")
+    proc = jmem(repo, "wake", "--agent", "api")
+    memory_part = proc.stdout.split("## Lessons since the last distill")[0]
+    line = [x for x in memory_part.splitlines() if x.endswith("[search-limit]")]
+    assert line and "1190" in line[0] and "1137" not in memory_part, proc.stdout
+    assert "— see the newer lesson by web (search-limit-new): Search retry limit for the " \
+        "nightly reindex set to 1190" in memory_part, proc.stdout
+    lesson(repo, "web", "Retract the reindex retry limit lesson", "--retracts",
+           "search-limit-new", "--topic", "search")
+    proc = jmem(repo, "wake", "--agent", "api")
+    memory_part = proc.stdout.split("## Lessons since the last distill")[0]
+    assert f"- [{fact}](topics/search.md) [search-limit]" in memory_part, proc.stdout
+    assert "search-limit-new" not in memory_part, proc.stdout
