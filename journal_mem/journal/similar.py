@@ -386,7 +386,8 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
     reads a held fact's body, only for a pair whose titles are close: the pair is then
     scored and judged with it, as the distiller judges it. `marked`: {held key: the title
     its line's mark already shows}: a lesson replaces that mark only if it names as many
-    of the fact's words. `retractions`: the keys of lessons that are retractions (they
+    of the fact's words (all of them, when the mark was cut to fit: the distiller chose it
+    on its whole words). `retractions`: the keys of lessons that are retractions (they
     correct by saying a fact is gone, never by a value: `change(values=False)`).
     `before`: {held key: its own place among `lessons`} for held facts that are pending
     lessons too: only the lessons before it (newer) may correct it."""
@@ -398,9 +399,10 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
     found: dict[str, tuple[tuple[float, float, float], str]] = {}
     for fact in facts:
         title = (marked or {}).get(fact.key)
-        if title:
+        if title:  # cut to fit its line, a mark's words no longer say all it said
             standing = _Held("", title, fact.topic)
-            found[fact.key] = ((-_unsaid(standing, fact, by_stem), float("-inf"), 0.0), "")
+            unsaid = 0.0 if "…" in title else _unsaid(standing, fact, by_stem)
+            found[fact.key] = ((-unsaid, float("-inf"), 0.0), "")
     for age, (key, lesson) in enumerate(lessons):
         seen = {i for stem in stems(lesson.title) for i in by_stem.get(stem, ())
                 if len(by_stem[stem]) <= MAX_DF}

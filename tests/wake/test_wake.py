@@ -304,3 +304,29 @@ def test_a_distilled_mark_on_a_cut_line_follows_its_lesson_not_a_neighbour(
     memory_part = proc.stdout.split("## Lessons since the last distill")[0]
     assert f"- [{fact}](topics/search.md) [search-limit]" in memory_part, proc.stdout
     assert "search-limit-new" not in memory_part, proc.stdout
+
+
+def test_a_cut_distilled_mark_gives_way_only_to_a_lesson_saying_the_whole_subject(
+        repo: Path) -> None:
+    """A mark cut to fit its line shows only the end of the correction's words ("…batch
+    size was changed to 6400", without "quotes"): a pending supersede of a neighbouring
+    fact that names "quotes" does not replace what the distiller chose on the whole
+    words."""
+    config = repo / ".claude" / "journal-mem.toml"
+    config.write_text(config.read_text().replace("# line_chars = 150", "line_chars = 138"))
+    for service in ("chat", "maps", "mail", "feeds", "media", "auth"):
+        lesson(repo, "api", f"The {service} batch size is 40", "--topic", service)
+    lesson(repo, "api", "The quotes batch size is 6547", "--key", "batch", "--topic", "quotes")
+    lesson(repo, "api", "The quotes pool size is 1874", "--key", "pool", "--topic", "quotes")
+    lesson(repo, "web", "The quotes batch size was changed to 6400", "--key", "batch-new",
+           "--topic", "quotes")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    marked = next(x for x in memory.splitlines() if x.endswith("[batch]"))
+    assert marked.startswith("- possibly outdated by [batch-new]: “…batch size"), memory
+    lesson(repo, "web", "The quotes pool size is 5628 now", "--supersedes", "pool",
+           "--topic", "quotes")
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.endswith("[batch]"))
+    assert line == marked, proc.stdout
