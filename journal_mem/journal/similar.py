@@ -318,11 +318,17 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
 def speaks_of(new: Comparable, old: Comparable) -> bool:
     """Whether the newer lesson is about the older fact's subject at all: filed under its
     topic, or saying one of its subject's words (values and the words of a change apart)
-    or its topic's. Two lessons in one shape ("Mail retry limit set to 6376. Changed in
-    the mail release." and "Maps port set to 2332. Changed in the maps release.") score
-    close on their shared words alone, yet neither says what the other is about."""
+    or its topic's; and not a lesson whose title names its own topic, another one than
+    the fact's, which the fact never says ("Maps has a batch size of 9" is about maps,
+    not the quotes batch size). Two lessons in one shape ("Mail retry limit set to 6376.
+    Changed in the mail release." and "Maps port set to 2332. Changed in the maps
+    release.") score close on their shared words alone, yet neither says what the other
+    is about."""
     if new.topic == old.topic:
         return True
+    own = stems(new.topic.replace("-", " "))
+    if own and own <= stems(new.title) and not own <= stems(f"{old.title} {old.body}"):
+        return False  # it names its own subject, another one: "Maps has a batch size of 9"
     said = stems(f"{new.title} {new.body}")
     return any(stem in said and not any(c.isdigit() for c in stem)
                for stem in _subject(old.title) | stems(old.topic.replace("-", " ")))

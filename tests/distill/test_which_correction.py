@@ -292,3 +292,28 @@ def test_since_when_a_value_holds_is_not_its_subject(repo: Path) -> None:
     line = line_of(memory_md(repo, "ben"), "mail-pool")
     assert line.startswith("- possibly outdated by [mail-pool-2]: “Mail has a pool size of "
                            "Q2557”"), line
+
+
+def test_a_lesson_naming_its_own_subject_corrects_no_other_one(repo: Path) -> None:
+    """"Maps has a batch size of Q2715", filed under maps, shares "batch size" with the
+    quotes fact but names its own subject: it corrects the maps fact, not the quotes
+    one; a lesson that does not name its topic in its title may still correct a fact of
+    another topic."""
+    put(repo, "ana", "quotes-batch", "The quotes batch size is Q7023 now",
+        "Measured on staging last week.", "quotes", minutes=-60)
+    put(repo, "ana", "maps-batch", "The maps batch size is Q1528",
+        "Measured on staging last week.", "maps", minutes=-60)
+    put(repo, "ana", "pool", "The Postgres pool size is 20",
+        "Connections beyond it queue in pgbouncer.", "database", minutes=-60)
+    commit(repo, "facts")
+    put(repo, "dee", "maps-batch-2", "Maps has a batch size of Q2715",
+        "Measured on staging last week.", "maps", minutes=-10)
+    put(repo, "dee", "pool-2", "Postgres pool size bumped to 40 in prod",
+        "Connections queued in pgbouncer at peak.", "deploy", minutes=-10)
+    commit(repo, "corrections")
+    assert jmem(repo, "distill").returncode == 0
+    memory = memory_md(repo, "ana")
+    assert line_of(memory, "quotes-batch").startswith("- [The quotes batch size"), memory
+    assert line_of(memory, "maps-batch").startswith(
+        "- possibly outdated by [maps-batch-2]: “Maps has a batch size of Q2715”"), memory
+    assert line_of(memory, "pool").startswith("- possibly outdated by [pool-2]"), memory

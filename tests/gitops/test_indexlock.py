@@ -108,3 +108,21 @@ def test_a_distill_killed_after_moving_head_gets_its_index_in_place(repo: Path) 
     done = indexlock.recover(str(git_dir), str(state), new)
     assert "finished" in done and not lock.exists()
     assert git(repo, "status", "--porcelain", "--untracked-files=no").stdout == ""
+
+
+def test_the_distill_commit_leaves_the_files_it_wrote_clean_in_the_index(repo: Path) -> None:
+    """The index entries of what a distill committed carry their files' stat data, so a
+    `git status` that may not write the index (GIT_OPTIONAL_LOCKS=0, as ours run) need not
+    read and hash every distilled file again; nothing is staged by it, and a file changed
+    since it was hashed stays changed."""
+    lesson(repo, "api", "k1")
+    lesson(repo, "web", "k2")
+    assert jmem(repo, "distill").returncode == 0
+    debug = git(repo, "ls-files", "--debug", "--", ".claude/agent-memory").stdout
+    entries = [e for e in debug.split("\n.claude/") if not e.split("\n", 1)[0].endswith(
+        ".gitkeep")]  # the only empty files
+    assert len(entries) >= 6, debug  # two journal entries, MEMORY.md and topic files, state
+    for entry in entries:  # `size: 0` and zero times: an entry with no stat data
+        assert "\n  size: 0\t" not in entry and "mtime: 0:0" not in entry, entry
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert git(repo, "diff", "--cached", "--stat").stdout == ""
