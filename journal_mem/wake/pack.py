@@ -166,13 +166,20 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     # retraction of one wording may correct another); a lesson corrected since says
     # nothing now
     keyless = [x for x in lessons if not x.problems and x.key not in corrections]
+    # the lessons the corrections quote, and the listed ones: a newer pending lesson may
+    # correct them in turn
+    by_key = {x.key: x for x in reversed(lessons) if not x.problems}  # newest wins
+    quoted = {old: by_key[why.split()[2].rstrip(":")] for old, why in corrections.items()
+              if len(why.split()) > 2 and why.split()[2].rstrip(":") in by_key}
+    marks = _pending_corrected([*live, *quoted.values()], keyless)
     sections = [
         _memory_lines(layout, agent, replaced, keyless, _successors(lessons),
                       {k for k, why in corrections.items() if why.startswith("retracted")})
         if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own],
-                       _pending_corrected(live, keyless)),
-        [] if team_only else _correction_lines(corrections),
+                       marks),
+        [] if team_only else _correction_lines(corrections, {
+            old: marks[lesson.key] for old, lesson in quoted.items() if lesson.key in marks}),
         _query_lines(query, facts or [], min_confidence) if query else [],
     ]
     content = [line for s in sections for line in s if line.kind in _CONTENT]
@@ -315,7 +322,7 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str],
         if keys and keys[-1] in marks:
             raw = _marked(raw, marks[keys[-1]])
         else:
-            followed = _followed(raw, keys, successors, retracted, title_of)
+            followed = _followed(raw, keys, successors, retracted, replaced, title_of)
             if followed is None:
                 continue
             raw = followed
@@ -324,7 +331,8 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str],
 
 
 def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile],
-              retracted: set[str], title_of: Callable[[str, str], str]) -> str | None:
+              retracted: set[str], replaced: set[str],
+              title_of: Callable[[str, str], str]) -> str | None:
     """A MEMORY.md line whose mark (or summary line) quotes a lesson restated, superseded
     or retracted since: quoting the newer lesson, without the mark, or None (a summary
     line of a retracted lesson)."""
@@ -345,6 +353,8 @@ def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile
     see = _SEE_NEWER.match(raw)
     if see is None:
         return raw
+    if see["old"] in replaced:
+        return None  # that fact's own line is gone: corrected since the last distill
     if see["new"] in successors:
         newer = successors[see["new"]]
         return f"{see['head']}{newer.agent} ({newer.key}): {_cut(newer.title)}"
@@ -356,8 +366,8 @@ def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile
 _FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“.*?” — was: )?"
                         r"|\(see \[[^\]]+\]\): ))?(?P<rest>(?P<text>.*) \[(?P<key>[^\]]+)\])$")
 # the summary of MEMORY.md's flagged facts (render.outdated_lines)
-_SEE_NEWER = re.compile(r"^(?P<head>- possibly outdated: \[[^\]]+\] — see the newer lesson by )"
-                        r"\S+ \((?P<new>[^)\s]+)\): ")
+_SEE_NEWER = re.compile(r"^(?P<head>- possibly outdated: \[(?P<old>[^\]]+)\] — see the newer "
+                        r"lesson by )\S+ \((?P<new>[^)\s]+)\): ")
 _MARK_KEY = re.compile(r"^- possibly outdated (?:by \[|\(see \[)([^\]]+)\]")
 _MARK_WORDS = re.compile(r"possibly outdated by \[[^\]]+\]: “(.*?)” — was: ")
 _SECTION = re.compile(r"^## (\S+) · ")
@@ -482,11 +492,16 @@ def _pending_lines(layout: Layout, live: list[PendingFile],
     return lines
 
 
-def _correction_lines(corrections: dict[str, str]) -> list[Line]:
+def _correction_lines(corrections: dict[str, str],
+                      newer: dict[str, PendingFile]) -> list[Line]:
+    """"do not rely on: KEY (superseded by NEW…)", and the words of a newer pending lesson
+    that probably corrects NEW in turn (`newer`: {KEY: that lesson})."""
     if not corrections:
         return []
     lines = [Line("## Corrected since the last distill", HEAD_RANK, "heading")]
-    lines += [Line(f"do not rely on: {key} ({why})", HEAD_RANK, "correction", (key,))
+    lines += [Line(f"do not rely on: {key} ({why})"
+                   + (f" — {_mark(newer[key])[2:].split(' — was: ')[0]}" if key in newer else ""),
+                   HEAD_RANK, "correction", (key,))
               for key, why in corrections.items()]
     return lines
 

@@ -330,3 +330,25 @@ def test_a_cut_distilled_mark_gives_way_only_to_a_lesson_saying_the_whole_subjec
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.endswith("[batch]"))
     assert line == marked, proc.stdout
+
+
+def test_a_superseded_fact_is_told_with_the_newest_words_that_replace_it(
+        repo: Path) -> None:
+    """A fact superseded since the last distill leaves the pack, its "possibly outdated"
+    summary line too; its "do not rely on" line names the superseding lesson and, when a
+    newer pending lesson probably corrects that one in turn, that lesson's words."""
+    lesson(repo, "api", "The billing retry limit is 7802", "--key", "limit", "--topic",
+           "billing")
+    lesson(repo, "web", "Billing retry limit set to 8411", "--key", "limit-web", "--topic",
+           "billing")
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    assert "- possibly outdated: [limit] — see the newer lesson by web (limit-web)" in memory
+    lesson(repo, "web", "The billing retry limit is 4957 now", "--supersedes", "limit",
+           "--topic", "billing")
+    lesson(repo, "web", "The billing retry limit was changed to 6648", "--topic", "billing")
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    assert "[limit]" not in proc.stdout and "8411" not in proc.stdout, proc.stdout
+    told = next(x for x in proc.stdout.splitlines() if x.startswith("do not rely on: limit "))
+    assert "4957 now" in told and "— possibly outdated by [" in told and "6648”" in told, told
