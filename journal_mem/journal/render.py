@@ -74,7 +74,7 @@ def clip_news(text: str, limit: int, old: str) -> str:
     said = stems(old)
     words = text.split(" ")
     fresh = [i for i, w in enumerate(words) if stems(w) - said]
-    if not fresh or limit < 16:
+    if not fresh:
         return clip_middle(text, limit)
     lo = hi = next((i for i in fresh if any(c.isdigit() for c in words[i])), fresh[-1])
 
@@ -366,12 +366,23 @@ def fact_line(fact: Fact, width: int, principle: bool, file: str = "",
                 return f"- {mark}[{title}{tail}"
         room = width - 3 - len(mark) - len(tails[-1])
         if room >= 8:
-            return f"- {mark}[{_clip_link(title, room)}{tails[-1]}"
+            return f"- {mark}[{_clip_old(title, room, bool(outdated))}{tails[-1]}"
     tail = f" [{fact.key}]"
     room = width - 2 - len(tail) - len(mark)
     if room < 2:
         return None
     return f"- {mark}{clip_middle(inline(fact.title), room)}{tail}"
+
+
+def _clip_old(text: str, limit: int, marked: bool) -> str:
+    """A flagged fact's link text keeps its value beside the correction's (the window
+    around its first word with a digit, `clip_news`): its holder compares the two. Any
+    other title is cut in its middle (`_clip_link`)."""
+    if marked and any(c.isdigit() for c in text):
+        cut = clip_news(text, limit, "")
+        if any(c.isdigit() for c in cut) and not cut.rstrip(ELLIPSIS).endswith("\\"):
+            return cut
+    return _clip_link(text, limit)
 
 
 def _clip_link(text: str, limit: int) -> str:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from journal_mem.journal.fold import Fact, Fold
-from journal_mem.journal.render import over_budget, render
+from journal_mem.journal.render import fact_line, over_budget, render
 from journal_mem.schema import Budget
 
 DAY = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
@@ -229,3 +229,20 @@ def test_an_escaped_asterisk_in_a_title_is_not_escaped_again() -> None:
     title = "The \\*\\*staging\\*\\* env"
     assert link_text(title) == title
     assert _text_of(f"[{link_text(title)}](topics/t.md)") == "The **staging** env"
+
+
+def test_a_flagged_fact_cut_to_fit_keeps_its_own_value_beside_the_correction() -> None:
+    """On a tight line both values stay: the correction's new one and the flagged fact's
+    own (its holder compares them; "The maps batch size i…28 since the upgrade" showed
+    neither the old value nor what it was about)."""
+    old = fact("hand-38", "The maps batch size is Q3528 since the upgrade", topic="maps")
+    new = fact("maps-has", "Maps has a batch size of Q2715", topic="maps", holders=("web",))
+    folded = fold_of(old, new)
+    folded.conflicts = [("hand-38", "maps-has")]
+    for width in range(90, 131):
+        text = memory(render(folded, ["api", "web"], Budget(line_chars=width)).files)
+        line = next(x for x in text.splitlines() if x.endswith("[hand-38]"))
+        assert "Q2715" in line and "Q3528" in line, (width, line)
+        assert len(line) <= width
+    line = fact_line(old, 50, False, "maps")
+    assert line is not None and "- [The maps " in line and "…" in line, line  # its middle

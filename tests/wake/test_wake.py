@@ -284,7 +284,8 @@ def test_a_distilled_mark_on_a_cut_line_follows_its_lesson_not_a_neighbour(
     memory = (repo / MEM / "api" / "MEMORY.md").read_text()
     marked = [x for x in memory.splitlines() if x.endswith("[search-limit]")]
     assert len(marked) == 1 and "[search-limit-new]" in marked[0], memory
-    assert "](topics/search.md)" in marked[0] and "…]" in marked[0], marked  # title cut
+    assert "](topics/search.md)" in marked[0] and "…" in marked[0].split(" — was: ")[1], \
+        marked  # the title cut to fit
     lesson(repo, "api", "The search port was changed to 8460", "--topic", "search")
     proc = jmem(repo, "wake", "--agent", "api")
     assert proc.returncode == 0, proc.stderr
