@@ -228,7 +228,8 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
               order: dict[str, int] | None = None,
               newer: Callable[[Dated, Dated], bool | None] | None = None,
               correctors: Iterable[Dated] = (),
-              place: Callable[[Dated], float] | None = None) -> list[tuple[str, str]]:
+              place: Callable[[Dated], float] | None = None,
+              silent: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(old key, newer key) pairs: a recent fact probably corrects the old one.
 
     "Newer" is what `newer(new, old)` says (git history: committed after), and
@@ -244,7 +245,8 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     leaves less of the fact's subject unsaid (its topic, its rarer title words: a
     lesson on the chat retry limit scores close to the search retry limit's fact,
     `_unsaid`), then the newest (`place`: its depth in git history, else its place in
-    the replay; it has seen the others), then the closest.
+    the replay; it has seen the others), then the closest. `silent`: keys that correct
+    nothing (a lesson a retraction probably retracts says nothing now).
     """
     live = list(facts)
     titles = [stems(fact.title) for fact in live]
@@ -270,7 +272,7 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     for at, (new, words) in enumerate(zip([*live, *extra],
                                           [*titles, *(stems(x.title) for x in extra)],
                                           strict=True)):
-        if new.created.date() < since:
+        if new.created.date() < since or new.key in silent:
             continue
         seen: set[int] = set()
         for stem in words:
@@ -344,11 +346,15 @@ _ASSIGNING = re.compile(r"(?i)\b(?:set|changed|moved|switched|raised|lowered|bum
 _WHEN = re.compile(r"(?i)\b(?:since|as of)\b[^,;:.()]*")
 
 
+# verbs that join a subject to its value ("Maps has a retry limit of 9", "X was 4")
+_LINKING = frozenset("has have had was were been being will would".split())
+
+
 @functools.lru_cache(maxsize=4096)
 def _subject(title: str) -> frozenset[str]:
-    """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`) and
-    of since when it holds (`_WHEN`)."""
-    return stems(_WHEN.sub(" ", _ASSIGNING.sub(" ", _cue().sub(" ", title))))
+    """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`), of
+    since when it holds (`_WHEN`) and the verbs that join it to its value (`_LINKING`)."""
+    return stems(_WHEN.sub(" ", _ASSIGNING.sub(" ", _cue().sub(" ", title)))) - _LINKING
 
 
 def _when(new: Dated, order: dict[str, int] | None) -> float:

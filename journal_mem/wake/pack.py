@@ -159,7 +159,9 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
     """
     pack = Pack(agent)
     lessons = pending(layout, policy)
-    live, corrections = _sort_pending(lessons, agent, pack)
+    memory = _read(layout.memory_md(agent)) if with_memory and not team_only else None
+    held_keys = {m[1] for line in (memory or "").split("\n") if (m := _KEY_RE.match(line))}
+    live, corrections = _sort_pending(lessons, agent, pack, held_keys)
     pack.lessons, pack.corrections = live, corrections
     replaced = set(corrections) | {x.key for x in live}
     # the lessons whose words may correct a held fact they do not name (a supersede or a
@@ -173,7 +175,7 @@ def build(layout: Layout, agent: str, policy: Policy, *, max_chars: int = DEFAUL
               if len(why.split()) > 2 and why.split()[2].rstrip(":") in by_key}
     marks = _pending_corrected([*live, *quoted.values()], keyless)
     sections = [
-        _memory_lines(layout, agent, replaced, keyless, _successors(lessons),
+        _memory_lines(layout, agent, memory, replaced, keyless, _successors(lessons),
                       {k for k, why in corrections.items() if why.startswith("retracted")})
         if with_memory and not team_only else [],
         _pending_lines(layout, [x for x in live if x.rel.rsplit("/", 1)[-1] not in own],
@@ -232,15 +234,17 @@ def _gone_lines(keys: set[str]) -> list[Line]:
     return lines
 
 
-def _sort_pending(lessons: list[PendingFile], agent: str,
-                  pack: Pack) -> tuple[list[PendingFile], dict[str, str]]:
+def _sort_pending(lessons: list[PendingFile], agent: str, pack: Pack,
+                  held: set[str]) -> tuple[list[PendingFile], dict[str, str]]:
     """Live pending lessons for `agent` (newest first) and the corrected keys, each with
     why: the key of the lesson that superseded or retracted it, and that lesson's title
     when the pack does not list it (a teammate's correction written for other agents):
     a holder never sees "do not rely on" without the words that replace it.
 
     Keys are team-wide: a lesson superseded or retracted by a newer pending
-    one, or older than a pending lesson with the same key, is not live.
+    one, or older than a pending lesson with the same key, is not live; a lesson
+    restating a key the agent holds (`held`: its MEMORY.md's keys) is for it, whoever
+    wrote it (the distill makes the agent hold it).
     """
     gone: dict[str, str] = {}
     seen: set[str] = set()
@@ -249,7 +253,8 @@ def _sort_pending(lessons: list[PendingFile], agent: str,
         if lesson.problems:  # distill will not fold it: it must not hide anything either
             pack.problems.append(f"{lesson.rel}: {'; '.join(lesson.problems)}")
             continue
-        shown = lesson.key not in gone and lesson.key not in seen and lesson.is_for(agent)
+        shown = lesson.key not in gone and lesson.key not in seen and (
+            lesson.is_for(agent) or lesson.key in held)  # a key's holders hold its restatement
         if shown:
             live.append(lesson)
         seen.add(lesson.key)
@@ -292,7 +297,7 @@ def _successors(lessons: list[PendingFile]) -> dict[str, PendingFile]:
     return {key: lesson for key, lesson in found.items() if lesson is not None}
 
 
-def _memory_lines(layout: Layout, agent: str, replaced: set[str],
+def _memory_lines(layout: Layout, agent: str, text: str | None, replaced: set[str],
                   keyless: list[PendingFile], successors: dict[str, PendingFile],
                   retracted: set[str]) -> list[Line]:
     """MEMORY.md's lines: a fact corrected since the last distill is left out, and one that
@@ -300,7 +305,6 @@ def _memory_lines(layout: Layout, agent: str, replaced: set[str],
     with that lesson's key and words, as the next distill will mark it. A distilled mark
     quoting a lesson restated or superseded since quotes the newer lesson; one quoting a
     lesson retracted since goes (that lesson says nothing now)."""
-    text = _read(layout.memory_md(agent))
     if text is None:
         return []
     raw_lines = text.rstrip("\n").split("\n")

@@ -353,3 +353,21 @@ def test_a_superseded_fact_is_told_with_the_newest_words_that_replace_it(
     assert "[limit]" not in proc.stdout and "8411" not in proc.stdout, proc.stdout
     told = next(x for x in proc.stdout.splitlines() if x.startswith("do not rely on: limit "))
     assert "4957 now" in told and "— possibly outdated by [" in told and "6648”" in told, told
+
+
+def test_a_teammate_restating_a_held_key_is_in_the_holders_pack_before_any_distill(
+        repo: Path) -> None:
+    """Keys are team-wide: web fixing api's fact under its own key (a hand edit of its
+    MEMORY.md line is filed so) replaces api's line in api's pack at once, with its
+    words, as the next distill will."""
+    lesson(repo, "api", "The media timeout in ms is 7868", "--key", "media-timeout",
+           "--applies-to", "web")
+    assert jmem(repo, "distill").returncode == 0
+    lesson(repo, "web", "The media timeout in ms is 2417", "--key", "media-timeout")
+    proc = jmem(repo, "wake", "--agent", "api")
+    assert proc.returncode == 0, proc.stderr
+    assert "7868" not in proc.stdout, proc.stdout
+    assert "- The media timeout in ms is 2417 [media-timeout]" in proc.stdout, proc.stdout
+    assert jmem(repo, "distill").returncode == 0
+    memory = (repo / MEM / "api" / "MEMORY.md").read_text()
+    assert "2417" in memory and "7868" not in memory, memory
