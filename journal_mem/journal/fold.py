@@ -325,20 +325,12 @@ def fold(
         order.update((acc.entry.key, acc.seq) for acc in retractions if acc.entry.key in said)
         del accs, live  # every key's replay state: ~40 MB at 100k lessons, not needed now
         result.near_duplicates = near_duplicates(result.facts.values())
-        def found(silent: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
-            return conflicts(result.facts.values(), date, order,
-                             newer=lambda new, old: _committed_after(
-                                 git_history, new.path, old.path),
-                             correctors=said.values(),
-                             place=lambda fact: _depth(git_history, fact.path,
-                                                       order.get(fact.key, 0)),
-                             silent=silent)
-
-        result.conflicts = found()
-        # a fact a retraction probably retracts says nothing now: it corrects no other
-        withdrawn = frozenset(old for old, new in result.conflicts if new in said)
-        if withdrawn & {new for _, new in result.conflicts}:
-            result.conflicts = found(withdrawn)
+        result.conflicts = conflicts(result.facts.values(), date, order,
+                                     newer=lambda new, old: _committed_after(
+                                         git_history, new.path, old.path),
+                                     correctors=said.values(),
+                                     place=lambda fact: _depth(git_history, fact.path,
+                                                               order.get(fact.key, 0)))
         used = {new for _, new in result.conflicts}
         result.retractions = {key: fact for key, fact in said.items() if key in used}
     return result

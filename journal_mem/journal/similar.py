@@ -228,8 +228,7 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
               order: dict[str, int] | None = None,
               newer: Callable[[Dated, Dated], bool | None] | None = None,
               correctors: Iterable[Dated] = (),
-              place: Callable[[Dated], float] | None = None,
-              silent: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+              place: Callable[[Dated], float] | None = None) -> list[tuple[str, str]]:
     """(old key, newer key) pairs: a recent fact probably corrects the old one.
 
     "Newer" is what `newer(new, old)` says (git history: committed after), and
@@ -245,8 +244,7 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     leaves less of the fact's subject unsaid (its topic, its rarer title words: a
     lesson on the chat retry limit scores close to the search retry limit's fact,
     `_unsaid`), then the newest (`place`: its depth in git history, else its place in
-    the replay; it has seen the others), then the closest. `silent`: keys that correct
-    nothing (a lesson a retraction probably retracts says nothing now).
+    the replay; it has seen the others), then the closest.
     """
     live = list(facts)
     titles = [stems(fact.title) for fact in live]
@@ -272,7 +270,7 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     for at, (new, words) in enumerate(zip([*live, *extra],
                                           [*titles, *(stems(x.title) for x in extra)],
                                           strict=True)):
-        if new.created.date() < since or new.key in silent:
+        if new.created.date() < since:
             continue
         seen: set[int] = set()
         for stem in words:

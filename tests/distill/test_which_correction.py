@@ -319,29 +319,6 @@ def test_a_lesson_naming_its_own_subject_corrects_no_other_one(repo: Path) -> No
     assert line_of(memory, "pool").startswith("- possibly outdated by [pool-2]"), memory
 
 
-def test_a_wording_a_retraction_withdraws_corrects_nothing_else(repo: Path) -> None:
-    """A retraction names one key of a fact; another wording of it ("Feeds batch size set
-    to Q6239") is marked by the retraction's words, and no longer marks a neighbour with
-    the withdrawn value."""
-    body = "{0} set to {1}. Changed in the feeds release this morning."
-    put(repo, "ana", "feeds-port", "Feeds port set to Q2031", body.format("Feeds port",
-        "Q2031"), "feeds", minutes=-90, applies_to=("ben",))
-    put(repo, "ana", "feeds-batch", "The feeds batch size is Q1000",
-        "Measured on staging.", "feeds", minutes=-90, applies_to=("ben",))
-    commit(repo, "facts")
-    put(repo, "cai", "feeds-batch-2", "Feeds batch size set to Q6239",
-        body.format("Feeds batch size", "Q6239"), "feeds", minutes=-30, applies_to=("ben",))
-    commit(repo, "the batch size again")
-    put(repo, "dee", "feeds-gone", "The feeds batch size setting is gone",
-        "feeds no longer has a batch size.", "feeds", minutes=-10, retracts=("feeds-batch",))
-    commit(repo, "retracted")
-    assert jmem(repo, "distill").returncode == 0
-    memory = memory_md(repo, "ben")
-    assert line_of(memory, "feeds-batch-2").startswith(
-        "- possibly outdated by [feeds-gone]"), memory
-    assert "Q6239" not in line_of(memory, "feeds-port"), memory
-
-
 def test_the_verb_joining_a_subject_to_its_value_is_not_its_subject(repo: Path) -> None:
     """"Maps has a retry limit of Q9775": "has" joins the subject to its value; the newest
     lesson on the maps retry limit is named, whether or not it says "has"."""
