@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from journal_mem.gitops import gitcore
-from journal_mem.journal.cache import load_fold, save_fold
+from journal_mem.journal.cache import load_fold, load_topics, save_fold, save_topics
 from journal_mem.journal.fold import Fold
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
@@ -41,7 +41,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     after = ctx.fold(journal.entries, date, agents=agents)
-    rendered = render(after, agents, config.budget)
+    rendered = render(after, agents, config.budget, load_topics(layout.state_dir))
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
     before = previous_fold(journal, base, agents, ctx)
@@ -49,6 +49,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     if save:
         save_fold(layout.state_dir, fold_signature(FoldState(date, folded), agents, ctx),
                   after.facts)
+        save_topics(layout.state_dir, rendered.topics)
     return Step(date, agents, after, rendered, state, base, before, folded)
 
 

@@ -145,6 +145,25 @@ class Cache:
             pass
 
 
+# --- the last render's topics, reused where their input is the same --------------
+
+
+def topics_path(state_dir: str) -> str:
+    return os.path.join(cache_dir(state_dir), "topics.pickle")
+
+
+def load_topics(state_dir: str) -> dict[Any, Any]:
+    """The topic renderings the last distill kept (`render.TopicCache`; {} when none)."""
+    return load(topics_path(state_dir), "topics")[1]
+
+
+def save_topics(state_dir: str, topics: dict[Any, Any]) -> None:
+    try:
+        dump(topics_path(state_dir), "topics", "topics", topics, entries=False)
+    except OSError:
+        pass  # only slower next time
+
+
 # --- the last fold, kept to compare the next one with ------------------------------
 
 

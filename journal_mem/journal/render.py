@@ -29,6 +29,7 @@ escaped, and `<!--` is written so that no renderer hides what follows.
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -271,12 +272,34 @@ class AgentReport:
     parts: dict[str, list[str]] = field(default_factory=dict)  # topic -> its file names
 
 
+# A topic's rendering, by the digest of everything `render_topic` reads: its files
+# [(name, zlib-compressed text)], the keys with no room, {key: file name#anchor}.
+TopicCache = dict[tuple[str, str], tuple[bytes, list[tuple[str, bytes]], list[str],
+                                          dict[str, str]]]
+_FACT_FIELDS = operator.attrgetter(*Fact.__dataclass_fields__)  # a fact's every field
+
+
+def topic_digest(agent: str, topic: str, facts: list[Fact], max_lines: int,
+                 taken: set[str], code: dict[str, list[CodeChange]]) -> bytes:
+    """A digest of `render_topic`'s whole input (every field of every fact, in order, and
+    the text of each change of the code they cite): equal digests, equal files."""
+    import hashlib
+    import pickle
+
+    data = (TOPIC_PARTS, BODY_CHARS, agent, topic, max_lines, sorted(taken),
+            list(map(_FACT_FIELDS, facts)),
+            [(f.key, [c.text() for c in code[f.key]]) for f in facts if f.key in code])
+    return hashlib.blake2b(pickle.dumps(data, protocol=5), digest_size=20).digest()
+
+
 @dataclass
 class Rendered:
-    """Every distilled file (memory-root-relative path -> bytes) and a report per agent."""
+    """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
+    `topics`: each topic's rendering, for the next render to reuse (`render(known=…)`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
+    topics: TopicCache = field(default_factory=dict)
 
 
 
@@ -526,8 +549,11 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
         chosen.pop()
 
 
-def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
-    """Every agent's topic files and MEMORY.md."""
+def render(fold: Fold, agents: list[str], budget: Budget,
+           known: TopicCache | None = None) -> Rendered:
+    """Every agent's topic files and MEMORY.md. `known`: an earlier render's `topics`; a
+    topic whose whole input is the same as then (`topic_digest`) is not rendered again
+    (at 10k lessons, rendering every topic is most of a render)."""
     out = Rendered()
     marks: dict[str, tuple[str, str]] = {}
     for old, new in fold.conflicts:
@@ -545,10 +571,10 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
             by_topic.setdefault(fact.topic, []).append(fact)
         placed: dict[str, str] = {}
         for topic in sorted(by_topic):
-            files, evicted, where = render_topic(agent, topic, by_topic[topic],
-                                                 budget.topic_lines, set(by_topic), fold.code)
-            for name, text in files:
-                out.files[f"{agent}/{TOPICS}/{name}.md"] = text.encode("utf-8")
+            files, evicted, where = _topic(out.topics, known, agent, topic, by_topic[topic],
+                                           budget.topic_lines, set(by_topic), fold.code)
+            for name, data in files:
+                out.files[f"{agent}/{TOPICS}/{name}.md"] = data
             report.parts[topic] = [name for name, _ in files]
             report.evicted += evicted
             placed.update(where)
@@ -561,6 +587,26 @@ def render(fold: Fold, agents: list[str], budget: Budget) -> Rendered:
             outdated=marks, code=fold.code)
         out.files[f"{agent}/{MEMORY_MD}"] = text.encode("utf-8")
     return out
+
+
+def _topic(cache: TopicCache, known: TopicCache | None, agent: str, topic: str,
+           facts: list[Fact], max_lines: int, taken: set[str],
+           code: dict[str, list[CodeChange]],
+           ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
+    """`render_topic`'s files as bytes, its evicted keys and placements: from `known` when
+    its input is the same, and kept in `cache` either way."""
+    import zlib
+
+    digest = topic_digest(agent, topic, facts, max_lines, taken, code)
+    hit = known.get((agent, topic)) if known else None
+    if hit is not None and hit[0] == digest:
+        cache[(agent, topic)] = hit
+        return [(name, zlib.decompress(packed)) for name, packed in hit[1]], hit[2], hit[3]
+    files, evicted, where = render_topic(agent, topic, facts, max_lines, taken, code)
+    out = [(name, text.encode("utf-8")) for name, text in files]
+    cache[(agent, topic)] = (digest, [(name, zlib.compress(data, 1)) for name, data in out],
+                             evicted, where)
+    return out, evicted, where
 
 
 def over_budget(text: str, budget: Budget) -> list[str]:

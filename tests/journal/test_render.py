@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -246,3 +248,35 @@ def test_a_flagged_fact_cut_to_fit_keeps_its_own_value_beside_the_correction() -
         assert len(line) <= width
     line = fact_line(old, 50, False, "maps")
     assert line is not None and "- [The maps " in line and "…" in line, line  # its middle
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts_and_budget(), facts_and_budget(), st.randoms(use_true_random=False))
+def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
+    first: tuple[list[Fact], Budget], second: tuple[list[Fact], Budget],
+    random: Any,
+) -> None:
+    """`render(known=…)` reuses a topic only when its whole input is the same: after any
+    change (facts added, dropped or edited, another budget) it gives exactly the bytes of
+    a render from nothing."""
+    facts, budget = first
+    earlier = render(fold_of(*facts), ["api", "web"], budget)
+    kept = [f for f in facts if random.random() < 0.7]
+    edited = [dataclasses.replace(f, body=f.body + " edited") if random.random() < 0.1 else f
+              for f in kept]
+    later = edited + second[0][:random.randrange(0, 10)]
+    for now in (budget, second[1]):
+        fresh = render(fold_of(*later), ["api", "web"], now)
+        reused = render(fold_of(*later), ["api", "web"], now, earlier.topics)
+        assert reused.files == fresh.files
+        assert reused.agents == fresh.agents
+
+
+def test_a_render_reuses_exactly_the_topics_whose_input_is_unchanged() -> None:
+    facts = [fact(f"k{i}", f"Lesson {i}", topic=f"t{i % 4}", minutes=i) for i in range(40)]
+    earlier = render(fold_of(*facts), ["api"], Budget())
+    facts[5] = dataclasses.replace(facts[5], title="Lesson five, reworded")  # topic t1
+    later = render(fold_of(*facts), ["api"], Budget(), earlier.topics)
+    reused = {t for t, v in later.topics.items() if v is earlier.topics.get(t)}
+    assert reused == {("api", "t0"), ("api", "t2"), ("api", "t3")}
+    assert later.files == render(fold_of(*facts), ["api"], Budget()).files
