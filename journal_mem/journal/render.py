@@ -29,9 +29,12 @@ escaped, and `<!--` is written so that no renderer hides what follows.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import operator
+import pickle
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,9 +286,6 @@ def topic_digest(agent: str, topic: str, facts: list[Fact], max_lines: int,
                  taken: set[str], code: dict[str, list[CodeChange]]) -> bytes:
     """A digest of `render_topic`'s whole input (every field of every fact, in order, and
     the text of each change of the code they cite): equal digests, equal files."""
-    import hashlib
-    import pickle
-
     data = (TOPIC_PARTS, BODY_CHARS, agent, topic, max_lines, sorted(taken),
             list(map(_FACT_FIELDS, facts)),
             [(f.key, [c.text() for c in code[f.key]]) for f in facts if f.key in code])
@@ -595,8 +595,6 @@ def _topic(cache: TopicCache, known: TopicCache | None, agent: str, topic: str,
            ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
     """`render_topic`'s files as bytes, its evicted keys and placements: from `known` when
     its input is the same, and kept in `cache` either way."""
-    import zlib
-
     digest = topic_digest(agent, topic, facts, max_lines, taken, code)
     hit = known.get((agent, topic)) if known else None
     if hit is not None and hit[0] == digest:
