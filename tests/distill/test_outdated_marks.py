@@ -74,6 +74,7 @@ def test_a_tight_line_cuts_the_old_title_before_the_correction_s_words() -> None
                       False, "auth#access-tokens", newer)
     assert whole is not None and "— was: [Access tokens live 15 minutes](" in whole, whole
     narrow = fact_line(old, 90, False, "auth#access-tokens", newer)
-    assert narrow is not None and len(narrow) <= 90 and "by [new-ttl]: “Driver" in narrow
+    # narrower still, what it changes is all that is left of its words
+    assert narrow is not None and len(narrow) <= 90 and "by [new-ttl]: “…an hour…”" in narrow
     tiny = fact_line(old, 60, False, "auth#access-tokens", newer)  # no room for the words
     assert tiny is not None and tiny.startswith("- possibly outdated by [new-ttl]: Access"), tiny
