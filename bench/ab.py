@@ -5,7 +5,8 @@
 Each install gets its own copy of one generated repository (their caches must not
 mix). Every round runs each path once per install, in alternating order, and
 records the child's CPU time (user + system, from `wait4`), which a loaded
-machine disturbs far less than wall time. Prints per path the medians, the
+machine disturbs far less than wall time. "distill, 20 new lessons" writes twenty
+lessons (the same in both repositories) before each of its runs. Prints per path the medians, the
 change, and a bare `python -c pass` of each venv as the floor.
 """
 
@@ -25,7 +26,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from fixtures.generate import generate  # noqa: E402
+from fixtures.generate import generate, lessons, write_lessons  # noqa: E402
+from journal_mem.gitops.indexlock import QUIET_S  # noqa: E402
 
 SESSION = {"session_id": "ab", "transcript_path": "", "hook_event_name": "SessionStart",
            "source": "startup"}
@@ -69,7 +71,19 @@ def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, 
                           b""),
         "status": ([jmem, "status"], repo, b""),
         "distill --dry-run": ([jmem, "distill", "--dry-run"], repo, b""),
+        NEW20: ([jmem, "distill"], repo, b""),  # after `add_twenty`
     }
+
+
+NEW20 = "distill, 20 new lessons"
+
+
+def add_twenty(repo: Path, round_: int) -> None:
+    """Twenty new lessons for `NEW20` (the same in both repositories), and the quiet
+    the distill's commit waits for, so that it times the distill, not that wait."""
+    names = [f"agent-{i:02d}" for i in range(10)]
+    write_lessons(repo, lessons(names, 20, seed=500 + round_), start=10**7 + round_ * 20)
+    time.sleep(QUIET_S + 0.1)
 
 
 def _copy(seed: Path, repo: Path) -> None:
@@ -110,6 +124,8 @@ def main() -> int:
         for path in repos["old"]:
             for name in order:
                 argv, cwd, stdin = repos[name][path]
+                if path == NEW20:
+                    add_twenty(cwd, r)
                 ms = cpu_ms(argv, cwd, stdin)
                 if r:  # round 0 warms every cache
                     times[name].setdefault(path, []).append(ms)
