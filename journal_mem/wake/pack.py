@@ -351,7 +351,8 @@ def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile
         if by[1] not in retracted or fact is None:
             return raw
         text = fact["text"]  # cut to fit beside the mark: the whole title again
-        if text.startswith("[") and "…" in text and (whole := title_of(keys[-1], text)):
+        whole = title_of(keys[-1], text) if text.startswith("[") and "…" in text else ""
+        if whole and not set(whole) & set("[]\\"):  # a heading is no link text: plain only
             return f"- [{whole}]{text[text.rindex('](') + 1:]} [{keys[-1]}]"
         return "- " + fact["rest"]
     see = _SEE_NEWER.match(raw)
