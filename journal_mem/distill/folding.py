@@ -17,7 +17,7 @@ from journal_mem.journal.cache import load_fold, load_topics, save_fold, save_to
 from journal_mem.journal.fold import Fold
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
-from journal_mem.journal.render import Rendered, render
+from journal_mem.journal.render import Rendered, code_key, render
 from journal_mem.repo import Context
 
 
@@ -41,7 +41,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     after = ctx.fold(journal.entries, date, agents=agents)
-    rendered = render(after, agents, config.budget, load_topics(layout.state_dir))
+    rendered = render(after, agents, config.budget, load_topics(layout.state_dir, code_key()))
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
     before = previous_fold(journal, base, agents, ctx)
@@ -49,7 +49,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     if save:
         save_fold(layout.state_dir, fold_signature(FoldState(date, folded), agents, ctx),
                   after.facts)
-        save_topics(layout.state_dir, rendered.topics)
+        save_topics(layout.state_dir, rendered.topics, code_key())
     return Step(date, agents, after, rendered, state, base, before, folded)
 
 

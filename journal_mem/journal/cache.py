@@ -152,14 +152,15 @@ def topics_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "topics.pickle")
 
 
-def load_topics(state_dir: str) -> dict[Any, Any]:
-    """The topic renderings the last distill kept (`render.TopicCache`; {} when none)."""
-    return load(topics_path(state_dir), "topics")[1]
+def load_topics(state_dir: str, code: str) -> dict[Any, Any]:
+    """The topic renderings the last distill kept (`render.TopicCache`) if the code that
+    rendered them is `code` (`render.code_key`); {} otherwise."""
+    return load(topics_path(state_dir), ("topics", code))[1]
 
 
-def save_topics(state_dir: str, topics: dict[Any, Any]) -> None:
+def save_topics(state_dir: str, topics: dict[Any, Any], code: str) -> None:
     try:
-        dump(topics_path(state_dir), "topics", "topics", topics, entries=False)
+        dump(topics_path(state_dir), "topics", ("topics", code), topics, entries=False)
     except OSError:
         pass  # only slower next time
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import operator
+import os
 import pickle
 import re
 import unicodedata
@@ -38,6 +39,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_mem.journal import anchor as anchor_source
+from journal_mem.journal import entry as entry_source
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
 from journal_mem.journal.fold import Fact, Fold, rank
@@ -280,6 +283,24 @@ class AgentReport:
 TopicCache = dict[tuple[str, str], tuple[bytes, list[tuple[str, bytes]], list[str],
                                           dict[str, str]]]
 _FACT_FIELDS = operator.attrgetter(*Fact.__dataclass_fields__)  # a fact's every field
+
+
+def code_key() -> str:
+    """What the reuse of a rendering also depends on: the code that renders it (this
+    module and the ones its text comes from), so that another version never reuses one."""
+    if not _CODE_KEY:
+        digest = hashlib.blake2b(digest_size=16)
+        try:
+            for module in (__file__, anchor_source.__file__, entry_source.__file__):
+                with open(module or "", "rb") as fh:
+                    digest.update(fh.read())
+        except OSError:  # no source to read: a key of its own, nothing reused
+            digest.update(os.urandom(16))
+        _CODE_KEY.append(digest.hexdigest())
+    return _CODE_KEY[0]
+
+
+_CODE_KEY: list[str] = []
 
 
 def topic_digest(agent: str, topic: str, facts: list[Fact], max_lines: int,

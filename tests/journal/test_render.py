@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -280,3 +281,16 @@ def test_a_render_reuses_exactly_the_topics_whose_input_is_unchanged() -> None:
     reused = {t for t, v in later.topics.items() if v is earlier.topics.get(t)}
     assert reused == {("api", "t0"), ("api", "t2"), ("api", "t3")}
     assert later.files == render(fold_of(*facts), ["api"], Budget()).files
+
+
+def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
+    """The kept renderings are keyed by the code that rendered them (`code_key`): after an
+    upgrade that changes how a topic file reads, nothing is reused."""
+    from journal_mem.journal.cache import load_topics, save_topics
+    from journal_mem.journal.render import code_key
+
+    kept = render(fold_of(fact("k1", "Lesson one")), ["api"], Budget()).topics
+    save_topics(str(tmp_path), kept, code_key())
+    assert load_topics(str(tmp_path), code_key()) == kept
+    assert load_topics(str(tmp_path), "another version") == {}
+    assert len(code_key()) == 32
