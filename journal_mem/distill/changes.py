@@ -39,12 +39,15 @@ def diff(before: Fold, after: Fold) -> dict[str, AgentChanges]:
     """Per agent (sorted), what changed from `before` to `after`; agents without change left out."""
     old = _held(before, set())
     new = _held(after, set())
+    # Each fact is compared once, not once per holder (10k facts: ~2.6 holders each).
+    changed = {key for key, fact in after.facts.items()
+               if (was := before.facts.get(key)) is not None and was != fact}
     out: dict[str, AgentChanges] = {}
     for agent in sorted(set(old) | set(new)):
         was, now = old.get(agent, {}), new.get(agent, {})
         ch = AgentChanges(
             added=sorted(set(now) - set(was)),
-            changed=sorted(k for k in set(now) & set(was) if now[k] != was[k]),
+            changed=sorted(changed.intersection(now).intersection(was)),
         )
         for key in sorted(set(was) - set(now)):
             ch.removed[key] = after.removed.get(key, f"no longer held by {agent}")

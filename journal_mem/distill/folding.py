@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from journal_mem.gitops import gitcore
 from journal_mem.journal.cache import load_fold, load_topics, save_fold, save_topics
-from journal_mem.journal.fold import Fold
+from journal_mem.journal.fold import Fold, fact_of, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Rendered, code_key, render
@@ -48,7 +48,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     if save:
         save_fold(layout.state_dir, fold_signature(FoldState(date, folded), agents, ctx),
-                  after.facts)
+                  {key: fact_row(fact) for key, fact in after.facts.items()})
         save_topics(layout.state_dir, rendered.topics, code_key())
     return Step(date, agents, after, rendered, state, base, before, folded)
 
@@ -68,7 +68,7 @@ def previous_fold(journal: Journal, state: FoldState | None, agents: list[str],
         return Fold()
     cached = load_fold(ctx.layout.state_dir, fold_signature(state, agents, ctx))
     if cached is not None:
-        return Fold(facts=cached)
+        return Fold(facts={key: fact_of(row) for key, row in cached.items()})
     was = set(state.folded)
     entries = [(rel, e) for rel, e in journal.entries if rel in was]
     return ctx.fold(entries, state.date, agents=agents, report_near=False)

