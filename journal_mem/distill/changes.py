@@ -41,7 +41,7 @@ def diff(before: Fold, after: Fold) -> dict[str, AgentChanges]:
     new = _held(after, set())
     # Each fact is compared once, not once per holder (10k facts: ~2.6 holders each).
     changed = {key for key, fact in after.facts.items()
-               if (was := before.facts.get(key)) is not None and was != fact}
+               if (old_fact := before.facts.get(key)) is not None and old_fact != fact}
     out: dict[str, AgentChanges] = {}
     for agent in sorted(set(old) | set(new)):
         was, now = old.get(agent, {}), new.get(agent, {})
