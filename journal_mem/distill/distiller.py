@@ -26,7 +26,7 @@ from journal_mem.gitops import gitcore, memgit, mergedriver
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
-from journal_mem.journal.reader import Journal, read_journal
+from journal_mem.journal.reader import Journal, collector_paused, read_journal
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.repo import Context
 
@@ -102,15 +102,16 @@ def distill(ctx: Context, opts: Options) -> Outcome:
 def _retrying(ctx: Context, opts: Options) -> Outcome:
     for _ in range(REDISTILLS):
         try:
-            return _locked(ctx, opts)
+            return distill_locked(ctx, opts)
         except memgit.MemoryMoved:
             continue  # someone committed memory meanwhile: fold their tip too
-    return _locked(ctx, opts)
+    return distill_locked(ctx, opts)
 
 
 def distill_locked(ctx: Context, opts: Options) -> Outcome:
     """One distill by a caller that already holds the distill lock (`distill --push`)."""
-    return _locked(ctx, opts)
+    with collector_paused():  # it makes a fact, a file, a key for each of 10k lessons
+        return _locked(ctx, opts)
 
 
 def _locked(ctx: Context, opts: Options) -> Outcome:

@@ -16,6 +16,7 @@ from journal_mem.fsutil import replace_atomic_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from journal_mem.journal.entry import Entry
@@ -38,40 +39,64 @@ def _entry_fields() -> tuple[str, ...]:
 
         from journal_mem.journal.entry import Entry
 
-        _ENTRY.append(Entry)
         _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
-        _SHARED_AT.extend(_FIELDS.index(name) for name in (
-            "agent", "topic", "type", "importance", "key", "supersedes", "retracts",
-            "applies_to", "tags"))
+        _ENTRY.append(Entry)
+        _BUILD.append(_builder(Entry, _FIELDS, _SHARED_FIELDS))
     return tuple(_FIELDS)
 
 
-_ENTRY: list[type[Entry]] = []
 _FIELDS: list[str] = []
+_ENTRY: list[type[Entry]] = []
+_BUILD: list[Callable[..., Entry]] = []
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
 # 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
-_SHARED_AT: list[int] = []
+_SHARED_FIELDS = frozenset({"agent", "topic", "type", "importance", "key", "supersedes",
+                            "retracts", "applies_to", "tags"})
 _SHARED: dict[object, object] = {}
+
+
+def _builder(cls: type[Entry], names: list[str], shared: frozenset[str]) -> Callable[..., Entry]:
+    """`cls(*values)` with the shared fields shared, as one function made for its fields:
+    it sets each slot through its descriptor, as the frozen dataclass's `__init__` does
+    through `object.__setattr__`, at half the cost (10k entries come back from the cache
+    at each distill). A class with a `__post_init__` or without slots gets its own
+    `__init__`."""
+    args = ", ".join(f"v{i}" for i in range(len(names)))
+    values = [f"share(v{i}, v{i})" if name in shared else f"v{i}"
+              for i, name in enumerate(names)]
+    if hasattr(cls, "__post_init__") or "__slots__" not in cls.__dict__:
+        source = f"def build({args}):\n    return cls({', '.join(values)})\n"
+    else:
+        sets = "".join(f"    s{i}(o, {value})\n" for i, value in enumerate(values))
+        source = f"def build({args}):\n    o = new(cls)\n{sets}    return o\n"
+    space: dict[str, Any] = {"cls": cls, "new": object.__new__, "share": _SHARED.setdefault}
+    space.update((f"s{i}", getattr(cls, name).__set__) for i, name in enumerate(names))
+    exec(compile(source, f"<{cls.__name__} builder>", "exec"), space)
+    build: Callable[..., Entry] = space["build"]
+    return build
 
 
 def shared_entry(*values: Any) -> Entry:
     """An entry from its field values, with the repetitive ones shared between entries."""
-    _entry_fields()
-    fields = list(values)
-    for i in _SHARED_AT:
-        fields[i] = _SHARED.setdefault(fields[i], fields[i])
-    return _ENTRY[0](*fields)
+    if not _BUILD:
+        _entry_fields()
+    return _BUILD[0](*values)
 
 
 def share(entry: Entry) -> Entry:
     """`entry` rebuilt by `shared_entry` (as the cache would give it back)."""
-    return shared_entry(*(getattr(entry, name) for name in _entry_fields()))
+    return shared_entry(*_entry_row(entry))
+
+
+def _entry_row(entry: Entry) -> tuple[object, ...]:
+    """An entry's field values, in field order."""
+    return tuple(getattr(entry, name) for name in _entry_fields())
 
 
 def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
     # Pickle an entry as its field values: the dataclass default (a state dict
     # through __setstate__) is about three times slower for 100k entries.
-    return shared_entry, tuple(getattr(entry, name) for name in _entry_fields())
+    return shared_entry, _entry_row(entry)
 
 
 def _pickler(fh: Any, entries: bool) -> pickle.Pickler:

@@ -1,0 +1,96 @@
+"""The cache's own constructors: an entry built from its cached field values, and a fact
+kept as its field values, are the very objects a parse and a fold make."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import pickle
+
+from hypothesis import given, settings
+from test_fold import journals, run
+
+from journal_mem.journal import cache
+from journal_mem.journal.entry import Entry
+from journal_mem.journal.fold import Fact, fact_of, fact_row
+
+
+def _values(entry: Entry) -> list[object]:
+    return [getattr(entry, f.name) for f in dataclasses.fields(Entry)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(journals())
+def test_a_cached_entry_is_the_entry_its_fields_make(items: list[tuple[str, Entry]]) -> None:
+    for _, entry in items:
+        built = cache.shared_entry(*_values(entry))
+        assert type(built) is Entry
+        assert built == entry and hash(built) == hash(entry)
+        assert _values(built) == _values(entry)
+        assert cache.share(entry) == entry
+
+
+def test_a_cached_entry_shares_its_repetitive_fields_and_stays_frozen() -> None:
+    day = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+    one = cache.shared_entry(*_values(Entry(agent="api", key="k1", title="One", topic="x",
+                                            created=day, applies_to=("api", "web"))))
+    two = cache.shared_entry(*_values(Entry(agent="api", key="k2", title="Two", topic="x",
+                                            created=day, applies_to=("api", "web"))))
+    assert one.applies_to is two.applies_to and one.topic is two.topic
+    try:
+        one.title = "changed"  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("a cached entry must stay frozen")
+
+
+def test_a_class_with_post_init_is_built_by_its_own_init() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        agent: str
+        size: int
+
+        def __post_init__(self) -> None:
+            if self.size < 0:
+                raise ValueError("negative")
+
+    build = cache._builder(Checked, ["agent", "size"], frozenset({"agent"}))
+    assert build("api", 3) == Checked("api", 3)
+    try:
+        build("api", -1)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("the builder skipped __post_init__")
+
+
+def test_entries_come_back_from_a_cache_file_whole(tmp_path: object) -> None:
+    items = {f"a/{i}": (1, 2, 3, b"d", e, False) for i, (_, e) in enumerate(
+        [("p", Entry(agent="api", key=f"k{i}", title=f"T {i}", topic="t",
+                     created=dt.datetime(2026, 5, 1, i, tzinfo=dt.UTC),
+                     supersedes=("old",), tags=("a", "b"))) for i in range(5)])}
+    path = f"{tmp_path}/entries.pickle"
+    cache.dump(path, "g1", ("key",), items, entries=True)
+    assert cache.load(path, ("key",)) == ("g1", items)
+    assert cache.load(path, ("other",)) == ("", {})
+
+
+@settings(max_examples=60, deadline=None)
+@given(journals())
+def test_a_kept_fact_is_the_fact(items: list[tuple[str, Entry]]) -> None:
+    for fact in run(*items).facts.values():
+        row = fact_row(fact)
+        assert row == tuple(getattr(fact, f.name) for f in dataclasses.fields(Fact))
+        back = fact_of(pickle.loads(pickle.dumps(row)))
+        assert back == fact and type(back) is Fact
+
+
+def test_the_last_fold_is_kept_under_its_signature(tmp_path: object) -> None:
+    fact = Fact(key="k", title="T", body="b", topic="t", type="semantic", confidence=0.8,
+                importance="medium", created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
+                holders=("api",), path="api/journal/x.md", refs=("src/a.py",))
+    cache.save_fold(str(tmp_path), "sig", {"k": fact_row(fact)})
+    kept = cache.load_fold(str(tmp_path), "sig")
+    assert kept is not None and fact_of(kept["k"]) == fact
+    assert cache.load_fold(str(tmp_path), "other") is None
