@@ -15,8 +15,11 @@ brought up to date, in one of two ways:
   journal has used, each fact's normalised title, and the newest entry. Any
   case whose outcome depends on more than those rows (a `supersedes` or
   `retracts`, a key seen before but not live, a title change of a live key,
-  a plain entry, a removed or replaced file, a new agent or config) is
-  left to the full update, so both ways give the same rows.
+  a plain entry, a removed or replaced file, a new agent or config, a HEAD
+  that moved by commits that added, deleted or renamed a file) is left to
+  the full update, so both ways give the same rows. Commits that only
+  changed files since the index was made (an agent's commit of code) keep
+  every ref's existence and the journal's history: appending goes on.
 * the full update re-reads the journal (parsed entries come from the
   distiller's cache), folds it, and changes the rows that differ.
 

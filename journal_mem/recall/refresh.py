@@ -148,8 +148,11 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
     if old_base != base or old_folders.keys() != folders.keys():
         raise _Full  # another date, config or set of agents
-    if _head(ctx) != _meta(conn, "head"):
-        raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
+    head, indexed_at = _head(ctx), _meta(conn, "head")
+    if head != indexed_at:
+        if not only_changed(ctx.repo.main_root, indexed_at or "", head):
+            raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
     found: list[tuple[str, str]] = []
     for agent, mtime in folders.items():
         if mtime != old_folders[agent]:
@@ -168,6 +171,23 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
                  (json.dumps([newest[0].isoformat(), newest[1]]),))
     return changed
+
+
+def only_changed(root: str, old: str, new: str) -> bool:
+    """Whether `new` descends from `old` and no commit between them (each parent of a
+    merge included) added, deleted or renamed a file: then every path exists as it did,
+    no cited file was deleted and no journal entry was committed, so the live facts are
+    those of `old` (an agent's commit of code, then a lesson: appended, not a full
+    update of 10k lessons). Two git calls; the log stops at the first such commit."""
+    if not old or not new:
+        return False
+    if not gitcore.run(["merge-base", "--is-ancestor", old, new], root, clean=True,
+                       check=False).ok:
+        return False
+    res = gitcore.run(["log", "-m", "--no-renames", "--diff-filter=m", "--name-only",
+                       "--format=%H", "-n", "1", f"{old}..{new}", "--"], root, clean=True,
+                      check=False)
+    return res.ok and not res.stdout.strip()
 
 
 def _head(ctx: Context) -> str:

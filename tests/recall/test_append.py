@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import git
 
 from journal_mem.journal.entry import build
 from journal_mem.journal.files import record
@@ -137,5 +138,50 @@ def test_a_file_replaced_under_its_name_is_read_again(repo: Path, tmp_path: Path
         tmp.replace(path)  # how an editor saves: the folder changes, the names do not
         journal.check(False, monkeypatch)
         assert [r[1] for r in rows(journal.conn)] == ["Seed lesson, edited"]
+    finally:
+        journal.conn.close()
+
+
+def test_commits_that_only_change_files_keep_appending(repo: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent commits code, then writes a lesson: the index appends it (a commit moves
+    HEAD, against whose tree refs are judged); a commit that adds, deletes or renames a
+    file, commits a journal entry, or a HEAD that is no descendant, reads the journal."""
+    (repo / "src").mkdir()
+    (repo / "src" / "cache.py").write_text("one\n")
+    (repo / "src" / "other.py").write_text("x\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "code")
+    write(repo, "api", "cites", "Lesson citing the cache module", refs=["src/cache.py"])
+    write(repo, "api", "cites-new", "Lesson citing a module not there", refs=["src/new.py"])
+    journal = Journal(repo, tmp_path)
+    try:
+        for i in range(3):  # each commit only changes files: appended after each
+            (repo / "src" / "cache.py").write_text(f"version {i}\n")
+            git(repo, "commit", "-q", "-am", f"change {i}")
+            write(repo, "api", f"after-{i}", f"Lesson after change {i}")
+            assert journal.check(True, monkeypatch) == 1
+        (repo / "src" / "new.py").write_text("now\n")  # the missing ref appears
+        git(repo, "add", "src/new.py")
+        git(repo, "commit", "-q", "-m", "add new")
+        write(repo, "api", "after-add", "Lesson after an added file")
+        journal.check(False, monkeypatch)
+        assert "cites-new" in [r[0] for r in rows(journal.conn)]
+        git(repo, "rm", "-q", "src/cache.py")  # the cited file is deleted
+        git(repo, "commit", "-q", "-m", "delete cache")
+        write(repo, "api", "after-delete", "Lesson after a deleted file")
+        journal.check(False, monkeypatch)
+        assert "cites" not in [r[0] for r in rows(journal.conn)]
+        git(repo, "mv", "src/other.py", "src/moved.py")
+        git(repo, "commit", "-q", "-m", "rename")
+        write(repo, "api", "after-rename", "Lesson after a renamed file")
+        journal.check(False, monkeypatch)
+        git(repo, "add", "-A", ".claude")  # journal entries committed: their history changes
+        git(repo, "commit", "-q", "-m", "lessons")
+        write(repo, "api", "after-lessons", "Lesson after committed lessons")
+        journal.check(False, monkeypatch)
+        git(repo, "checkout", "-q", "-b", "side", "HEAD~2")  # HEAD goes back: no descendant
+        write(repo, "api", "on-side", "Lesson on a side branch")
+        journal.check(False, monkeypatch)
     finally:
         journal.conn.close()
