@@ -7,6 +7,7 @@ would otherwise point git at that worktree's index (docs/DESIGN.md, "Every git c
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import os
@@ -512,3 +513,44 @@ def moved_to(path: str, renames: dict[str, str], tree: frozenset[str]) -> str | 
             rest = old[len(prefix):]
             return target[:-len(rest) - 1] if target.endswith("/" + rest) else target
     return None
+
+
+def files_added_or_deleted(root: str, old: str, new: str) -> list[tuple[str, str]] | None:
+    """(commit, path) of every file a commit from `old` to `new` added or deleted (a
+    rename is both; each parent of a merge counts), or None when `new` does not descend
+    from `old` (or git cannot say)."""
+    if not old or not new or not gitcore.run(["merge-base", "--is-ancestor", old, new], root,
+                                             clean=True, check=False).ok:
+        return None
+    res = gitcore.run(["log", "-m", "--no-renames", "--diff-filter=m", "--name-only", "-z",
+                       "--format=%x01%H", f"{old}..{new}", "--"], root, clean=True,
+                      check=False)
+    if not res.ok:
+        return None
+    out: list[tuple[str, str]] = []
+    for block in res.stdout.split(b"\x01")[1:]:  # "<sha>\0\n<path>\0<path>\0…"
+        sha, *names = (field.strip(b"\n") for field in block.split(b"\0"))
+        out += [(sha.decode(), name.decode("utf-8", "surrogateescape")) for name in names
+                if name]
+    return out
+
+
+def reached(paths: set[str], renames: dict[str, str]) -> set[str]:
+    """`paths` and every path `moved_to` may look at for one of them: the renames chained
+    from it, and for a folder the renames of the files under it."""
+    olds = sorted(renames)  # the renamed paths under a folder are one run of this list
+    out: set[str] = set()
+    todo = [p.strip("/") for p in paths]
+    while todo:
+        path = todo.pop()
+        if path in out:
+            continue
+        out.add(path)
+        if path in renames:
+            todo.append(renames[path])
+        prefix = path + "/"
+        at = bisect.bisect_left(olds, prefix)
+        while at < len(olds) and olds[at].startswith(prefix):
+            todo.append(olds[at])
+            at += 1
+    return out

@@ -16,10 +16,11 @@ brought up to date, in one of two ways:
   case whose outcome depends on more than those rows (a `supersedes` or
   `retracts`, a key seen before but not live, a title change of a live key,
   a plain entry, a removed or replaced file, a new agent or config, a HEAD
-  that moved by commits that added, deleted or renamed a file) is left to
-  the full update, so both ways give the same rows. Commits that only
-  changed files since the index was made (an agent's commit of code) keep
-  every ref's existence and the journal's history: appending goes on.
+  that moved by commits that changed what a fact depends on) is left to
+  the full update, so both ways give the same rows. A HEAD that moved on
+  keeps appending when its commits leave every fact as it was
+  (`refresh.kept_by`: no cited path added or deleted, journal entries
+  committed only by one distill): an agent's commit of code, or a distill.
 * the full update re-reads the journal (parsed entries come from the
   distiller's cache), folds it, and changes the rows that differ.
 
@@ -43,7 +44,7 @@ from journal_mem.settings import CONFIG_FILE
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "6"  # 6: mentions hold drops
+SCHEMA_VERSION = "7"  # 7: the paths entries cite (6: mentions hold drops)
 
 
 def index_path(layout: Layout) -> str:
@@ -61,7 +62,7 @@ def connect(path: str) -> sqlite3.Connection:
     if row is None or row[0] != SCHEMA_VERSION:  # disposable: rebuilt in the new shape
         conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
                            " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
-                           " DROP TABLE IF EXISTS mentions;"
+                           " DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
                            " DELETE FROM meta;")
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     conn.executescript(
@@ -82,6 +83,7 @@ def connect(path: str) -> sqlite3.Connection:
         CREATE TABLE IF NOT EXISTS mentions (key TEXT NOT NULL, role TEXT NOT NULL,
             rel TEXT NOT NULL, by TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS mentions_key ON mentions (key, role);
+        CREATE TABLE IF NOT EXISTS refs (path TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');

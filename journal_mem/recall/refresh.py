@@ -12,7 +12,9 @@ import stat
 from typing import TYPE_CHECKING
 
 from journal_mem.errors import InvalidEntry
-from journal_mem.gitops import gitcore
+from journal_mem.gitops import gitcore, memgit
+from journal_mem.journal.anchor import split as split_ref
+from journal_mem.journal.citing import recorded_refs
 from journal_mem.journal.listing import MISNAMED
 from journal_mem.journal.reader import read_journal
 from journal_mem.journal.similar import normalise_title
@@ -78,8 +80,9 @@ def _stamp(fact: Fact) -> str:
 
 def _remember(conn: sqlite3.Connection, files: list[str],
               entries: list[tuple[str, Entry]], plain: set[str]) -> None:
-    """Keep what appending needs: the files seen, every key used, the newest entry, and
-    the agents with plain entries (their topics depend on the rest of the journal)."""
+    """Keep what appending needs: the files seen, every key used, the newest entry, every
+    path an entry cites, and the agents with plain entries (their topics depend on the
+    rest of the journal)."""
     conn.execute("DELETE FROM files")
     conn.executemany("INSERT OR IGNORE INTO files VALUES (?, ?)",
                      (_split(rel) for rel in files))
@@ -94,6 +97,9 @@ def _remember(conn: sqlite3.Connection, files: list[str],
     conn.execute("DELETE FROM mentions")
     conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)",
                      (row for rel, entry in entries for row in _mentions(rel, entry)))
+    conn.execute("DELETE FROM refs")
+    conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
+                     ((path,) for _, entry in entries for path in _cited(entry)))
     newest = max((when for when, _ in latest.values()), default=None)
     last = json.dumps([newest[0].isoformat(), newest[1]] if newest else None)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)", (last,))
@@ -150,7 +156,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
         raise _Full  # another date, config or set of agents
     head, indexed_at = _head(ctx), _meta(conn, "head")
     if head != indexed_at:
-        if not only_changed(ctx.repo.main_root, indexed_at or "", head):
+        if not kept_by(ctx, conn, indexed_at or "", head):
             raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
     found: list[tuple[str, str]] = []
@@ -166,6 +172,8 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
         if (entry.created, rel) <= newest:
             raise _Full  # it sorts among the indexed entries: the replay changes
         conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
+        conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
+                         ((path,) for path in _cited(entry)))
         changed += _fold_one(ctx, conn, rel, entry, date)
         newest = (entry.created, rel)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
@@ -173,21 +181,53 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     return changed
 
 
-def only_changed(root: str, old: str, new: str) -> bool:
-    """Whether `new` descends from `old` and no commit between them (each parent of a
-    merge included) added, deleted or renamed a file: then every path exists as it did,
-    no cited file was deleted and no journal entry was committed, so the live facts are
-    those of `old` (an agent's commit of code, then a lesson: appended, not a full
-    update of 10k lessons). Two git calls; the log stops at the first such commit."""
-    if not old or not new:
+def kept_by(ctx: Context, conn: sqlite3.Connection, old: str, new: str) -> bool:
+    """Whether HEAD moving from `old` to `new` leaves the indexed facts as they were, so
+    appending goes on: `new` descends from `old`, and the files the commits between them
+    added or deleted (a rename is both) are no path an indexed entry cites, nor one its
+    citation's renames or folder reach (each ref exists as it did; no cited file was
+    deleted), and journal entries come in one commit that holds every indexed entry not
+    committed before (the distill's commit: entries that were pending are ordered
+    after every committed one, as they were). An agent's commit of code and a distill
+    keep the index; it is read in full after a pull, a checkout or a commit of a cited
+    file's deletion. Two git calls, and a listing of the memory root when entries came."""
+    root, prefix = ctx.repo.main_root, ctx.layout.memory_root + "/"
+    changes = memgit.files_added_or_deleted(root, old, new)
+    if changes is None:
         return False
-    if not gitcore.run(["merge-base", "--is-ancestor", old, new], root, clean=True,
-                       check=False).ok:
-        return False
-    res = gitcore.run(["log", "-m", "--no-renames", "--diff-filter=m", "--name-only",
-                       "--format=%H", "-n", "1", f"{old}..{new}", "--"], root, clean=True,
-                      check=False)
-    return res.ok and not res.stdout.strip()
+    cited = {path for (path,) in conn.execute("SELECT path FROM refs")}
+    if changes and cited:
+        reach = memgit.reached(cited, memgit.renamed_in(root, new, ctx.layout.state_dir))
+        if any(_within(path, reach) for _, path in changes):
+            return False
+    entries = {sha for sha, path in changes
+               if path.startswith(prefix) and _is_entry(path[len(prefix):])}
+    if not entries:
+        return True
+    known = {prefix + rel for (rel,) in conn.execute(
+        "SELECT rel FROM mentions WHERE role = 'key'")}
+    committed = memgit.ls_blobs(root, ["ls-tree", "-r", "-z", new, "--", prefix], known)
+    return len(entries) == 1 and known <= committed.keys()
+
+
+def _within(path: str, paths: set[str]) -> bool:
+    """Whether `path` or a folder above it is one of `paths`."""
+    while path not in paths:
+        if "/" not in path:
+            return False
+        path = path.rsplit("/", 1)[0]
+    return True
+
+
+def _is_entry(rel: str) -> bool:
+    """Whether a memory-root-relative path is a journal entry's (`<agent>/journal/<file>`)."""
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[1] == JOURNAL
+
+
+def _cited(entry: Entry) -> set[str]:
+    """The repository paths an entry cites (its refs and recorded citations)."""
+    return {split_ref(ref)[0].strip("/") for ref in (*entry.refs, *recorded_refs(entry.cited))}
 
 
 def _head(ctx: Context) -> str:

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import git, jmem
 
 from journal_mem.journal.entry import build
 from journal_mem.journal.files import record
@@ -142,46 +142,82 @@ def test_a_file_replaced_under_its_name_is_read_again(repo: Path, tmp_path: Path
         journal.conn.close()
 
 
-def test_commits_that_only_change_files_keep_appending(repo: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """An agent commits code, then writes a lesson: the index appends it (a commit moves
-    HEAD, against whose tree refs are judged); a commit that adds, deletes or renames a
-    file, commits a journal entry, or a HEAD that is no descendant, reads the journal."""
+def test_a_head_that_moves_on_keeps_appending_unless_a_fact_may_change(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent commits code, then writes a lesson: the index appends it, although HEAD
+    (against whose tree refs are judged) moved. It reads the journal again when a commit
+    adds or deletes a path a lesson cites (or one its renames reach), commits some of the
+    pending entries but not all, or when HEAD goes where it did not descend from."""
     (repo / "src").mkdir()
-    (repo / "src" / "cache.py").write_text("one\n")
-    (repo / "src" / "other.py").write_text("x\n")
+    for name in ("cache.py", "other.py", "old_name.py"):
+        (repo / "src" / name).write_text(f"{name}\n")
     git(repo, "add", "src")
     git(repo, "commit", "-q", "-m", "code")
+    git(repo, "mv", "src/old_name.py", "src/renamed.py")
+    git(repo, "commit", "-q", "-m", "rename")
     write(repo, "api", "cites", "Lesson citing the cache module", refs=["src/cache.py"])
     write(repo, "api", "cites-new", "Lesson citing a module not there", refs=["src/new.py"])
+    write(repo, "web", "cites-old", "Lesson citing a renamed module", refs=["src/old_name.py"])
     journal = Journal(repo, tmp_path)
     try:
-        for i in range(3):  # each commit only changes files: appended after each
+        for i in range(2):  # each commit only changes a file: appended after each
             (repo / "src" / "cache.py").write_text(f"version {i}\n")
             git(repo, "commit", "-q", "-am", f"change {i}")
             write(repo, "api", f"after-{i}", f"Lesson after change {i}")
             assert journal.check(True, monkeypatch) == 1
+        (repo / "src" / "unrelated.py").write_text("new\n")  # a file nobody cites
+        git(repo, "add", "src/unrelated.py")
+        git(repo, "commit", "-q", "-m", "add unrelated")
+        git(repo, "mv", "src/other.py", "src/other2.py")  # renamed, uncited
+        git(repo, "commit", "-q", "-m", "rename uncited")
+        write(repo, "api", "after-add", "Lesson after files nobody cites")
+        assert journal.check(True, monkeypatch) == 1
         (repo / "src" / "new.py").write_text("now\n")  # the missing ref appears
         git(repo, "add", "src/new.py")
         git(repo, "commit", "-q", "-m", "add new")
-        write(repo, "api", "after-add", "Lesson after an added file")
+        write(repo, "api", "after-new", "Lesson after a cited file came")
         journal.check(False, monkeypatch)
         assert "cites-new" in [r[0] for r in rows(journal.conn)]
+        git(repo, "rm", "-q", "src/renamed.py")  # where a cited file was renamed to
+        git(repo, "commit", "-q", "-m", "delete renamed")
+        write(repo, "api", "after-renamed", "Lesson after a renamed cited file went")
+        journal.check(False, monkeypatch)
+        assert "cites-old" not in [r[0] for r in rows(journal.conn)]
         git(repo, "rm", "-q", "src/cache.py")  # the cited file is deleted
         git(repo, "commit", "-q", "-m", "delete cache")
         write(repo, "api", "after-delete", "Lesson after a deleted file")
         journal.check(False, monkeypatch)
         assert "cites" not in [r[0] for r in rows(journal.conn)]
-        git(repo, "mv", "src/other.py", "src/moved.py")
-        git(repo, "commit", "-q", "-m", "rename")
-        write(repo, "api", "after-rename", "Lesson after a renamed file")
+        pending = sorted((repo / ".claude/agent-memory/api/journal").glob("*.md"))
+        git(repo, "add", str(pending[0]))  # one pending entry committed, the others not
+        git(repo, "commit", "-q", "-m", "one lesson")
+        write(repo, "api", "after-one", "Lesson after one committed lesson")
         journal.check(False, monkeypatch)
-        git(repo, "add", "-A", ".claude")  # journal entries committed: their history changes
+        git(repo, "add", "-A", ".claude")  # every pending entry, in one commit
         git(repo, "commit", "-q", "-m", "lessons")
-        write(repo, "api", "after-lessons", "Lesson after committed lessons")
-        journal.check(False, monkeypatch)
-        git(repo, "checkout", "-q", "-b", "side", "HEAD~2")  # HEAD goes back: no descendant
+        write(repo, "api", "after-all", "Lesson after every lesson was committed")
+        assert journal.check(True, monkeypatch) == 1
+        git(repo, "checkout", "-q", "-b", "side", "HEAD~3")  # HEAD goes back: no descendant
         write(repo, "api", "on-side", "Lesson on a side branch")
         journal.check(False, monkeypatch)
+    finally:
+        journal.conn.close()
+
+
+def test_a_distill_keeps_the_index_appending(repo: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distill commits the pending entries in one commit (with the distilled files):
+    the next lesson is appended, and the rows are a rebuild's."""
+    write(repo, "api", "seed", "Seed lesson", refs=["README"])
+    write(repo, "web", "seed-web", "Seed lesson of web")
+    journal = Journal(repo, tmp_path)
+    try:
+        for i in range(2):
+            write(repo, "api", f"before-{i}", f"Lesson before distill {i}")
+            assert journal.check(True, monkeypatch) == 1
+            proc = jmem(repo, "distill")
+            assert proc.returncode == 0, proc.stderr
+            write(repo, "web", f"after-{i}", f"Lesson after distill {i}")
+            assert journal.check(True, monkeypatch) == 1
     finally:
         journal.conn.close()
