@@ -154,23 +154,24 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
     if old_base != base or old_folders.keys() != folders.keys():
         raise _Full  # another date, config or set of agents
-    head, indexed_at = _head(ctx), _meta(conn, "head")
-    if head != indexed_at:
-        if not kept_by(ctx, conn, indexed_at or "", head):
-            raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
     found: list[tuple[str, str]] = []
     for agent, mtime in folders.items():
         if mtime != old_folders[agent]:
             found += _new_files(ctx.layout, conn, agent)
     if len(found) > APPEND_LIMIT:
         raise _Full
-    entries = _read_new(ctx, conn, found, set(json.loads(_meta(conn, "plain") or "[]")))
+    entries = sorted(_read_new(ctx, conn, found, set(json.loads(_meta(conn, "plain") or "[]"))),
+                     key=lambda pe: (pe[1].created, pe[0]))
     newest = (dt.datetime.fromisoformat(last[0]), last[1])
+    if entries and (entries[0][1].created, entries[0][0]) <= newest:
+        raise _Full  # it sorts among the indexed entries: the replay changes
+    head, indexed_at = _head(ctx), _meta(conn, "head")  # asked last: it costs git calls
+    if head != indexed_at:
+        if not kept_by(ctx, conn, indexed_at or "", head):
+            raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
     changed = 0
-    for rel, entry in sorted(entries, key=lambda pe: (pe[1].created, pe[0])):
-        if (entry.created, rel) <= newest:
-            raise _Full  # it sorts among the indexed entries: the replay changes
+    for rel, entry in entries:  # each newer than every one before it
         conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
                          ((path,) for path in _cited(entry)))
