@@ -6,13 +6,17 @@ Each install gets its own copy of one generated repository (their caches must no
 mix). Every round runs each path once per install, in alternating order, and
 records the child's CPU time (user + system, from `wait4`), which a loaded
 machine disturbs far less than wall time. "distill, 20 new lessons" writes twenty
-lessons (the same in both repositories) before each of its runs. Prints per path the medians, the
+lessons (the same in both repositories, dated now, as an agent's are) before each of
+its runs, so the `write` of the next round is the first write after a distill; "write
+after a commit" commits a change of code first. Prints per path the medians, the
 change, and a bare `python -c pass` of each venv as the floor.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime as dt
 import json
 import os
 import shutil
@@ -63,6 +67,8 @@ def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, 
         "guard, nothing staged": ([jmem, "guard", "--hook", "pre-commit"], repo, b""),
         "write": ([jmem, "write", "--agent", "agent-00", "--topic", "ab", "--title",
                    "An A/B lesson about the write path", "--body", "body"], repo, b""),
+        AFTER_COMMIT: ([jmem, "write", "--agent", "agent-01", "--topic", "ab", "--title",
+                        "An A/B lesson after a commit of code", "--body", "body"], repo, b""),
         "wake --hook claude (worktree)": ([jmem, "wake", "--hook", "claude", "--agent",
                                            "agent-00"], wt, hook),
         "UserPromptSubmit live check": ([jmem, "wake", "--hook", "claude", "--agent",
@@ -76,13 +82,25 @@ def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, 
 
 
 NEW20 = "distill, 20 new lessons"
+AFTER_COMMIT = "write after a commit"
+
+
+def commit_code(repo: Path, round_: int) -> None:
+    """A change of code committed, as an agent commits between lessons (`AFTER_COMMIT`)."""
+    with open(repo / "code.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"round {round_}\n")
+    for args in (["add", "code.txt"], ["commit", "-q", "--no-verify", "-m", "code"]):
+        subprocess.run(["git", *args], cwd=repo, env=env(), check=True)
 
 
 def add_twenty(repo: Path, round_: int) -> None:
     """Twenty new lessons for `NEW20` (the same in both repositories), and the quiet
     the distill's commit waits for, so that it times the distill, not that wait."""
     names = [f"agent-{i:02d}" for i in range(10)]
-    write_lessons(repo, lessons(names, 20, seed=500 + round_), start=10**7 + round_ * 20)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    fresh = [dataclasses.replace(e, created=now - dt.timedelta(seconds=20 - i))
+             for i, e in enumerate(lessons(names, 20, seed=500 + round_))]
+    write_lessons(repo, fresh, start=10**7 + round_ * 20)
     time.sleep(QUIET_S + 0.1)
 
 
@@ -126,6 +144,8 @@ def main() -> int:
                 argv, cwd, stdin = repos[name][path]
                 if path == NEW20:
                     add_twenty(cwd, r)
+                elif path == AFTER_COMMIT:
+                    commit_code(cwd, r)
                 ms = cpu_ms(argv, cwd, stdin)
                 if r:  # round 0 warms every cache
                     times[name].setdefault(path, []).append(ms)

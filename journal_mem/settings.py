@@ -14,9 +14,12 @@ into the `Config` model (on a snapshot miss) for every other command.
 
 from __future__ import annotations
 
+import marshal
 import os
+import sys
 
 from journal_mem.errors import ConfigError
+from journal_mem.fsutil import replace_atomic
 
 # `typing` costs ~2.5 ms to import and the annotations are never evaluated
 # (`from __future__ import annotations`): keep it off the hook fast paths.
@@ -103,16 +106,48 @@ def read_bytes(root: str) -> bytes:
         return b""
 
 
-def parse_file(data: bytes) -> dict[str, Any]:
-    """The parsed config file (tomllib is imported here: ~7 ms)."""
+PARSED_CACHE = "config-parsed.marshal"
+
+
+def parse_file(data: bytes, cache_dir: str | None = None) -> dict[str, Any]:
+    """The parsed config file. Importing tomllib (and the `typing` it imports) costs a
+    hook ~8 ms, more than its own work: with `cache_dir`, the parse of these very bytes
+    is kept there and read back while the file is unchanged (`marshal`: built in, so
+    free to import, and it holds every type TOML gives but dates, which are not kept)."""
     if not data:
         return {}
+    path = os.path.join(cache_dir, PARSED_CACHE) if cache_dir else ""
+    kept = _kept_parse(path, data) if path else None
+    if kept is not None:
+        return kept
     import tomllib
 
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        parsed = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{CONFIG_FILE}: not valid TOML: {exc}") from exc
+    if path:
+        _keep_parse(path, data, parsed)
+    return parsed
+
+
+def _kept_parse(path: str, data: bytes) -> dict[str, Any] | None:
+    """The parse kept at `path` if it is of `data`, by this Python; else None."""
+    try:
+        with open(path, "rb") as fh:
+            version, source, parsed = marshal.loads(fh.read())
+    except Exception:  # a disposable cache: missing, damaged or another format
+        return None
+    if version != sys.version or source != data or not isinstance(parsed, dict):
+        return None
+    return parsed
+
+
+def _keep_parse(path: str, data: bytes, parsed: dict[str, Any]) -> None:
+    try:
+        replace_atomic(path, marshal.dumps((sys.version, data, parsed)))
+    except (ValueError, OSError):  # a date in the file, or no room: parsed each time
+        pass
 
 
 def read_file(root: str) -> dict[str, Any]:
@@ -207,11 +242,13 @@ class Settings:
     the first setting it does assign (`init` writes every default commented out).
     """
 
-    __slots__ = ("_full", "_light", "file_bytes", "flags", "root")
+    __slots__ = ("_full", "_light", "cache_dir", "file_bytes", "flags", "root")
 
-    def __init__(self, root: str, flags: dict[str, Any] | None = None) -> None:
+    def __init__(self, root: str, flags: dict[str, Any] | None = None,
+                 cache_dir: str | None = None) -> None:
         self.root = root
         self.flags = dict(flags or {})
+        self.cache_dir = cache_dir  # where the file's parse is kept (`parse_file`)
         self.file_bytes = read_bytes(root)
         self._full: tuple[dict[str, Any], dict[str, str]] | None = None
         self._light: tuple[dict[str, Any], dict[str, str]] | None = None
@@ -219,7 +256,8 @@ class Settings:
     def merged(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Every setting set anywhere, and where each came from (the file parsed)."""
         if self._full is None:
-            self._full = gather(self.root, self.flags, parse_file(self.file_bytes))
+            self._full = gather(self.root, self.flags,
+                                parse_file(self.file_bytes, self.cache_dir))
         return self._full
 
     def _view(self, dotted: str) -> tuple[dict[str, Any], dict[str, str]]:

@@ -245,3 +245,43 @@ def test_every_toml_spelling_of_a_setting_is_read(tmp_path: Path, text: str) -> 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "journal-mem.toml").write_text(text)
     assert Settings(str(tmp_path)).switch("hooks.guard") is False
+
+
+CONFIG_TEXT = ('agents = ["api", "web"]\nratio = 0.5\nbig = 12345678901234567890\n'
+               '[hooks]\nwake = false\n[distill]\nbranch = "main"\nthreshold = 7\n')
+
+
+def test_the_file_s_parse_is_kept_and_read_back_while_it_is_unchanged(tmp_path: Path) -> None:
+    write_config(tmp_path, CONFIG_TEXT)
+    cache = tmp_path / "cache"
+    first = Settings(str(tmp_path), cache_dir=str(cache)).merged()[0]
+    assert (cache / "config-parsed.marshal").is_file()
+    again = Settings(str(tmp_path), cache_dir=str(cache)).merged()[0]
+    assert again == first == Settings(str(tmp_path)).merged()[0]
+    assert again["big"] == 12345678901234567890 and again["hooks"]["wake"] is False
+    write_config(tmp_path, CONFIG_TEXT.replace("threshold = 7", "threshold = 8"))
+    changed = Settings(str(tmp_path), cache_dir=str(cache))
+    assert changed.get("distill.threshold") == 8  # other bytes: parsed again
+    (cache / "config-parsed.marshal").write_bytes(b"\x00damaged")
+    assert Settings(str(tmp_path), cache_dir=str(cache)).get("distill.threshold") == 8
+    write_config(tmp_path, 'agents = ["api"]\nwhen = 2026-01-01\n')  # a date: never kept
+    assert Settings(str(tmp_path), cache_dir=str(cache)).names("agents") == ["api"]
+    assert Settings(str(tmp_path), cache_dir=str(cache)).names("agents") == ["api"]
+    write_config(tmp_path, "agents = [\n")  # broken, with a good parse still kept
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Settings(str(tmp_path), cache_dir=str(cache)).get("agents")
+
+
+def test_a_hook_reads_a_kept_parse_without_tomllib(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from helpers import REPO_ROOT
+
+    repo = make_repo(tmp_path / "r")
+    write_config(repo, CONFIG_TEXT)
+    code = ("import sys; from journal_mem.repo import light_context;"
+            f"print(light_context({str(repo)!r}).agents, 'tomllib' in sys.modules)")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=REPO_ROOT).stdout.split() for _ in range(2)]
+    assert runs == [["['api',", "'web']", "True"], ["['api',", "'web']", "False"]]

@@ -30,7 +30,6 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from collections.abc import Set as Stems
-from typing import TYPE_CHECKING
 
 MIN_SCORE = 0.3
 # How a fact a newer lesson probably corrects is shown, on its own line, wherever it is
@@ -52,6 +51,7 @@ _STOP = frozenset(
 )
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs the wake hook ~2 ms
     from typing import Protocol
 
