@@ -36,11 +36,11 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from journal_mem.layout import Layout
 from journal_mem.settings import CONFIG_FILE
 
+TYPE_CHECKING = False  # `typing` costs a warm recall ~2.5 ms: annotations only
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
