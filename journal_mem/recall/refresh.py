@@ -165,6 +165,8 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     newest = (dt.datetime.fromisoformat(last[0]), last[1])
     if entries and (entries[0][1].created, entries[0][0]) <= newest:
         raise _Full  # it sorts among the indexed entries: the replay changes
+    if any(e.supersedes or e.retracts or e.drops for _, e in entries):
+        raise _Full  # it reaches other keys' holders, live or not
     head, indexed_at = _head(ctx), _meta(conn, "head")  # asked last: it costs git calls
     if head != indexed_at:
         if not kept_by(ctx, conn, indexed_at or "", head):
@@ -282,9 +284,8 @@ def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str
 
 def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
               date: dt.date) -> int:
-    """Fold one entry, newer than every indexed one, onto the rows; returns rows changed."""
-    if entry.supersedes or entry.retracts or entry.drops:
-        raise _Full  # it reaches other keys' holders, live or not
+    """Fold one entry, newer than every indexed one and naming no other key, onto the
+    rows; returns rows changed."""
     seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
     row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
                        (entry.key,)).fetchone()
