@@ -53,38 +53,38 @@ ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_batch", "bench_loop"
 # many bare starts, why it is not met when it is not).
 GOALS = (
     ("`write`", "write (main checkout)", 3.0,
-     "in a new repository half of a write is start-up: the modules it imports (the entry "
-     "model's dataclasses with the `inspect` they load, the config model, the secret "
-     "patterns, sqlite3 for the recall index its key-clash check asks), then one git "
-     "process and the fsync of filing; at 10k lessons it no longer reads the journal "
-     "(the recall index says which entries concern its keys); 3× needs an entry model "
-     "without dataclasses"),
+     "a write validates the whole config before it files (`open_context`): the config "
+     "model's dataclasses and the `inspect` that dataclasses import (about 12 ms), the "
+     "entry model, the secret patterns, sqlite3 for the recall index; then one git process "
+     "and the fsync of filing; 3× needs an entry model and config without dataclasses, or "
+     "a write that does not validate every setting"),
     ("`wake --hook claude`, 10k lessons, from a worktree",
      "wake --hook claude, 10k lessons, from a worktree", 3.0,
-     "importing the 91 modules the hook uses (35 of them ours; json, tomllib, hashlib, "
-     "re, typing, datetime) costs about 27 ms over a bare start, its work about 10 ms"),
+     "about 110 modules imported (json, hashlib with OpenSSL, re, datetime, pickle, 35 of "
+     "ours; no longer tomllib and typing) and about 10 ms of work"),
     ("guard, nothing under memory staged", "guard: pre-commit hook, nothing under memory "
      "staged", 1.5,
      "the shim answers an ordinary commit itself (one `git diff --cached`, no python); "
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill loads every cached entry and folds and renders the whole journal again "
-     "(only parsing and the two git logs are incremental): its cost grows with the "
-     "journal, about 11× for 10× the lessons"),
+     "a distill reads every cached entry (~200 ms at 10k), folds the whole journal again "
+     "(~300 ms), renders it (~170 ms: only changed topics, but every topic's digest) and "
+     "commits through 29 git processes (~300 ms); the incremental fold is not built "
+     "(docs/benchmarks.md says why)"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included), folding them, rendering "
      "600 topic files and one commit"),
     ("recall, warm index, 10k", "recall, warm index, 10k lessons", 2.5,
-     "before the query the fast path reads the config with tomllib (for the memory root) "
-     "and computes the index signature (the config bytes, every journal folder's mtime)"),
+     "sqlite3's import, the index signature (the config bytes, a `stat` of every journal "
+     "folder) and the FTS5 query"),
     ("`jmem log KEY` at 10k", "log KEY, 10k lessons", 12.0,
      "the log runs the click CLI and git (`git log` of every MEMORY.md and of the fact's "
      "entries); the journal itself is no longer read"),
     ("`jmem hook pre-work` as a command, 10k", "jmem hook pre-work, 10k lessons", 4.0,
-     "the query costs 20 ms in-process; the rest is start-up: the asking points import "
-     "no intake now, but the config model (for the hooks' switches), sqlite3 and the "
-     "recall query module, and the click-free dispatch through `journal_mem.api`"),
+     "the loop's points read their switches and defaults from the config model "
+     "(dataclasses, `inspect`, `typing`: about 16 ms of imports), then sqlite3 and the "
+     "recall query"),
 )
 
 
