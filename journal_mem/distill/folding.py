@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from journal_mem.gitops import gitcore
 from journal_mem.journal.cache import load_fold, load_topics, save_fold, save_topics
-from journal_mem.journal.fold import Fold, fact_of, fact_row
+from journal_mem.journal.fold import FACT_FIELDS, Fold, fact_of, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Rendered, code_key, render
@@ -75,9 +75,10 @@ def previous_fold(journal: Journal, state: FoldState | None, agents: list[str],
 
 
 def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
-    """What a fold depends on besides entry contents and refs: folded set, date, agents, config."""
+    """What a fold depends on besides entry contents and refs: folded set, date, agents,
+    config; and the fields a kept fact's values stand for (`fact_row`)."""
     text = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(),
-                       sorted(state.folded)])
+                       sorted(state.folded), FACT_FIELDS])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -59,8 +59,9 @@ class Fact:
 
 
 FactRow = tuple[object, ...]
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
 # A fact as its field values, in field order, made in C (the fold cache keeps these).
-fact_row: Callable[[Fact], FactRow] = operator.attrgetter(*(f.name for f in fields(Fact)))
+fact_row: Callable[[Fact], FactRow] = operator.attrgetter(*FACT_FIELDS)
 
 
 def fact_of(row: FactRow) -> Fact:
