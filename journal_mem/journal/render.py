@@ -507,6 +507,11 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
     return ["", head, *out[:CONFLICT_LINES], *tail]
 
 
+# The fewest bytes a fact's line costs besides its key: "- ", " [", "]" and the newline
+# (`fact_line`). A fact whose key alone leaves less room is skipped without rendering it.
+LINE_FLOOR = 6
+
+
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
                   placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
                   notes: list[str] | None = None,
@@ -542,12 +547,15 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
         if lines_left < 1:
             break  # every fact costs a line: no later one fits
         principle = fact.type == "principle"
+        section = "\x00principles" if principle else fact.topic
+        if (len(fact.key) + LINE_FLOOR > bytes_left
+                or (section not in opened and lines_left < 3)):
+            continue  # it cannot fit, whatever its line: not rendered (100k facts, 200 lines)
         changed = (code or {}).get(fact.key)
         line = fact_line(fact, width, principle, placed.get(fact.key, ""),
                          (outdated or {}).get(fact.key), changed[0] if changed else None)
         if line is None:
             continue
-        section = "\x00principles" if principle else fact.topic
         cost_lines, cost_bytes = 1, _nbytes(line)
         if section not in opened:
             title = heading(None if principle else fact.topic, width,

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from journal_mem.journal.fold import Fact, Fold
@@ -294,3 +294,36 @@ def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
     assert load_topics(str(tmp_path), code_key()) == kept
     assert load_topics(str(tmp_path), "another version") == {}
     assert len(code_key()) == 32
+
+
+_KEYS = st.text("abcdefghij-", min_size=1, max_size=30)
+_CHARS = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+# a short title after long ones is what fits in the last few bytes
+_TITLES = st.one_of(st.text(_CHARS, min_size=1, max_size=3),
+                    st.text(_CHARS, min_size=60, max_size=120))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_KEYS, _TITLES, st.sampled_from(["a", "b", "c"]),
+                          st.booleans()), min_size=1, max_size=80, unique_by=lambda t: t[0]),
+       st.integers(10, 200), st.integers(1000, 2500), st.integers(40, 120), st.booleans())
+@example([(f"k{n}", "x" * 100, "a", False) for n in range(30)] + [("z", "y", "a", False)],
+         200, 1000, 120, False)
+def test_memory_md_skips_only_facts_that_cannot_fit(
+        rows: list[tuple[str, str, str, bool]], lines: int, size: int, width: int,
+        linked: bool) -> None:
+    """A fact whose key alone leaves too few bytes is skipped without rendering its line
+    (`LINE_FLOOR`): MEMORY.md is byte for byte what rendering every line would give."""
+    import pytest
+
+    from journal_mem.journal import render as module
+
+    facts = [fact(key, title, topic=topic, kind="principle" if principle else "semantic")
+             for key, title, topic, principle in rows]
+    budget = Budget(memory_lines=lines, memory_bytes=size, line_chars=width)
+    placed = {f.key: f"{f.topic}#{f.key}" for f in facts} if linked else {}
+    skipping = module.render_memory("api", facts, budget, placed=placed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "LINE_FLOOR", -(10**6))  # every line rendered and weighed
+        every = module.render_memory("api", facts, budget, placed=placed)
+    assert skipping == every
