@@ -201,7 +201,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("resources", "importlib.resources", "heavy"),
     ("schema", "annotated_types", "heavy"), ("schema", "pydantic", "heavy"),
     ("settings", "tomllib", "hot"),
-    ("wake.held", "hashlib", "hot"), ("wake.held", "journal_mem.wake.native", "hot"),
+    ("wake.held", "journal_mem.wake.native", "hot"),
     ("wake.hooks", "journal_mem.names.is_name", "hot"),
     ("wake.hooks", "journal_mem.repo.light_context", "hot"),
     ("wake.hooks", "journal_mem.wake.claude_files", "hot"),

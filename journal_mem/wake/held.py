@@ -19,6 +19,11 @@ import re
 from journal_mem.layout import MEMORY_MD, Layout
 from journal_mem.names import NAME
 
+try:  # the C module hashlib wraps: `hashlib` itself loads OpenSSL, ~3 ms at each hook start
+    from _blake2 import blake2b
+except ImportError:  # a Python without it: the same function through hashlib
+    from hashlib import blake2b
+
 # A fact line's key is the bracketed name that ends a `- ` line: the header's
 # "KEY is in [brackets]" and brackets inside a title are not keys.
 KEY_RE = re.compile(r"^- .* \[(" + NAME + r")\]$")
@@ -45,9 +50,7 @@ class Held:
 
 def digest(text: str) -> str:
     """A short stable name for one line of text (what the session state remembers)."""
-    import hashlib
-
-    return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
+    return blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def native_copy(layout: Layout, agent: str, event: str, agent_type: str) -> str | None:
