@@ -75,6 +75,10 @@ def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, 
                                          "agent-00"], wt, prompt),
         "recall (warm)": ([jmem, "recall", "flaky test cache", "--agent", "agent-00"], repo,
                           b""),
+        # `env` execs jmem with the point switched on (every JMEM_* is cleared otherwise)
+        "hook pre-work": (["env", "JMEM_HOOKS_PRE_WORK=1", jmem, "hook", "pre-work"], repo,
+                          json.dumps({"goal": "Flaky test cache. Fix the retry next.",
+                                      "queued": 3}).encode()),
         "status": ([jmem, "status"], repo, b""),
         "distill --dry-run": ([jmem, "distill", "--dry-run"], repo, b""),
         NEW20: ([jmem, "distill"], repo, b""),  # after `add_twenty`

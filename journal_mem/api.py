@@ -101,9 +101,12 @@ def _run(name: str, context: dict[str, Any] | None, cwd: str | None,
         return
     ctx = context_of(repo)
     switch = name.replace("-", "_")
-    if not ctx.config.hooks.enabled:
+    # The two switches through the settings view, strictly as the config model reads
+    # them: a point that reads no other setting (pre-work on a fresh index) never loads
+    # the model (~12 ms of imports); one that does (pre-spawn) validates it then.
+    if not ctx.settings.switch("hooks.enabled"):
         _skip(result, "hooks.enabled = false")
-    elif not getattr(ctx.config.hooks, switch):
+    elif not ctx.settings.switch(f"hooks.{switch}"):
         _skip(result, f"hooks.{switch} is off (JMEM_HOOKS_{switch.upper()}=1 turns it on)")
     else:
         runner = getattr(importlib.import_module(POINTS[name]), switch)
