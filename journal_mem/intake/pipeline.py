@@ -64,6 +64,7 @@ from journal_mem.journal.order import concerns, latest_by_key, newest_of
 from journal_mem.journal.reader import (
     Journal,
     PendingFile,
+    keep_filed,
     pending,
     read_entries,
     read_journal,
@@ -336,6 +337,7 @@ def _write(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
            checkout: str | None = None) -> Filed:
     ready = unique_keys(drafts)
     folders: set[str] = set()
+    filed: list[tuple[str, str, bool]] = []
     for done, draft in enumerate(ready, 1):
         try:
             entry = settle(draft, known, now, policy, checkout)
@@ -346,6 +348,7 @@ def _write(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
             out.skipped += 1
         else:
             written = record(layout, entry, durable=False)
+            filed.append((entry.agent, written.path, written.outbox))
             out.paths.append(written.path)
             out.keys.append(entry.key)
             if written.note and written.note not in out.notes:
@@ -355,6 +358,7 @@ def _write(layout: Layout, drafts: list[Draft], known: Known, policy: Policy,
         if progress is not None:
             progress(done, len(ready))
     _sync(out.paths, folders)
+    keep_filed(layout, policy, filed)
     return out
 
 
@@ -472,6 +476,7 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
             hint="free some disk space (or raise the quota or file size limit) and run the "
                  "same command again",
         ) from exc
+    keep_filed(ctx.layout, ctx.policy, [(entry.agent, written.path, written.outbox)])
     unknown = {key: "" for key in (*entry.supersedes, *entry.retracts) if key not in last}
     if unknown:
         import difflib  # only for a mistyped key

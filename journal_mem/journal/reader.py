@@ -9,12 +9,14 @@ again. Two readers share that machinery:
 
 * `read_journal`: every entry of the main journal, as `Entry` objects, for
   distill, `check` and `recall` (cache `entries.pickle`, with a delta).
-* `read_lessons` / `pending`: the few entries the hooks show (pending ones at
-  wake-up, recent ones for the reminder), as small `PendingFile` views (caches
-  `pending.pickle`, `recent.pickle`). Standard library only while nothing
-  changed: the parser (and YAML) is imported only to judge a changed file,
-  so the wake-up pack costs no more than listing the journal and reading
-  two small files, and it shows exactly what the next distill would fold.
+* `read_lessons` / `pending`: the few entries the hooks show (the pending ones,
+  at wake-up and for the reminder), as small `PendingFile` views (cache
+  `pending.pickle`). Standard library only while nothing changed: the parser
+  (and YAML) is imported only to judge a changed file, so the wake-up pack
+  costs no more than listing the journal and reading two small files, and it
+  shows exactly what the next distill would fold. Every way in judges what it
+  filed into that cache (`keep_filed`): a new lesson is not a changed file to
+  the next hook.
 
 Which files are entries, and which are pending, is `listing.py`'s job.
 """
@@ -33,7 +35,7 @@ from journal_mem.journal.cache import Cache, cache_dir, share
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
 from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
-from journal_mem.layout import Layout
+from journal_mem.layout import JOURNAL, Layout
 from journal_mem.progress import track
 
 TYPE_CHECKING = False
@@ -289,6 +291,27 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
         out.append(lesson)
     files.save()
     return out
+
+
+KEEP_FILED_MAX = 50  # a bigger batch (an import, an init) is judged by its next reader
+
+
+def keep_filed(layout: Layout, policy: Policy, filed: Iterable[tuple[str, str, bool]]) -> None:
+    """Judge entry files just filed, (agent, path, in outbox), into the hooks' cache, as
+    `pending` would judge them: the next wake-up, reminder or write then finds them
+    judged. Without it, the first hook after any lesson was written imported the parser
+    to judge that one file (about 50 ms at the next agent's start). Only speed is at
+    stake: a file not kept here is judged by its next reader."""
+    found = [(agent, path, (f"outbox/{agent}/" if outbox else f"{agent}/{JOURNAL}/")
+              + os.path.basename(path), outbox) for agent, path, outbox in filed]
+    if not found or len(found) > KEEP_FILED_MAX:
+        return
+    path = os.path.join(cache_dir(layout.state_dir), "pending.pickle")
+    files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
+    for agent, full, rel, _ in found:
+        files.verdict(agent, full, rel)
+    if files.changed:  # every other pending file stays as judged
+        files.cache.save({**files.cache.items, **files.new})
 
 
 def pending(layout: Layout, policy: Policy) -> list[PendingFile]:

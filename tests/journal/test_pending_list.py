@@ -69,3 +69,33 @@ def test_a_change_within_the_same_tick_is_not_hidden(repo: Path) -> None:
     record(layout, build(agent="api", topic="ops", title="Second lesson", body="x"))
     os.utime(folder, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # a coarse clock: same mtime
     assert len(rels(repo)) == 2
+
+
+def test_a_filed_entry_is_kept_as_a_fresh_reader_judges_it(repo: Path) -> None:
+    """What the writer keeps for the hooks (`reader.keep_filed`) is what a reader that
+    judges the file itself gets, field for field; a big batch is left to its reader."""
+    from journal_mem.journal.cache import Cache
+    from journal_mem.journal.reader import KEEP_FILED_MAX, keep_filed, read_lessons
+
+    ctx = open_context(str(repo))
+    layout, policy = ctx.layout, ctx.policy
+    filed = [record(layout, build(agent="api", topic="ops", title=f"Kept lesson {n}",
+                                  body="Body \u00e9 " * n, supersedes=["old-key"] * (n % 2)))
+             for n in range(3)]
+    filed.append(record(layout, build(agent="web", topic="ops", title="Kept in the outbox",
+                                      body="x"), outbox=True))
+    keep_filed(layout, policy, [(w.path.split(os.sep)[-3] if not w.outbox else "web", w.path,
+                                 w.outbox) for w in filed])
+    cache = Path(layout.state_dir) / "cache" / "pending.pickle"
+    kept = Cache(str(cache), policy.key, True, entries=False).items
+    fresh = {x.rel: x for x in read_lessons(layout, listing.pending_paths(layout), policy,
+                                            cache="probe")}
+    assert sorted(kept) == sorted(fresh) and len(kept) == 4
+    assert any(rel.startswith("outbox/web/") for rel in kept)
+    for rel, item in kept.items():
+        view = fresh[rel]
+        assert item[4] == {name: getattr(view, name) for name in item[4]}, rel
+    many = [record(layout, build(agent="api", topic="ops", title=f"Batch lesson {n}",
+                                 body="x")) for n in range(KEEP_FILED_MAX + 1)]
+    keep_filed(layout, policy, [("api", w.path, False) for w in many])
+    assert Cache(str(cache), policy.key, True, entries=False).items == kept

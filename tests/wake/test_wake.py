@@ -229,6 +229,21 @@ def test_hook_reads_unchanged_entries_from_the_cache_without_the_parser(repo: Pa
         assert "A cached lesson" in out and "2026-03-01-bad.md" in out
 
 
+def test_the_first_hook_after_a_write_finds_the_lesson_judged(repo: Path) -> None:
+    """`jmem write` (and every other way in) judges what it filed into the hooks' cache:
+    the next agent's wake-up, in a worktree or not, imports no parser for it."""
+    lesson(repo, "api", "An earlier lesson")
+    code = ("import io, sys; from journal_mem import main; "
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'));"
+            "main.main(['wake', '--hook', 'claude', '--agent', 'api']);"
+            "print('LOADED', sorted({'yaml', 'journal_mem.journal.entry'} & set(sys.modules)))")
+    for title in ("A lesson filed just now", "Another lesson \u2014 with a dash"):
+        lesson(repo, "web", title, "--applies-to", "api")
+        out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=base_env(),
+                             capture_output=True, text=True, check=True).stdout
+        assert "LOADED []" in out and title in out and "An earlier lesson" in out
+
+
 def test_a_teammates_correction_for_other_agents_comes_with_its_words(repo: Path) -> None:
     """A pending `--supersedes` written for another agent is not in this holder's list of
     lessons: its "do not rely on" line carries the correction's title, or the holder is
