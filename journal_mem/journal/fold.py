@@ -84,6 +84,10 @@ class Fold:
     # key -> its cited code that changed since it was cited (`journal/citations.follow`)
     code: dict[str, list[CodeChange]] = field(default_factory=dict)
     judged: str = ""  # the commit `code` was judged at ("" when no fact cites code)
+    merged: dict[str, str] = field(default_factory=dict)  # same title: loser -> winner
+    # entries the replay placed by breaking a cycle of entries that each came after the
+    # other (`order.causal_order`): a later entry may land among those
+    cycles: list[str] = field(default_factory=list)
 
     def lesson(self, key: str) -> Fact | None:
         """The live fact or retraction a key in `conflicts` names."""
@@ -133,12 +137,13 @@ def _holders(entry: Entry, agents: list[str]) -> set[str]:
 def _replay(
     entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str],
     history: dict[str, tuple[str, ...]] | None = None,
-    retractions: list[_Acc] | None = None,
+    retractions: list[_Acc] | None = None, cycles: list[str] | None = None,
 ) -> dict[str, _Acc]:
     """Apply every entry in causal order; returns every key seen (live or not), and puts
-    each retraction, with its place in the replay, in `retractions`."""
+    each retraction, with its place in the replay, in `retractions`, and each entry
+    placed by breaking a cycle in `cycles`."""
     accs: dict[str, _Acc] = {}
-    for seq, (path, entry) in enumerate(causal_order(entries, history)):
+    for seq, (path, entry) in enumerate(causal_order(entries, history, cycles)):
         if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
             if entry.retracts and retractions is not None:
                 said = _Acc(path, entry, {entry.agent})
@@ -213,7 +218,8 @@ def _to_fact(acc: _Acc) -> Fact:
     )  # fmt: skip
 
 
-def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
+def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str],
+                       merged: dict[str, str]) -> None:
     """Different keys, same normalised title, one writer: the latest wins and takes the
     holders (an agent that wrote its lesson twice under two keys).
 
@@ -238,6 +244,7 @@ def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str]) -> None:
         for loser in group[:-1]:
             winner.holders |= loser.holders
             removed[loser.entry.key] = f"merged into {winner.entry.key} (same title)"
+            merged[loser.entry.key] = winner.entry.key
             del live[loser.entry.key]
 
 
@@ -311,7 +318,8 @@ def fold(
     known = git_history() if related_entries(entries) else None
     history = history_edges(entries, known) if known is not None else None
     retractions: list[_Acc] = []
-    accs = _replay(entries, sorted(set(agents)), result.removed, history, retractions)
+    accs = _replay(entries, sorted(set(agents)), result.removed, history, retractions,
+                   result.cycles)
     live = {key: acc for key, acc in accs.items() if acc.live}
     ttl = config.distill.episodic_ttl_days
     drop_stale = config.distill.stale_refs == "drop"
@@ -328,7 +336,7 @@ def fold(
         if reason is not None:
             result.removed[key] = reason
             del live[key]
-    _merge_same_titles(live, result.removed)
+    _merge_same_titles(live, result.removed, result.merged)
     result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
     if report_near:
         said = {acc.entry.key: _to_fact(acc) for acc in retractions

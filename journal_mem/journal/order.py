@@ -62,7 +62,8 @@ GROUP_LIMIT = 64  # a key with more entries than this is ordered along its chain
 
 
 def causal_order(entries: Iterable[tuple[str, T]],
-                 history: dict[str, tuple[str, ...]] | None = None) -> list[tuple[str, T]]:
+                 history: dict[str, tuple[str, ...]] | None = None,
+                 broken: list[str] | None = None) -> list[tuple[str, T]]:
     """`entries` with each one after every entry it knew: by git history first
     (`history`: for an entry's path, the entries whose commits its commit descends
     from, `gitops.lineage.edges`), then by its `knew`, then by what it names (an entry
@@ -73,8 +74,11 @@ def causal_order(entries: Iterable[tuple[str, T]],
     A history edge that contradicts a `knew` (the entry it would place later
     names, in its own `knew`, the one it would place first: committed out of the
     order they were written) gives way to it: the writer saw what it saw. Other
-    cycles (hand-made entries that each claim to know the other) are broken at
-    the earliest (`created`, path) so that the order stays total and deterministic.
+    cycles (hand-made entries that each claim to know the other, two lessons that each
+    correct the other's key) are broken at the earliest (`created`, path) so that the
+    order stays total and deterministic; `broken` gets the path of each entry placed
+    so. A cycle is the one case where an entry added later lands among the earlier
+    ones: it is ready, so the cycle waits for it.
     """
     items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
     index = {path: n for n, (path, _) in enumerate(items)}
@@ -112,6 +116,8 @@ def causal_order(entries: Iterable[tuple[str, T]],
                 low += 1
             ready.append(low)
             waiting[low] = 0
+            if broken is not None:
+                broken.append(items[low][0])
         n = heapq.heappop(ready)
         if done[n]:
             continue

@@ -12,12 +12,16 @@ brought up to date, in one of two ways:
   after every entry indexed (the common case: a lesson was written), only
   those files are read, and each is folded onto the rows it touches. The
   index keeps what that needs: the entry files it has seen, every key the
-  journal has used, each fact's normalised title, and the newest entry. Any
-  case whose outcome depends on more than those rows (a `supersedes` or
-  `retracts`, a key seen before but not live, a title change of a live key,
-  a plain entry, a removed or replaced file, a new agent or config, a HEAD
-  that moved by commits that changed what a fact depends on) is left to
-  the full update, so both ways give the same rows. A HEAD that moved on
+  journal has used, each fact's normalised title, the fold's same-title
+  merges, and the newest entry. A lone lesson that supersedes, retracts or
+  drops keys is folded onto their rows as the replay applies it. Any case
+  whose outcome depends on more than those rows (a correction of a key with
+  no row or one a merge stands behind, a key seen before but not live, a
+  merged key restated, the first entry of a key an indexed entry names, a
+  journal whose order broke a cycle, a plain entry, a removed or replaced
+  file, a new agent or config, a HEAD that moved by commits that changed what
+  a fact depends on) is left to the full update, so both ways give the same
+  rows (tests/recall/test_append.py checks it on random journals). A HEAD that moved on
   keeps appending when its commits leave every fact as it was
   (`refresh.kept_by`: no cited path added or deleted, journal entries
   committed only by one distill): an agent's commit of code, or a distill.
@@ -38,13 +42,13 @@ import sqlite3
 from collections.abc import Iterable
 
 from journal_mem.layout import Layout
-from journal_mem.settings import CONFIG_FILE
+from journal_mem.settings import CONFIG_FILE, DEFAULTS, env_name
 
 TYPE_CHECKING = False  # `typing` costs a warm recall ~2.5 ms: annotations only
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "7"  # 7: the paths entries cite (6: mentions hold drops)
+SCHEMA_VERSION = "8"  # 8: the fold's merges (7: the paths entries cite)
 
 
 def index_path(layout: Layout) -> str:
@@ -63,7 +67,7 @@ def connect(path: str) -> sqlite3.Connection:
         conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
                            " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
                            " DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
-                           " DELETE FROM meta;")
+                           " DROP TABLE IF EXISTS merged; DELETE FROM meta;")
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     conn.executescript(
         """
@@ -84,6 +88,9 @@ def connect(path: str) -> sqlite3.Connection:
             rel TEXT NOT NULL, by TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS mentions_key ON mentions (key, role);
         CREATE TABLE IF NOT EXISTS refs (path TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS merged (loser TEXT PRIMARY KEY, winner TEXT NOT NULL)
+            WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS merged_winner ON merged (winner);
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');
@@ -92,13 +99,22 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+# The JMEM_* variables of every setting the live facts may depend on: all but the hooks',
+# the loop points' and the curator's. An orchestrator that turns a loop point on by its
+# variable (JMEM_HOOKS_PRE_WORK=1) must not make the next plain `recall` rebuild the index.
+_FACT_SETTINGS = frozenset(
+    env_name(key, sub) if sub else env_name("", key)
+    for key, default in DEFAULTS.items() if key not in ("hooks", "loop", "consolidate")
+    for sub in (default if isinstance(default, dict) else [""]))
+
+
 def signature(layout: Layout, date: dt.date) -> str:
     """What the live facts depend on, cheaply: journal folder mtimes, config inputs, date.
 
     Creating or removing an entry file changes its folder's mtime; committed
     entries are never edited in place (the guard and `check` see to that).
-    The config enters as its inputs (file bytes, `JMEM_*` variables), so that
-    no config needs to be loaded to compare.
+    The config enters as its inputs (file bytes, the `JMEM_*` variables of the
+    settings facts depend on), so that no config needs to be loaded to compare.
     """
     base, folders = _parts(layout, date)
     return json.dumps([base, folders], sort_keys=True, default=str)
@@ -111,7 +127,7 @@ def _parts(layout: Layout, date: dt.date) -> tuple[list[object], dict[str, int |
             config_bytes = fh.read().hex()
     except OSError:
         config_bytes = ""
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("JMEM_"))
+    env = sorted((k, v) for k, v in os.environ.items() if k in _FACT_SETTINGS)
     base: list[object] = [SCHEMA_VERSION, date.isoformat(), config_bytes, env]
     folders: dict[str, int | None] = {}
     for agent in layout.agents_on_disk():

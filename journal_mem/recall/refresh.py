@@ -43,7 +43,8 @@ def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
     layout = ctx.layout
     journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
     # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may hold
-    live = ctx.fold(journal.entries, date).facts
+    folded = ctx.fold(journal.entries, date)
+    live = folded.facts
     changed = 0
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -64,6 +65,10 @@ def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
         files = [rel for rel, _ in journal.entries]
         files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
         _remember(conn, files, journal.entries, journal.plain)
+        conn.execute("DELETE FROM merged")
+        conn.executemany("INSERT INTO merged VALUES (?, ?)", sorted(folded.merged.items()))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('cycles', ?)",
+                     (json.dumps(folded.cycles),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (_head(ctx),))
         conn.execute("COMMIT")
@@ -149,8 +154,8 @@ def _append(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> 
 def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int:
     stored = _meta(conn, "signature")
     last = json.loads(_meta(conn, "last") or "null")
-    if stored is None or last is None:
-        raise _Full
+    if stored is None or last is None or json.loads(_meta(conn, "cycles") or "null") != []:
+        raise _Full  # a broken cycle: a new entry may land among the indexed ones
     (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
     if old_base != base or old_folders.keys() != folders.keys():
         raise _Full  # another date, config or set of agents
@@ -165,8 +170,11 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     newest = (dt.datetime.fromisoformat(last[0]), last[1])
     if entries and (entries[0][1].created, entries[0][0]) <= newest:
         raise _Full  # it sorts among the indexed entries: the replay changes
-    if any(e.supersedes or e.retracts or e.drops for _, e in entries):
-        raise _Full  # it reaches other keys' holders, live or not
+    if len(entries) > 1 and any(e.supersedes or e.retracts or e.drops for _, e in entries):
+        raise _Full  # corrections among several new entries: their own order decides
+    fresh = {rel for rel, _ in entries}
+    if any(fresh.intersection(e.knew) for _, e in entries):
+        raise _Full  # one new entry knew another: the clocks may not say their order
     head, indexed_at = _head(ctx), _meta(conn, "head")  # asked last: it costs git calls
     if head != indexed_at:
         if not kept_by(ctx, conn, indexed_at or "", head):
@@ -174,14 +182,30 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
     changed = 0
     for rel, entry in entries:  # each newer than every one before it
+        if _named_first(conn, entry.key):
+            raise _Full  # an indexed entry that names this key comes after its first entry
         conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
                          ((path,) for path in _cited(entry)))
-        changed += _fold_one(ctx, conn, rel, entry, date)
+        if entry.supersedes or entry.retracts or entry.drops:
+            changed += _fold_correction(ctx, conn, rel, entry, date)
+        else:
+            changed += _fold_one(ctx, conn, rel, entry, date)
         newest = (entry.created, rel)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
                  (json.dumps([newest[0].isoformat(), newest[1]]),))
     return changed
+
+
+def _named_first(conn: sqlite3.Connection, key: str) -> bool:
+    """Whether a new entry of `key` is the first one, besides itself, of an indexed entry
+    that names the key (supersedes or retracts it): the replay puts that entry after the
+    new one, whatever the clocks say (`order.causal_order`), so appending would leave it
+    too early."""
+    return conn.execute(
+        "SELECT 1 FROM mentions m WHERE m.key = ? AND m.role IN ('supersedes', 'retracts')"
+        " AND NOT EXISTS (SELECT 1 FROM mentions o WHERE o.key = m.key AND o.role = 'key'"
+        " AND o.rel != m.rel)", (key,)).fetchone() is not None
 
 
 def kept_by(ctx: Context, conn: sqlite3.Connection, old: str, new: str) -> bool:
@@ -282,10 +306,80 @@ def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str
     return out
 
 
+def _fold_correction(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
+                     date: dt.date) -> int:
+    """Fold one entry that supersedes, retracts or drops keys, newer than every indexed
+    one, onto the rows, as the fold's replay applies it (`fold._replay`): a lesson that
+    states a fact takes each superseded live fact's holders and removes it, then removes
+    each retracted one; a retraction or drop alone states no fact, removes each retracted
+    fact, and takes its writer off each dropped one (which goes when nobody holds it).
+    Only where the rows say all that changes: a named key with a row and no other key of
+    its title (so no merge stands behind the row), or one with no row that only a
+    superseding lesson would need (its holders may be live under a dated rule). Returns
+    rows changed."""
+    states = bool(entry.supersedes) or not (entry.retracts or entry.drops)
+    named = _named_rows(conn, entry, states)
+    changed = 0
+    passed = {h for key in entry.supersedes if key in named for h in named[key]} if states \
+        else set()
+    for key in dict.fromkeys((*entry.supersedes, *entry.retracts) if states else entry.retracts):
+        if named.pop(key, None) is not None:
+            _delete(conn, key)
+            changed += 1
+    if states:
+        return changed + _fold_one(ctx, conn, rel, entry, date, passed)
+    for key in dict.fromkeys(entry.drops):
+        holders = named.pop(key, None)
+        left = [h for h in holders or () if h != entry.agent]
+        if holders is None or left == holders:
+            continue  # no row (or retracted just now), or not held by the writer
+        if left:
+            _set_holders(conn, key, left)
+        else:
+            _delete(conn, key)
+        changed += 1
+    conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (entry.key, _norm(entry)))
+    return changed
+
+
+def _named_rows(conn: sqlite3.Connection, entry: Entry, states: bool) -> dict[str, list[str]]:
+    """{key the entry corrects: its row's holders}, for the keys with a row; `_Full` when
+    the rows do not say what the correction changes."""
+    out: dict[str, list[str]] = {}
+    for key in sorted({*entry.supersedes, *entry.retracts, *entry.drops} - {entry.key}):
+        seen = conn.execute("SELECT norm FROM keys WHERE key = ?", (key,)).fetchone()
+        if seen is None:
+            continue  # no lesson ever stated it: nothing to correct
+        if _merged(conn, key):
+            raise _Full  # merged with another key of its title: they may come apart
+        row = conn.execute("SELECT holders FROM facts WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            if states and key in entry.supersedes:
+                raise _Full  # live under a dated rule, or not live: its holders may pass on
+            continue
+        out[key] = row[0].split()
+    return out
+
+
+def _merged(conn: sqlite3.Connection, key: str) -> bool:
+    """Whether the fold merged `key` with another of its writer's facts (same title)."""
+    return conn.execute("SELECT 1 FROM merged WHERE loser = ? OR winner = ?",
+                        (key, key)).fetchone() is not None
+
+
+def _set_holders(conn: sqlite3.Connection, key: str, holders: list[str]) -> None:
+    """A row's holders (and its stamp) changed in place: the full-text row stays."""
+    path, title = conn.execute("SELECT path, title FROM facts WHERE key = ?", (key,)).fetchone()
+    entry_path = "/".join(str(path).split("/")[-3:])  # <agent>/journal/<file>, as `_stamp`
+    text = " ".join(sorted(holders))
+    conn.execute("UPDATE facts SET holders = ?, stamp = ? WHERE key = ?",
+                 (text, f"{entry_path}|{text}|{title}", key))
+
+
 def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
-              date: dt.date) -> int:
-    """Fold one entry, newer than every indexed one and naming no other key, onto the
-    rows; returns rows changed."""
+              date: dt.date, passed: set[str] | None = None) -> int:
+    """Fold one entry, newer than every indexed one, onto the rows (`passed`: the holders
+    of the facts it supersedes); returns rows changed."""
     seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
     row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
                        (entry.key,)).fetchone()
@@ -293,16 +387,15 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
         raise _Full  # a key removed or dropped before: its past holders come back with it
     fact = ctx.fold([(rel, entry)], date, report_near=False).facts.get(entry.key)
     norm = "" if fact is None else _norm(fact)
-    if row is not None and row[1] and row[1] != norm and conn.execute(
-            "SELECT 1 FROM keys WHERE norm = ? AND key != ?", (row[1], entry.key)).fetchone():
-        raise _Full  # a live key leaves its title: facts merged into it may come apart
+    if row is not None and _merged(conn, entry.key):
+        raise _Full  # merged by writer and title: another title or writer splits them
     conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (entry.key, _norm(entry)))
     if fact is None:  # dropped on this date (expired, refs gone)
         if row is not None:
             _delete(conn, entry.key)
             return 1
         return 0
-    holders = set(fact.holders)
+    holders = set(fact.holders) | (passed or set())
     if row is not None:
         holders |= set(row[0].split())
     if norm and conn.execute("SELECT 1 FROM facts WHERE norm = ? AND key != ?",
