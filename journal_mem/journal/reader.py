@@ -307,11 +307,14 @@ def keep_filed(layout: Layout, policy: Policy, filed: Iterable[tuple[str, str, b
     if not found or len(found) > KEEP_FILED_MAX:
         return
     path = os.path.join(cache_dir(layout.state_dir), "pending.pickle")
-    files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
-    for agent, full, rel, _ in found:
-        files.verdict(agent, full, rel)
-    if files.changed:  # every other pending file stays as judged
-        files.cache.save({**files.cache.items, **files.new})
+    try:  # the lessons are filed: nothing here may turn that into a failure
+        files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
+        for agent, full, rel, _ in found:
+            files.verdict(agent, full, rel)
+        if files.changed:  # every other pending file stays as judged
+            files.cache.save({**files.cache.items, **files.new})
+    except Exception:  # a cache: the next reader judges the files itself
+        return
 
 
 def pending(layout: Layout, policy: Policy) -> list[PendingFile]:

@@ -313,10 +313,9 @@ def _fold_correction(ctx: Context, conn: sqlite3.Connection, rel: str, entry: En
     states a fact takes each superseded live fact's holders and removes it, then removes
     each retracted one; a retraction or drop alone states no fact, removes each retracted
     fact, and takes its writer off each dropped one (which goes when nobody holds it).
-    Only where the rows say all that changes: a named key with a row and no other key of
-    its title (so no merge stands behind the row), or one with no row that only a
-    superseding lesson would need (its holders may be live under a dated rule). Returns
-    rows changed."""
+    Only where the rows say all that changes (else `_Full`): no key it names was merged
+    with another (`merged`), and each key it supersedes has a row (one with none may be
+    live under a dated rule, its holders passing on). Returns rows changed."""
     states = bool(entry.supersedes) or not (entry.retracts or entry.drops)
     named = _named_rows(conn, entry, states)
     changed = 0
