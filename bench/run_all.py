@@ -70,7 +70,7 @@ GOALS = (
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
      "a distill reads every cached entry (~200 ms at 10k), folds the whole journal again "
      "(~300 ms), renders it (~170 ms: only changed topics, but every topic's digest) and "
-     "commits through 29 git processes (~300 ms); the incremental fold is not built "
+     "commits through 27 git processes (~300 ms); the incremental fold is not built "
      "(docs/benchmarks.md says why)"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included), folding them, rendering "

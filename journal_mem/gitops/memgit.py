@@ -133,7 +133,7 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
         if base != first and _memory_changed(root, prefix, first, base, blobs):
             raise MemoryMoved(f"{root}: the branch moved on with changes to memory "
                               "while the distill ran")
-        tree = _tree(root, prefix, state_dir, base, blobs)
+        tree = _tree(root, state_dir, base, blobs)
         if base and tree == _tree_of(root, base):
             return ""  # the files already equal HEAD
         args = ["commit-tree", tree, *(["-p", base] if base else []), "-F", msg]
@@ -245,37 +245,33 @@ def store(root: str, paths: list[str]) -> None:
     _hash(root, paths)
 
 
-def _index_info(blobs: Blobs, current: dict[str, str]) -> bytes:
+def _index_info(blobs: Blobs, current: dict[str, str] | None) -> bytes:
     """`update-index --index-info` lines setting `blobs` (mode 0 removes a path); paths
-    whose entry already holds that blob are left alone (their stat data stays)."""
+    whose entry in `current` already holds that blob are left alone (their stat data
+    stays). `current` None: every path is set or removed (a private index that only
+    `write-tree` reads: removing a path it lacks changes nothing)."""
     lines = []
     for path, value in sorted(blobs.items()):
         if value is None:
-            if path in current:
+            if current is None or path in current:
                 lines.append(f"0 {ZERO}\t{path}\0")
-        elif current.get(path) != value[1]:
+        elif current is None or current.get(path) != value[1]:
             lines.append(f"{value[0]} {value[1]}\t{path}\0")
     return "".join(lines).encode("utf-8", "surrogateescape")
 
 
-def _tree(root: str, prefix: str, state_dir: str, base: str | None,
-          blobs: Blobs) -> str:
+def _tree(root: str, state_dir: str, base: str | None, blobs: Blobs) -> str:
     """The tree of `base` with `blobs` applied, built in a private index."""
     env = gitcore.clean_env({"GIT_INDEX_FILE": os.path.join(state_dir, "distill-index")})
     gitcore.run(["read-tree", base or "--empty"], root, env=env)
-    current = _listed(root, prefix, blobs, env)
+    # no listing of what it holds (100k journal paths at 100k lessons): nothing reads
+    # this index's stat data, so every path is simply set or removed
     gitcore.run(["update-index", "-z", "--index-info"], root, env=env,
-                 stdin=_index_info(blobs, current))
+                 stdin=_index_info(blobs, None))
     return gitcore.run(["write-tree"], root, env=env).text().strip()
 
 
-def _listed(root: str, prefix: str, paths: Blobs, env: dict[str, str]) -> dict[str, str]:
-    """{path: blob id} of `paths` in the index `env` names."""
-    return ls_blobs(root, ["ls-files", "-s", "-z", "--", prefix], set(paths), env)
-
-
-def _new_index(root: str, prefix: str, state_dir: str, source: bytes,
-               blobs: Blobs) -> bytes:
+def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs) -> bytes:
     """The main checkout's index `source` with `blobs` applied (computed on a copy)."""
     path = os.path.join(state_dir, "distill-main-index")
     if source:
@@ -285,7 +281,9 @@ def _new_index(root: str, prefix: str, state_dir: str, source: bytes,
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     env = gitcore.clean_env({"GIT_INDEX_FILE": path})
-    info = _index_info(blobs, _listed(root, prefix, blobs, env))
+    # The paths written (few), set as the tree has them; no listing of the index (100k
+    # journal paths at 100k lessons). With no index yet, nothing is there to remove.
+    info = _index_info(blobs, None if source else {})
     if info:
         gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
         _refresh(root, env, [p for p, value in blobs.items() if value is not None])
@@ -334,7 +332,7 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
-    index = _new_index(root, prefix, state_dir, source, blobs)
+    index = _new_index(root, state_dir, source, blobs)
     subject = message.split("\n", 1)[0]
     with RefUpdate(root, f"commit: {subject}") as update:
         # A `git commit` reads HEAD as it starts, takes index.lock for a moment, and
