@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from journal_mem.distill.files import ever_written, is_distilled, recorded
-from journal_mem.distill.folding import previous_fold
+from journal_mem.distill.folding import previous_facts
 from journal_mem.distill.handedit import Edit, edit_lessons
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import history, memgit
@@ -33,7 +33,7 @@ from journal_mem.importers.markdown import Resolver
 from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
 from journal_mem.intake.pipeline import Proposal, Refused, file
 from journal_mem.journal.entry import now as stamp_now
-from journal_mem.journal.fold import Fact
+from journal_mem.journal.fold import Fact, fact_of
 from journal_mem.journal.foldstate import read_state
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.layout import DISTILL_STATE
@@ -105,7 +105,8 @@ def base_of(ctx: Context, rel: str) -> str | None:
 def shown_facts(ctx: Context, journal: Journal) -> dict[str, Fact]:
     """The live facts the distilled files showed (the last distill's fold)."""
     state = read_state(ctx.layout.distill_state)
-    return dict(previous_fold(journal, state, ctx.agents, ctx).facts)
+    return {key: fact_of(row)
+            for key, row in previous_facts(journal, state, ctx.agents, ctx).items()}
 
 
 def index_resolver(ctx: Context, journal: Journal, agent: str,

@@ -152,8 +152,8 @@ def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
     new = sorted(set(step.folded) - set(step.base.folded if step.base else ()))
     return Outcome(
         "unchanged", date=step.date.isoformat(), drained=drained, invalid=journal.invalid,
-        changes=diff(step.before, step.after), near_duplicates=step.after.near_duplicates,
-        flagged=step.after.flagged,
+        changes=diff(step.before, step.rows, step.after.removed),
+        near_duplicates=step.after.near_duplicates, flagged=step.after.flagged,
         evicted={a: r.evicted for a, r in step.rendered.agents.items() if r.evicted},
         new_lessons=new, stale_refs=_stale(step, journal, set(new)),
         conflicts=step.after.conflicts,
@@ -164,7 +164,7 @@ def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str
     """Facts this distill drops for stale refs: live before, or stated by a new lesson."""
     new_keys = {entry.key for rel, entry in journal.entries if rel in new}
     return {k: why for k, why in sorted(step.after.removed.items())
-            if why.startswith("refs gone") and (k in step.before.facts or k in new_keys)}
+            if why.startswith("refs gone") and (k in step.before or k in new_keys)}
 
 
 def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list[str]]:

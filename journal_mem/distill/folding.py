@@ -1,8 +1,9 @@
 """The fold and render step of a distill, and the fold the last distill made.
 
-The previous fold is what the commit message and the report compare against;
-it is cached under the fold's signature so that an unchanged journal is not
-folded twice.
+The previous fold's facts are what the commit message and the report compare
+against; they are cached under the fold's signature (`cache.FoldCache`, as
+plain rows: the comparison never makes a `Fact` of an unchanged one) so that
+an unchanged journal is not folded twice.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import json
 from dataclasses import dataclass
 
 from journal_mem.gitops import gitcore
-from journal_mem.journal.cache import load_fold, load_topics, save_fold, save_topics
-from journal_mem.journal.fold import FACT_FIELDS, Fold, fact_of, fact_row
+from journal_mem.journal.cache import FoldCache, load_topics, save_topics
+from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Rendered, code_key, render
@@ -28,10 +29,11 @@ class Step:
     date: dt.date
     agents: list[str]
     after: Fold  # the new fold
+    rows: dict[str, FactRow]  # its facts as rows (`fact_row`)
     rendered: Rendered
     state: FoldState | None  # the distill state on disk
     base: FoldState | None  # the state the commit changes (HEAD's when committing)
-    before: Fold  # the fold `base` made
+    before: dict[str, FactRow]  # the facts of the fold `base` made, as rows
     folded: tuple[str, ...]  # every valid entry, sorted
 
 
@@ -44,13 +46,14 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     rendered = render(after, agents, config.budget, load_topics(layout.state_dir, code_key()))
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
-    before = previous_fold(journal, base, agents, ctx)
+    kept = FoldCache(layout.state_dir)
+    before = previous_facts(journal, base, agents, ctx, kept)
     folded = tuple(sorted(rel for rel, _ in journal.entries))
+    rows = {key: fact_row(fact) for key, fact in after.facts.items()}
     if save:
-        save_fold(layout.state_dir, fold_signature(FoldState(date, folded), agents, ctx),
-                  {key: fact_row(fact) for key, fact in after.facts.items()})
+        kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows)
         save_topics(layout.state_dir, rendered.topics, code_key())
-    return Step(date, agents, after, rendered, state, base, before, folded)
+    return Step(date, agents, after, rows, rendered, state, base, before, folded)
 
 
 def committed_state(ctx: Context) -> FoldState | None:
@@ -61,17 +64,20 @@ def committed_state(ctx: Context) -> FoldState | None:
     return parse_state(res.stdout) if res.ok else None
 
 
-def previous_fold(journal: Journal, state: FoldState | None, agents: list[str],
-                  ctx: Context) -> Fold:
-    """The fold the last distill made: its folded entries on its date (cached)."""
+def previous_facts(journal: Journal, state: FoldState | None, agents: list[str],
+                   ctx: Context, kept: FoldCache | None = None) -> dict[str, FactRow]:
+    """The facts of the fold the last distill made (its folded entries on its date), as
+    rows: from `kept` (the fold cache) when it holds them."""
     if state is None:
-        return Fold()
-    cached = load_fold(ctx.layout.state_dir, fold_signature(state, agents, ctx))
+        return {}
+    kept = kept or FoldCache(ctx.layout.state_dir)
+    cached = kept.facts(fold_signature(state, agents, ctx))
     if cached is not None:
-        return Fold(facts={key: fact_of(row) for key, row in cached.items()})
+        return cached
     was = set(state.folded)
     entries = [(rel, e) for rel, e in journal.entries if rel in was]
-    return ctx.fold(entries, state.date, agents=agents, report_near=False)
+    fold = ctx.fold(entries, state.date, agents=agents, report_near=False)
+    return {key: fact_row(fact) for key, fact in fold.facts.items()}
 
 
 def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:

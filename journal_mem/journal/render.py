@@ -512,6 +512,24 @@ def outdated_lines(agent: str, fold: Fold, width: int) -> list[str]:
 LINE_FLOOR = 6
 
 
+def least_bytes(fact: Fact, file: str, width: int, marked: bool) -> int:
+    """Fewer bytes than the line `fact_line` makes for `fact` in topic file `file`
+    (`name#anchor`), its newline counted: a fact with less room left is skipped without
+    rendering its line (at 100k lessons an agent's budget is full long before its 7k
+    facts are tried). A line that keeps its link, as it does when no mark (`marked`)
+    takes room and 8 characters of its title fit beside it, is `- [`, its title, whole
+    (escapes only lengthen it) or cut to about its room, and a tail that ends in
+    `](topics/NAME.md) [KEY]`."""
+    least = len(fact.key) + LINE_FLOOR
+    if file and not marked:
+        tail = len(f"]({TOPICS}/{file.partition('#')[0]}.md) [{fact.key}]")
+        room = width - 3 - tail
+        if room >= 8:  # a cut title keeps more than half its room
+            title = len(" ".join(fact.title.split()))
+            least = max(least, 3 + min(title, room // 2) + tail + 1)
+    return least
+
+
 def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int = 0,
                   placed: dict[str, str] | None = None, parts: dict[str, list[str]] | None = None,
                   notes: list[str] | None = None,
@@ -552,7 +570,11 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
                 or (section not in opened and lines_left < 3)):
             continue  # it cannot fit, whatever its line: not rendered (100k facts, 200 lines)
         changed = (code or {}).get(fact.key)
-        line = fact_line(fact, width, principle, placed.get(fact.key, ""),
+        file = placed.get(fact.key, "")
+        if bytes_left <= width and least_bytes(  # a floor past LINE_FLOOR's is < width
+                fact, file, width, bool(changed) or fact.key in (outdated or {})) > bytes_left:
+            continue
+        line = fact_line(fact, width, principle, file,
                          (outdated or {}).get(fact.key), changed[0] if changed else None)
         if line is None:
             continue

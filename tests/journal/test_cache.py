@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import pickle
 
 from hypothesis import given, settings
@@ -94,3 +95,62 @@ def test_the_last_fold_is_kept_under_its_signature(tmp_path: object) -> None:
     kept = cache.load_fold(str(tmp_path), "sig")
     assert kept is not None and fact_of(kept["k"]) == fact
     assert cache.load_fold(str(tmp_path), "other") is None
+
+
+def _row(key: str, holders: tuple[str, ...], title: str = "T") -> tuple[object, ...]:
+    return fact_row(Fact(key=key, title=title, body="b", topic="t", type="semantic",
+                         confidence=0.8, importance="medium",
+                         created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC), holders=holders,
+                         path=f"api/journal/{key}.md"))
+
+
+def test_the_fold_cache_keeps_a_small_change_as_a_delta_of_its_base(tmp_path: object) -> None:
+    state = str(tmp_path)
+    base = {f"k{i}": _row(f"k{i}", ("api",)) for i in range(2000)}
+    cache.FoldCache(state).save("one", base)
+    after = dict(base)
+    after["k1"] = _row("k1", ("api", "web"))
+    after["new"] = _row("new", ("web",))
+    del after["k2"]
+    cache.FoldCache(state).save("two", after)
+    assert os.path.exists(cache.fold_path(state) + ".delta")
+    kept = cache.FoldCache(state)
+    assert kept.gen == "one" and kept.facts("one") == base
+    assert kept.facts("two") == after
+    # the same signature saved again (HEAD moved, nothing new folded): the newest wins
+    again = dict(after)
+    del again["k3"]
+    cache.FoldCache(state).save("two", again)
+    assert cache.FoldCache(state).facts("two") == again
+    assert cache.FoldCache(state).facts("three") is None
+    # a delta under its base's own signature: the distill after a commit that removed
+    # cited code folds the same lessons on the same date to fewer facts
+    cache.FoldCache(state).save("one", after)
+    assert cache.FoldCache(state).facts("one") == after
+
+
+def test_the_fold_cache_rewrites_its_base_when_the_change_is_large(tmp_path: object) -> None:
+    state = str(tmp_path)
+    cache.FoldCache(state).save("one", {f"k{i}": _row(f"k{i}", ("api",)) for i in range(5)})
+    cache.FoldCache(state).save("two", {"k0": _row("k0", ("api",))})
+    assert os.path.exists(cache.fold_path(state) + ".delta")
+    big = {f"n{i}": _row(f"n{i}", ("web",)) for i in range(1200)}
+    cache.FoldCache(state).save("three", big)
+    assert not os.path.exists(cache.fold_path(state) + ".delta")
+    kept = cache.FoldCache(state)
+    assert kept.gen == "three" and kept.facts("three") == big and kept.facts("two") is None
+
+
+def test_a_delta_of_another_base_is_never_applied(tmp_path: object) -> None:
+    state = str(tmp_path)
+    cache.FoldCache(state).save("one", {"a": _row("a", ("api",))})
+    cache.FoldCache(state).save("two", {"a": _row("a", ("web",))})
+    delta = cache.fold_path(state) + ".delta"
+    with open(delta, "rb") as fh:
+        kept_delta = fh.read()
+    cache.dump(cache.fold_path(state), "other", ("fold",), {"b": _row("b", ("api",))},
+               entries=False)
+    with open(delta, "wb") as fh:  # left by a distill killed between the two writes
+        fh.write(kept_delta)
+    kept = cache.FoldCache(state)
+    assert kept.facts("two") is None and kept.facts("other") == {"b": _row("b", ("api",))}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from journal_mem.journal.fold import Fact, Fold
 from journal_mem.journal.render import fact_line, over_budget, render
+from journal_mem.layout import TOPICS
 from journal_mem.schema import Budget
 
 DAY = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
@@ -306,14 +307,18 @@ _TITLES = st.one_of(st.text(_CHARS, min_size=1, max_size=3),
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(_KEYS, _TITLES, st.sampled_from(["a", "b", "c"]),
                           st.booleans()), min_size=1, max_size=80, unique_by=lambda t: t[0]),
-       st.integers(10, 200), st.integers(1000, 2500), st.integers(40, 120), st.booleans())
+       st.integers(10, 200), st.integers(1000, 2500), st.integers(20, 120), st.booleans(),
+       st.sets(_KEYS), st.sampled_from(["a", "a-long-topic-name-of-many-words"]))
 @example([(f"k{n}", "x" * 100, "a", False) for n in range(30)] + [("z", "y", "a", False)],
-         200, 1000, 120, False)
+         200, 1000, 120, False, set(), "a")
+@example([(f"k{n}", "x" * 100, "a", False) for n in range(30)] + [("z", "y", "a", False)],
+         200, 1000, 120, True, set(), "a")
 def test_memory_md_skips_only_facts_that_cannot_fit(
         rows: list[tuple[str, str, str, bool]], lines: int, size: int, width: int,
-        linked: bool) -> None:
-    """A fact whose key alone leaves too few bytes is skipped without rendering its line
-    (`LINE_FLOOR`): MEMORY.md is byte for byte what rendering every line would give."""
+        linked: bool, flagged: set[str], file: str) -> None:
+    """A fact whose line cannot fit in the bytes left is skipped without rendering it
+    (`LINE_FLOOR`, `least_bytes`): MEMORY.md is byte for byte what rendering every line
+    would give, with or without links, with correction marks."""
     import pytest
 
     from journal_mem.journal import render as module
@@ -321,9 +326,43 @@ def test_memory_md_skips_only_facts_that_cannot_fit(
     facts = [fact(key, title, topic=topic, kind="principle" if principle else "semantic")
              for key, title, topic, principle in rows]
     budget = Budget(memory_lines=lines, memory_bytes=size, line_chars=width)
-    placed = {f.key: f"{f.topic}#{f.key}" for f in facts} if linked else {}
-    skipping = module.render_memory("api", facts, budget, placed=placed)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(module, "LINE_FLOOR", -(10**6))  # every line rendered and weighed
-        every = module.render_memory("api", facts, budget, placed=placed)
+    placed = {f.key: f"{file}-{f.topic}#{f.key}" for f in facts} if linked else {}
+    outdated = {key: ("newer-key", "A newer lesson that says 3 things") for key in flagged}
+    skipping = module.render_memory("api", facts, budget, placed=placed, outdated=outdated)
+    with pytest.MonkeyPatch.context() as patch:  # every line rendered and weighed
+        patch.setattr(module, "LINE_FLOOR", -(10**6))
+        patch.setattr(module, "least_bytes", lambda *_: -(10**6))
+        every = module.render_memory("api", facts, budget, placed=placed, outdated=outdated)
     assert skipping == every
+
+
+# titles a link escapes, cuts and joins: brackets, backslashes, runs of spaces, wide text
+_LINK_TITLES = st.one_of(
+    st.text(st.sampled_from("ab []\\*_`<!-->é漢 \n\t"), min_size=1, max_size=200),
+    st.text(_CHARS, min_size=1, max_size=200))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_KEYS, _LINK_TITLES, st.sampled_from(["", "a", "a#k", "a-long-topic-name#anchor-of-it"]),
+       st.integers(20, 160), st.booleans())
+@example("k", "y", "a", 120, False)
+@example("k", "[" * 90, "a", 120, False)
+@example("k", "a " + "\\" * 80, "a", 100, False)
+def test_no_line_is_shorter_than_its_least_bytes(key: str, title: str, file: str,
+                                                  width: int, flagged: bool) -> None:
+    """`least_bytes` is a floor of the line `fact_line` makes, and for a plain title that
+    fits beside its link (a file named without an anchor) it is that line's size: the
+    skip loses no fact that fits, and skips most that do not."""
+    from journal_mem.journal.render import _nbytes, fact_line, least_bytes
+
+    one = fact(key, title)
+    outdated = ("newer-key", "A newer lesson that says 3 things") if flagged else None
+    line = fact_line(one, width, False, file, outdated)
+    least = least_bytes(one, file, width, flagged)
+    if line is not None:
+        assert least <= _nbytes(line)
+    tail = len(f"]({TOPICS}/{file.partition('#')[0]}.md) [{key}]")
+    plain = title.isascii() and title.isalnum()
+    fits = len(title) + tail + 3 <= width and width - 3 - tail >= 8
+    if file and "#" not in file and not flagged and plain and fits:
+        assert line is not None and least == _nbytes(line)
