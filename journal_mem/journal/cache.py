@@ -17,9 +17,11 @@ from journal_mem.fsutil import replace_atomic_with
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TypeVar
 
     from journal_mem.journal.entry import Entry
+
+    _T = TypeVar("_T")
 
 # 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
 # plain entries (no frontmatter) marked
@@ -41,7 +43,7 @@ def _entry_fields() -> tuple[str, ...]:
 
         _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
         _ENTRY.append(Entry)
-        _BUILD.append(_builder(Entry, _FIELDS, _SHARED_FIELDS))
+        _BUILD.append(builder(Entry, _FIELDS, _SHARED_FIELDS))
     return tuple(_FIELDS)
 
 
@@ -55,12 +57,13 @@ _SHARED_FIELDS = frozenset({"agent", "topic", "type", "importance", "key", "supe
 _SHARED: dict[object, object] = {}
 
 
-def _builder(cls: type[Entry], names: list[str], shared: frozenset[str]) -> Callable[..., Entry]:
+def builder(cls: type[_T], names: list[str] | tuple[str, ...],
+            shared: frozenset[str] = frozenset()) -> Callable[..., _T]:
     """`cls(*values)` with the shared fields shared, as one function made for its fields:
     it sets each slot through its descriptor, as the frozen dataclass's `__init__` does
     through `object.__setattr__`, at half the cost (10k entries come back from the cache
-    at each distill). A class with a `__post_init__` or without slots gets its own
-    `__init__`."""
+    at each distill; a fold makes a fact of each live key). A class with a
+    `__post_init__` or without slots gets its own `__init__`."""
     args = ", ".join(f"v{i}" for i in range(len(names)))
     values = [f"share(v{i}, v{i})" if name in shared else f"v{i}"
               for i, name in enumerate(names)]
@@ -72,7 +75,7 @@ def _builder(cls: type[Entry], names: list[str], shared: frozenset[str]) -> Call
     space: dict[str, Any] = {"cls": cls, "new": object.__new__, "share": _SHARED.setdefault}
     space.update((f"s{i}", getattr(cls, name).__set__) for i, name in enumerate(names))
     exec(compile(source, f"<{cls.__name__} builder>", "exec"), space)
-    build: Callable[..., Entry] = space["build"]
+    build: Callable[..., _T] = space["build"]
     return build
 
 

@@ -90,8 +90,11 @@ def causal_order(entries: Iterable[tuple[str, T]],
         for n, (_, entry) in enumerate(items):
             own.setdefault(entry.key, []).append(n)
     for n, (path, entry) in enumerate(items):
+        seen = history.get(path, ())
+        if not (entry.knew or seen or entry.supersedes or entry.retracts):
+            continue  # it knew nothing: only the clocks place it (most entries)
         known_here = set(entry.knew)
-        for known in history.get(path, ()):
+        for known in seen:
             first = index.get(known)
             if first is not None and first != n and path not in items[first][1].knew:
                 known_here.add(known)
@@ -106,6 +109,8 @@ def causal_order(entries: Iterable[tuple[str, T]],
             if first is not None and first != n:
                 after.setdefault(first, []).append(n)
                 waiting[n] += 1
+    if not after:
+        return items  # no entry knew another: the clocks' order
     ready = [n for n in range(len(items)) if not waiting[n]]  # sorted: a valid heap
     out: list[tuple[str, T]] = []
     done = [False] * len(items)
@@ -159,23 +164,26 @@ def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[
     fold's result for a key depends only on the order of the entries that concern it.
     An entry not committed yet knew every committed one: the distill commits it on top
     of them, and a rebuild from that commit must order it as this fold does."""
-    by_key: dict[str, list[tuple[int, str, str]]] = {}
+    by_key: dict[str, list[tuple[str, str]]] = {}
     pending: dict[str, list[str]] = {}
+    added = history.added
     for path, entry in entries:
-        commit = history.added.get(path)
-        for key in concerns(entry):
+        commit = added.get(path)
+        keys = (concerns(entry) if entry.supersedes or entry.retracts or entry.drops
+                else (entry.key,))  # most entries speak only of their own key
+        for key in keys:
             if commit is None:  # it will be committed on top of what is committed now
                 pending.setdefault(key, []).append(path)
             else:
-                by_key.setdefault(key, []).append((history.generation(commit), path, commit))
+                by_key.setdefault(key, []).append((path, commit))
     out: dict[str, set[str]] = {}
     for key, paths in pending.items():
         for path in paths:
-            out.setdefault(path, set()).update(p for _, p, _ in by_key.get(key, ()))
-    for group in by_key.values():
-        if len({commit for _, _, commit in group}) < 2:
+            out.setdefault(path, set()).update(p for p, _ in by_key.get(key, ()))
+    for pairs in by_key.values():
+        if len(pairs) < 2 or len({commit for _, commit in pairs}) < 2:
             continue
-        group.sort()
+        group = sorted((history.generation(commit), path, commit) for path, commit in pairs)
         for j, (_, path, commit) in enumerate(group):
             earlier = group[:j] if len(group) <= GROUP_LIMIT else group[max(j - 1, 0):j]
             for _, before, old in earlier:

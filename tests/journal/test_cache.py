@@ -56,7 +56,7 @@ def test_a_class_with_post_init_is_built_by_its_own_init() -> None:
             if self.size < 0:
                 raise ValueError("negative")
 
-    build = cache._builder(Checked, ["agent", "size"], frozenset({"agent"}))
+    build = cache.builder(Checked, ["agent", "size"], frozenset({"agent"}))
     assert build("api", 3) == Checked("api", 3)
     try:
         build("api", -1)

@@ -282,3 +282,20 @@ def test_dropping_a_key_removes_only_its_writer_from_the_holders() -> None:
     assert run(fact, drop).facts["k"].holders == ("web",)
     last = ("web/journal/2026-05-01-c.md", entry("web", "drop-k2", 6, drops=("k",)))
     assert "k" not in run(fact, drop, last).facts
+
+
+def test_a_fact_takes_each_field_from_its_entry() -> None:
+    """Every field of a fact comes from its own field of the entry (the fold builds facts
+    positionally, `fold._make_fact`)."""
+    one = entry("api", "k1", title="The title", body="The body", topic="topic-x",
+                confidence=0.7, importance="high", tags=("t1",), refs=("src/a.py",),
+                source="native:api/x.md", applies_to=("web",))
+    fact = run(("api/journal/one.md", one), config=Config(
+        distill=Distill(stale_refs="flag"))).facts["k1"]
+    assert (fact.key, fact.title, fact.body, fact.topic, fact.type) == (
+        "k1", "The title", "The body", "topic-x", one.type)
+    assert (fact.confidence, fact.importance, fact.created) == (0.7, "high", one.created)
+    assert (fact.holders, fact.path, fact.writers) == (("api", "web"), "api/journal/one.md",
+                                                        ("api",))
+    assert (fact.tags, fact.refs, fact.source, fact.cited) == (
+        ("t1",), ("src/a.py",), "native:api/x.md", one.cited)
