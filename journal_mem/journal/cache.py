@@ -243,13 +243,3 @@ class FoldCache:
             os.unlink(self.path + ".delta")
         except FileNotFoundError:
             pass
-
-
-def load_fold(state_dir: str, signature: str) -> dict[str, tuple[Any, ...]] | None:
-    """The facts of the fold saved under `signature` (key: its field values), or None."""
-    return FoldCache(state_dir).facts(signature)
-
-
-def save_fold(state_dir: str, signature: str, facts: dict[str, tuple[Any, ...]]) -> None:
-    """Keep `facts` (a fold's live facts, key: its field values) under `signature`."""
-    FoldCache(state_dir).save(signature, facts)

@@ -91,10 +91,10 @@ def test_the_last_fold_is_kept_under_its_signature(tmp_path: object) -> None:
     fact = Fact(key="k", title="T", body="b", topic="t", type="semantic", confidence=0.8,
                 importance="medium", created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
                 holders=("api",), path="api/journal/x.md", refs=("src/a.py",))
-    cache.save_fold(str(tmp_path), "sig", {"k": fact_row(fact)})
-    kept = cache.load_fold(str(tmp_path), "sig")
+    cache.FoldCache(str(tmp_path)).save("sig", {"k": fact_row(fact)})
+    kept = cache.FoldCache(str(tmp_path)).facts("sig")
     assert kept is not None and fact_of(kept["k"]) == fact
-    assert cache.load_fold(str(tmp_path), "other") is None
+    assert cache.FoldCache(str(tmp_path)).facts("other") is None
 
 
 def _row(key: str, holders: tuple[str, ...], title: str = "T") -> tuple[object, ...]:
