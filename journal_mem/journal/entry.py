@@ -67,8 +67,9 @@ def _check_title_text(title: str, problems: list[str]) -> None:
     """No invisible or line-breaking characters, no HTML comment (hidden when rendered)."""
     import unicodedata
 
-    bad = sorted({f"U+{ord(c):04X}" for c in title
-                  if unicodedata.category(c) in BAD_CATEGORIES})
+    # every bad category is one `isprintable` refuses: a printable title has none
+    bad = [] if title.isprintable() else sorted(
+        {f"U+{ord(c):04X}" for c in title if unicodedata.category(c) in BAD_CATEGORIES})
     if bad:
         problems.append(f"title: holds control or invisible characters ({', '.join(bad)})")
     # a lone `-->` (an arrow: "API --> queue") opens nothing; in a code span `<!--` is

@@ -357,3 +357,18 @@ def test_a_dashes_line_in_the_body_is_body() -> None:
     entry = parse(data)
     assert entry.title == "Run the API tests serially"
     assert entry.body.endswith("---\n\n# Not the title")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40))
+def test_a_printable_title_holds_no_bad_character(title: str) -> None:
+    """`_check_title_text` asks `unicodedata` only of a title `isprintable` refuses: every
+    bad category (control, format, line and paragraph separators) is one it refuses."""
+    import unicodedata
+
+    from journal_mem.journal.entry import BAD_CATEGORIES
+
+    if title.isprintable():
+        assert not any(unicodedata.category(c) in BAD_CATEGORIES for c in title)
+    for c in ("\u200b", "\u2028", "\u2029", "\x07", "\u00ad"):
+        assert not (title + c).isprintable()

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 from helpers import git, jmem
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from journal_mem.journal import secrets as secrets_module
 from journal_mem.journal.secrets import entropy, scan
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYz8Q8ZR3KEY"
@@ -240,3 +243,30 @@ def test_the_shell_flag_and_prose_forms_are_refused_on_every_way_in(
     for word in re.findall(r"[A-Za-z0-9!:+/=-]{8,}", secret):
         if any(c.isdigit() for c in word):
             assert word not in said  # never the secret itself
+
+
+# --- the cheap gates before the costly searches are exact ---------------------------
+
+# Words the gated patterns start with, in any case, with the letters ignoring case
+# matches beyond lower case (ſ, K, İ, ı), runs of key characters and separators.
+_PIECES = st.sampled_from(["pass", "PASSW", "word", "pwd", "Pwd", "phrase", "ſ", "K", "İ",
+                           "ı", "secret", "TOKEN", "api", "Access", "private", "credential",
+                           "--password", " is ", " = ", ": ", "\n", " ", "/", "+",
+                           "A1b2C3d4E5", "wJalrXUtnFEMI/K7MDENG/", "x" * 13, "é"])
+_TEXTS = st.lists(_PIECES, max_size=30).map("".join)
+_KEYWORD_RE = re.compile(r"(?=passw|pwd|secret|token|api|access|private|credential)")
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_TEXTS)
+@example("paſsword: hunter2!!")
+@example("the PASSPHRASE: A1b2C3d4E5")
+@example("x" * 20 + "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYz8Q8ZR3KEY")
+def test_the_gates_never_skip_a_text_a_pattern_matches(text: str) -> None:
+    lower = text.lower()
+    starts = [m.start() for m in _KEYWORD_RE.finditer(lower)]
+    assert secrets_module._keyword_starts(lower) == starts
+    if secrets_module._PASSWORD_RE.search(text):  # scan's gates let it through
+        assert secrets_module._may_say_password(text, lower)
+    if secrets_module._AWS_SECRET_RE.search(text):
+        assert secrets_module._may_hold_aws_key(text)
