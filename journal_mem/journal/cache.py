@@ -9,6 +9,7 @@ imported only when a cache holding entries is written or read back.
 from __future__ import annotations
 
 import copyreg
+import operator
 import os
 import pickle
 
@@ -94,8 +95,6 @@ def share(entry: Entry) -> Entry:
 def _entry_row(entry: Entry) -> tuple[object, ...]:
     """An entry's field values, in field order (one `attrgetter`, made in C)."""
     if not _ROW:
-        import operator
-
         _ROW.append(operator.attrgetter(*_entry_fields()))
     row: tuple[object, ...] = _ROW[0](entry)
     return row
