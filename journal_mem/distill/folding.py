@@ -3,7 +3,9 @@
 The previous fold's facts are what the commit message and the report compare
 against; they are cached under the fold's signature (`cache.FoldCache`, as
 plain rows: the comparison never makes a `Fact` of an unchanged one) so that
-an unchanged journal is not folded twice.
+an unchanged journal is not folded twice. The topic renderings are kept beside
+them, under the token of the fold they were rendered from: the next render
+reuses a topic whose facts equal those rows (`render.Known`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from journal_mem.journal.cache import FoldCache, load_topics, save_topics
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
-from journal_mem.journal.render import Rendered, code_key, render
+from journal_mem.journal.render import Known, Rendered, code_key, render
 from journal_mem.repo import Context
 
 
@@ -39,20 +41,25 @@ class Step:
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
               save: bool) -> Step:
-    """Fold `journal` on `date` for every agent and render it; with `save`, cache the fold."""
+    """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold and
+    its topic renderings for the next distill."""
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     after = ctx.fold(journal.entries, date, agents=agents)
-    rendered = render(after, agents, config.budget, load_topics(layout.state_dir, code_key()))
+    kept = FoldCache(layout.state_dir)
+    token, topics = load_topics(layout.state_dir, code_key())
+    rendered_from = kept.rows_of(token)  # the fold those renderings were made from
+    known = Known(topics, rendered_from) if rendered_from is not None else None
+    rendered = render(after, agents, config.budget, known)
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
-    kept = FoldCache(layout.state_dir)
     before = previous_facts(journal, base, agents, ctx, kept)
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     rows = {key: fact_row(fact) for key, fact in after.facts.items()}
     if save:
-        kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows)
-        save_topics(layout.state_dir, rendered.topics, code_key())
+        token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows)
+        if token:  # renderings name the fold they come from: kept, or nothing is reused
+            save_topics(layout.state_dir, rendered.topics, code_key(), token)
     return Step(date, agents, after, rows, rendered, state, base, before, folded)
 
 

@@ -179,15 +179,17 @@ def topics_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "topics.pickle")
 
 
-def load_topics(state_dir: str, code: str) -> dict[Any, Any]:
-    """The topic renderings the last distill kept (`render.TopicCache`) if the code that
-    rendered them is `code` (`render.code_key`); {} otherwise."""
-    return load(topics_path(state_dir), ("topics", code))[1]
+def load_topics(state_dir: str, code: str) -> tuple[str, dict[Any, Any]]:
+    """(token, renderings): the topic renderings the last distill kept (`render.TopicCache`)
+    if the code that rendered them is `code` (`render.code_key`), and the token of the
+    fold they were rendered from (`FoldCache.rows_of`); ("", {}) otherwise."""
+    return load(topics_path(state_dir), ("topics", code))
 
 
-def save_topics(state_dir: str, topics: dict[Any, Any], code: str) -> None:
+def save_topics(state_dir: str, topics: dict[Any, Any], code: str, token: str) -> None:
+    """Keep `topics`, rendered from the fold kept under `token` (`FoldCache.save`)."""
     try:
-        dump(topics_path(state_dir), "topics", ("topics", code), topics, entries=False)
+        dump(topics_path(state_dir), token, ("topics", code), topics, entries=False)
     except OSError:
         pass  # only slower next time
 
@@ -207,46 +209,70 @@ class FoldCache:
     (`gone`): at 100k lessons a distill of 20 new ones changes a few dozen of 56k facts,
     and pickling them all again took half a second. The delta is folded into the base
     once it grows past a fifth of it. Plain tuples: 10k facts pickle and load back in a
-    fifth of the time their dataclass takes."""
+    fifth of the time their dataclass takes.
+
+    Each save also gets a token of its own (`rows_of`): one signature can stand for two
+    folds (the same lessons folded after a commit removed the code they cite), a token
+    for exactly one, so what was rendered from a fold names it by its token."""
 
     def __init__(self, state_dir: str) -> None:
         self.path = fold_path(state_dir)
-        self.gen, self.base = load(self.path, ("fold",))
-        self.delta_gen, self.delta = (load(self.path + ".delta", ("fold", self.gen))
-                                      if self.gen else ("", {}))
+        self.gen, base = load(self.path, _FOLD)
+        self.token: str = base.get("token", "")
+        self.base: dict[str, tuple[Any, ...]] = base.get("rows", {})
+        self.delta_gen, self.delta = (load(self.path + ".delta", (*_FOLD, self.token))
+                                      if self.token else ("", {}))
 
     def facts(self, signature: str) -> dict[str, tuple[Any, ...]] | None:
         """The facts kept under `signature`, or None."""
         if self.delta_gen and signature == self.delta_gen:  # the newer of the two
-            rows = dict(self.base)
-            rows.update(self.delta["set"])
-            for key in self.delta["gone"]:
-                rows.pop(key, None)
-            return rows
+            return self._merged()
         if self.gen and signature == self.gen:
             return self.base
         return None
 
-    def save(self, signature: str, facts: dict[str, tuple[Any, ...]]) -> None:
-        """Keep `facts` under `signature` (as a delta of the base when that is small)."""
-        try:
-            self._save(signature, facts)
-        except OSError:
-            pass  # only slower next time
+    def rows_of(self, token: str) -> dict[str, tuple[Any, ...]] | None:
+        """The facts of the one save that got `token`, or None."""
+        if token and self.delta_gen and token == self.delta.get("token"):
+            return self._merged()
+        if token and token == self.token:
+            return self.base
+        return None
 
-    def _save(self, signature: str, facts: dict[str, tuple[Any, ...]]) -> None:
-        base = self.base
-        if self.gen and base:
+    def _merged(self) -> dict[str, tuple[Any, ...]]:
+        rows = dict(self.base)
+        rows.update(self.delta["set"])
+        for key in self.delta["gone"]:
+            rows.pop(key, None)
+        return rows
+
+    def save(self, signature: str, facts: dict[str, tuple[Any, ...]]) -> str:
+        """Keep `facts` under `signature` (as a delta of the base when that is small); the
+        save's token, "" when nothing could be written."""
+        try:
+            return self._save(signature, facts)
+        except OSError:
+            return ""  # only slower next time
+
+    def _save(self, signature: str, facts: dict[str, tuple[Any, ...]]) -> str:
+        base, token = self.base, os.urandom(8).hex()
+        if self.token and base:
             changed = {key: row for key, row in facts.items() if base.get(key) != row}
             gone = [key for key in base if key not in facts]
             if len(changed) + len(gone) <= max(1000, len(base) // 5):
-                dump(self.path + ".delta", signature, ("fold", self.gen),
-                     {"set": changed, "gone": gone}, entries=False)
-                self.delta_gen, self.delta = signature, {"set": changed, "gone": gone}
-                return
-        dump(self.path, signature, ("fold",), facts, entries=False)
-        self.gen, self.base, self.delta_gen, self.delta = signature, facts, "", {}
+                delta = {"set": changed, "gone": gone, "token": token}
+                dump(self.path + ".delta", signature, (*_FOLD, self.token), delta,
+                     entries=False)
+                self.delta_gen, self.delta = signature, delta
+                return token
+        dump(self.path, signature, _FOLD, {"rows": facts, "token": token}, entries=False)
+        self.gen, self.base, self.token, self.delta_gen, self.delta = (
+            signature, facts, token, "", {})
         try:
             os.unlink(self.path + ".delta")
         except FileNotFoundError:
             pass
+        return token
+
+
+_FOLD = ("fold", 2)  # 2: rows and a token

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import operator
 import os
-import pickle
 import re
 import unicodedata
 import zlib
@@ -43,7 +41,7 @@ from journal_mem.journal import anchor as anchor_source
 from journal_mem.journal import entry as entry_source
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
-from journal_mem.journal.fold import Fact, Fold, rank
+from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, rank
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
@@ -278,11 +276,20 @@ class AgentReport:
     parts: dict[str, list[str]] = field(default_factory=dict)  # topic -> its file names
 
 
-# A topic's rendering, by the digest of everything `render_topic` reads: its files
-# [(name, zlib-compressed text)], the keys with no room, {key: file name#anchor}.
-TopicCache = dict[tuple[str, str], tuple[bytes, list[tuple[str, bytes]], list[str],
-                                          dict[str, str]]]
-_FACT_FIELDS = operator.attrgetter(*Fact.__dataclass_fields__)  # a fact's every field
+# A topic's rendering, with what decides its reuse: the keys of its facts in order, the
+# rest of its input (`_inputs`), its files [(name, zlib-compressed text)], the keys with
+# no room, {key: file name#anchor}.
+TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
+                                          list[tuple[str, bytes]], list[str], dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class Known:
+    """An earlier render's topics (`Rendered.topics`) and the facts of the fold they were
+    rendered from, as rows (`fold.fact_row`, as `cache.FoldCache` keeps them)."""
+
+    topics: TopicCache
+    rows: dict[str, FactRow]
 
 
 def code_key() -> str:
@@ -303,20 +310,25 @@ def code_key() -> str:
 _CODE_KEY: list[str] = []
 
 
-def topic_digest(agent: str, topic: str, facts: list[Fact], max_lines: int,
-                 taken: set[str], code: dict[str, list[CodeChange]]) -> bytes:
-    """A digest of `render_topic`'s whole input (every field of every fact, in order, and
-    the text of each change of the code they cite): equal digests, equal files."""
-    data = (TOPIC_PARTS, BODY_CHARS, agent, topic, max_lines, sorted(taken),
-            list(map(_FACT_FIELDS, facts)),
-            [(f.key, [c.text() for c in code[f.key]]) for f in facts if f.key in code])
-    return hashlib.blake2b(pickle.dumps(data, protocol=5), digest_size=20).digest()
+def _inputs(max_lines: int, taken: tuple[str, ...], facts: list[Fact],
+            code: dict[str, list[CodeChange]]) -> tuple[object, ...]:
+    """What `render_topic` reads besides its facts' rows: the room, the agent's other
+    topics, and the text of each change of the code its facts cite."""
+    return (max_lines, taken,
+            tuple((f.key, tuple(c.text() for c in code[f.key])) for f in facts if f.key in code))
+
+
+def _unchanged(facts: list[Fact], rows: dict[str, FactRow]) -> bool:
+    """Whether every fact equals its row in `rows`, field by field. A topic file reads
+    each field as text that equal values give alike (strings, `confidence` by `:g`, the
+    UTC date of `created`), so equal rows, in the same order, render the same bytes."""
+    return list(map(fact_row, facts)) == [rows.get(fact.key) for fact in facts]
 
 
 @dataclass
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
-    `topics`: each topic's rendering, for the next render to reuse (`render(known=…)`)."""
+    `topics`: each topic's rendering, for the next render to reuse (`Known`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
@@ -600,11 +612,12 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
         chosen.pop()
 
 
-def render(fold: Fold, agents: list[str], budget: Budget,
-           known: TopicCache | None = None) -> Rendered:
-    """Every agent's topic files and MEMORY.md. `known`: an earlier render's `topics`; a
-    topic whose whole input is the same as then (`topic_digest`) is not rendered again
-    (at 10k lessons, rendering every topic is most of a render)."""
+def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = None,
+           ) -> Rendered:
+    """Every agent's topic files and MEMORY.md. `known`: an earlier render's topics and the
+    facts they were rendered from; a topic whose facts and other input are the same as
+    then is not rendered again (at 10k lessons, rendering every topic is most of a
+    render). Deciding that compares rows, without pickling or hashing any fact."""
     out = Rendered()
     marks: dict[str, tuple[str, str]] = {}
     for old, new in fold.conflicts:
@@ -621,9 +634,10 @@ def render(fold: Fold, agents: list[str], budget: Budget,
         for fact in by_agent[agent]:
             by_topic.setdefault(fact.topic, []).append(fact)
         placed: dict[str, str] = {}
-        for topic in sorted(by_topic):
+        taken = tuple(sorted(by_topic))
+        for topic in taken:
             files, evicted, where = _topic(out.topics, known, agent, topic, by_topic[topic],
-                                           budget.topic_lines, set(by_topic), fold.code)
+                                           budget.topic_lines, taken, fold.code)
             for name, data in files:
                 out.files[f"{agent}/{TOPICS}/{name}.md"] = data
             report.parts[topic] = [name for name, _ in files]
@@ -640,20 +654,22 @@ def render(fold: Fold, agents: list[str], budget: Budget,
     return out
 
 
-def _topic(cache: TopicCache, known: TopicCache | None, agent: str, topic: str,
-           facts: list[Fact], max_lines: int, taken: set[str],
+def _topic(cache: TopicCache, known: Known | None, agent: str, topic: str,
+           facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]],
            ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
     """`render_topic`'s files as bytes, its evicted keys and placements: from `known` when
     its input is the same, and kept in `cache` either way."""
-    digest = topic_digest(agent, topic, facts, max_lines, taken, code)
-    hit = known.get((agent, topic)) if known else None
-    if hit is not None and hit[0] == digest:
+    keys = tuple(fact.key for fact in facts)
+    inputs = _inputs(max_lines, taken, facts, code)
+    hit = known.topics.get((agent, topic)) if known else None
+    if (hit is not None and known is not None and hit[0] == keys and hit[1] == inputs
+            and _unchanged(facts, known.rows)):
         cache[(agent, topic)] = hit
-        return [(name, zlib.decompress(packed)) for name, packed in hit[1]], hit[2], hit[3]
-    files, evicted, where = render_topic(agent, topic, facts, max_lines, taken, code)
+        return [(name, zlib.decompress(packed)) for name, packed in hit[2]], hit[3], hit[4]
+    files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
     out = [(name, text.encode("utf-8")) for name, text in files]
-    cache[(agent, topic)] = (digest, [(name, zlib.compress(data, 1)) for name, data in out],
+    cache[(agent, topic)] = (keys, inputs, [(name, zlib.compress(data, 1)) for name, data in out],
                              evicted, where)
     return out, evicted, where
 

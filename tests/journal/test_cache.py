@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import os
 import pickle
+from pathlib import Path
 
 from hypothesis import given, settings
 from test_fold import journals, run
@@ -148,9 +149,35 @@ def test_a_delta_of_another_base_is_never_applied(tmp_path: object) -> None:
     delta = cache.fold_path(state) + ".delta"
     with open(delta, "rb") as fh:
         kept_delta = fh.read()
-    cache.dump(cache.fold_path(state), "other", ("fold",), {"b": _row("b", ("api",))},
-               entries=False)
+    other = {"rows": {"b": _row("b", ("api",))}, "token": "t-other"}
+    cache.dump(cache.fold_path(state), "other", cache._FOLD, other, entries=False)
     with open(delta, "wb") as fh:  # left by a distill killed between the two writes
         fh.write(kept_delta)
     kept = cache.FoldCache(state)
     assert kept.facts("two") is None and kept.facts("other") == {"b": _row("b", ("api",))}
+
+
+def test_each_save_of_the_fold_gets_a_token_naming_those_rows_only(tmp_path: object) -> None:
+    """Renderings name the fold they came from by its token: one signature saved twice
+    (the same lessons after a commit removed the code they cite) gets two tokens, and a
+    token gives back exactly the rows saved with it, or nothing once they are gone."""
+    state = str(tmp_path)
+    base = {f"k{i}": _row(f"k{i}", ("api",)) for i in range(2000)}
+    first = cache.FoldCache(state).save("one", base)
+    fewer = {k: v for k, v in base.items() if k != "k7"}
+    second = cache.FoldCache(state).save("one", fewer)  # a delta under the same signature
+    assert first and second and first != second
+    kept = cache.FoldCache(state)
+    assert kept.rows_of(first) == base and kept.rows_of(second) == fewer
+    assert kept.rows_of("") is None and kept.rows_of("unknown") is None
+    third = kept.save("two", {"n": _row("n", ("web",))})  # a large change: a new base
+    kept = cache.FoldCache(state)
+    assert kept.rows_of(third) == {"n": _row("n", ("web",))}
+    assert kept.rows_of(first) is None and kept.rows_of(second) is None
+
+
+def test_a_fold_that_cannot_be_kept_gives_no_token(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "cache").write_text("a file where the cache directory would be")
+    assert cache.FoldCache(str(state)).save("one", {"a": _row("a", ("api",))}) == ""

@@ -10,8 +10,9 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from journal_mem.journal.fold import Fact, Fold
-from journal_mem.journal.render import fact_line, over_budget, render
+from journal_mem.journal.anchor import CodeChange
+from journal_mem.journal.fold import Fact, Fold, fact_row
+from journal_mem.journal.render import Known, Rendered, fact_line, over_budget, render
 from journal_mem.layout import TOPICS
 from journal_mem.schema import Budget
 
@@ -252,36 +253,75 @@ def test_a_flagged_fact_cut_to_fit_keeps_its_own_value_beside_the_correction() -
     assert line is not None and "- [The maps " in line and "…" in line, line  # its middle
 
 
+def known_of(earlier: Rendered, fold: Fold) -> Known:
+    """What a distill hands the next render: the topics, and the rows they came from."""
+    return Known(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()})
+
+
 @settings(max_examples=150, deadline=None)
 @given(facts_and_budget(), facts_and_budget(), st.randoms(use_true_random=False))
 def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
     first: tuple[list[Fact], Budget], second: tuple[list[Fact], Budget],
     random: Any,
 ) -> None:
-    """`render(known=…)` reuses a topic only when its whole input is the same: after any
-    change (facts added, dropped or edited, another budget) it gives exactly the bytes of
-    a render from nothing."""
+    """A render reuses a topic only when its whole input is the same: after any change
+    (facts added, dropped or edited in any field, holders changed, another budget, code
+    that changed) it gives exactly the bytes of a render from nothing."""
     facts, budget = first
-    earlier = render(fold_of(*facts), ["api", "web"], budget)
+    was = fold_of(*facts)
+    if facts and random.random() < 0.3:  # one fact's cited code had changed then
+        was.code = {facts[0].key: [CodeChange("src/a.py", "abc1234", "earlier")]}
+    earlier = render(was, ["api", "web"], budget)
     kept = [f for f in facts if random.random() < 0.7]
-    edited = [dataclasses.replace(f, body=f.body + " edited") if random.random() < 0.1 else f
-              for f in kept]
-    later = edited + second[0][:random.randrange(0, 10)]
+    edited = [_edited(f, random) if random.random() < 0.2 else f for f in kept]
+    later = fold_of(*edited, *second[0][:random.randrange(0, 10)])
+    if later.facts and random.random() < 0.3:  # its cited code changed since
+        key = random.choice(sorted(later.facts))
+        later.code = {key: [CodeChange("src/a.py", "abc1234", random.choice(
+            ["earlier", "later"]))]}
     for now in (budget, second[1]):
-        fresh = render(fold_of(*later), ["api", "web"], now)
-        reused = render(fold_of(*later), ["api", "web"], now, earlier.topics)
+        fresh = render(later, ["api", "web"], now)
+        reused = render(later, ["api", "web"], now, known_of(earlier, was))
         assert reused.files == fresh.files
         assert reused.agents == fresh.agents
 
 
+def _edited(fact: Fact, random: Any) -> Fact:
+    """`fact` with one field changed, as a correction or a new holder changes it."""
+    field_name, value = random.choice([
+        ("body", fact.body + " edited"), ("title", fact.title + " now"),
+        ("importance", "high" if fact.importance != "high" else "low"),
+        ("confidence", 0.5), ("type", "principle"), ("source", "a review"),
+        ("created", fact.created + dt.timedelta(days=1)),
+        ("path", fact.path.replace(".md", "-2.md")),
+        ("holders", (*fact.holders, "web") if "web" not in fact.holders else ("api",)),
+    ])
+    return dataclasses.replace(fact, **{field_name: value})
+
+
 def test_a_render_reuses_exactly_the_topics_whose_input_is_unchanged() -> None:
     facts = [fact(f"k{i}", f"Lesson {i}", topic=f"t{i % 4}", minutes=i) for i in range(40)]
-    earlier = render(fold_of(*facts), ["api"], Budget())
+    was = fold_of(*facts)
+    earlier = render(was, ["api"], Budget())
     facts[5] = dataclasses.replace(facts[5], title="Lesson five, reworded")  # topic t1
-    later = render(fold_of(*facts), ["api"], Budget(), earlier.topics)
+    later = render(fold_of(*facts), ["api"], Budget(), known_of(earlier, was))
     reused = {t for t, v in later.topics.items() if v is earlier.topics.get(t)}
     assert reused == {("api", "t0"), ("api", "t2"), ("api", "t3")}
     assert later.files == render(fold_of(*facts), ["api"], Budget()).files
+
+
+def test_a_rendering_is_judged_against_the_rows_it_was_rendered_from() -> None:
+    """The rows a render is handed are those of the fold its topics came from: handed the
+    rows of another fold (one the topics were never rendered from), a changed fact whose
+    row equals those rows is wrongly reused; `FoldCache.rows_of` hands the right ones."""
+    one = fold_of(fact("k1", "Lesson one", body="first"))
+    two = fold_of(fact("k1", "Lesson one", body="second"))
+    from_one = render(one, ["api"], Budget())
+    again = render(two, ["api"], Budget(), known_of(from_one, one))
+    assert again.files == render(two, ["api"], Budget()).files
+    assert b"second" in again.files["api/topics/general.md"]
+    wrong = render(two, ["api"], Budget(), known_of(from_one, two))
+    assert b"first" in wrong.files["api/topics/general.md"]  # why the token matters
 
 
 def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
@@ -291,9 +331,9 @@ def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
     from journal_mem.journal.render import code_key
 
     kept = render(fold_of(fact("k1", "Lesson one")), ["api"], Budget()).topics
-    save_topics(str(tmp_path), kept, code_key())
-    assert load_topics(str(tmp_path), code_key()) == kept
-    assert load_topics(str(tmp_path), "another version") == {}
+    save_topics(str(tmp_path), kept, code_key(), "token-1")
+    assert load_topics(str(tmp_path), code_key()) == ("token-1", kept)
+    assert load_topics(str(tmp_path), "another version") == ("", {})
     assert len(code_key()) == 32
 
 
