@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
+import operator
 import os
 import re
 import unicodedata
@@ -318,11 +320,14 @@ def _inputs(max_lines: int, taken: tuple[str, ...], facts: list[Fact],
             tuple((f.key, tuple(c.text() for c in code[f.key])) for f in facts if f.key in code))
 
 
-def _unchanged(facts: list[Fact], rows: dict[str, FactRow]) -> bool:
-    """Whether every fact equals its row in `rows`, field by field. A topic file reads
-    each field as text that equal values give alike (strings, `confidence` by `:g`, the
-    UTC date of `created`), so equal rows, in the same order, render the same bytes."""
-    return list(map(fact_row, facts)) == [rows.get(fact.key) for fact in facts]
+def _unchanged(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
+    """The keys of the facts equal to their row in `rows`, field by field, compared once
+    per fact (not once per holder) and in C. A topic file reads each field as text that
+    equal values give alike (strings, `confidence` by `:g`, the UTC date of `created`), so
+    facts equal to those rows, in the same order, render the same bytes."""
+    keys = facts.keys()
+    same = map(operator.eq, map(fact_row, facts.values()), map(rows.get, keys))
+    return set(itertools.compress(keys, same))
 
 
 @dataclass
@@ -333,7 +338,6 @@ class Rendered:
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
     topics: TopicCache = field(default_factory=dict)
-
 
 
 def header(agent: str, width: int) -> list[str]:
@@ -624,6 +628,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
         lesson = fold.lesson(new)
         if old in fold.facts and lesson is not None:
             marks.setdefault(old, (new, lesson.title))
+    same = _unchanged(fold.facts, known.rows) if known else set()
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:
@@ -636,8 +641,9 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
         placed: dict[str, str] = {}
         taken = tuple(sorted(by_topic))
         for topic in taken:
-            files, evicted, where = _topic(out.topics, known, agent, topic, by_topic[topic],
-                                           budget.topic_lines, taken, fold.code)
+            files, evicted, where = _topic(out.topics, known, same, agent, topic,
+                                           by_topic[topic], budget.topic_lines, taken,
+                                           fold.code)
             for name, data in files:
                 out.files[f"{agent}/{TOPICS}/{name}.md"] = data
             report.parts[topic] = [name for name, _ in files]
@@ -654,17 +660,18 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
     return out
 
 
-def _topic(cache: TopicCache, known: Known | None, agent: str, topic: str,
+def _topic(cache: TopicCache, known: Known | None, same: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]],
            ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
     """`render_topic`'s files as bytes, its evicted keys and placements: from `known` when
-    its input is the same, and kept in `cache` either way."""
+    its input is the same and its facts are in `same` (unchanged since), and kept in
+    `cache` either way."""
     keys = tuple(fact.key for fact in facts)
     inputs = _inputs(max_lines, taken, facts, code)
     hit = known.topics.get((agent, topic)) if known else None
     if (hit is not None and known is not None and hit[0] == keys and hit[1] == inputs
-            and _unchanged(facts, known.rows)):
+            and same.issuperset(keys)):
         cache[(agent, topic)] = hit
         return [(name, zlib.decompress(packed)) for name, packed in hit[2]], hit[3], hit[4]
     files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
