@@ -176,6 +176,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("journal.render", "markdown_it", "heavy"),
     ("intake.pipeline", "difflib", "hot"),
     ("journal.cache", "dataclasses", "hot"),
+    ("journal.cache", "datetime", "hot"),
     ("journal.cache", "journal_mem.journal.entry.Entry", "hot"),
     ("journal.entry", "difflib", "hot"),
     ("journal.entry", "journal_mem.journal.secrets.scan", "hot"),

@@ -5,7 +5,7 @@ against; they are cached under the fold's signature (`cache.FoldCache`, as
 plain rows: the comparison never makes a `Fact` of an unchanged one) so that
 an unchanged journal is not folded twice. The topic renderings are kept beside
 them, under the token of the fold they were rendered from: the next render
-reuses a topic whose facts equal those rows (`render.Known`).
+reuses a topic whose facts equal those rows (`render.Earlier`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from journal_mem.journal.cache import FoldCache, load_topics, save_topics
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
-from journal_mem.journal.render import Known, Rendered, code_key, render
+from journal_mem.journal.render import Earlier, Rendered, code_key, render
 from journal_mem.repo import Context
 
 
@@ -49,8 +49,8 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     kept = FoldCache(layout.state_dir)
     token, topics = load_topics(layout.state_dir, code_key())
     rendered_from = kept.rows_of(token)  # the fold those renderings were made from
-    known = Known(topics, rendered_from) if rendered_from is not None else None
-    rendered = render(after, agents, config.budget, known)
+    earlier = Earlier(topics, rendered_from) if rendered_from is not None else None
+    rendered = render(after, agents, config.budget, earlier)
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
     before = previous_facts(journal, base, agents, ctx, kept)

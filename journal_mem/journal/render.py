@@ -286,7 +286,7 @@ TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
 
 
 @dataclass(frozen=True)
-class Known:
+class Earlier:
     """An earlier render's topics (`Rendered.topics`) and the facts of the fold they were
     rendered from, as rows (`fold.fact_row`, as `cache.FoldCache` keeps them)."""
 
@@ -333,7 +333,7 @@ def _unchanged(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
 @dataclass
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
-    `topics`: each topic's rendering, for the next render to reuse (`Known`)."""
+    `topics`: each topic's rendering, for the next render to reuse (`Earlier`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
@@ -616,9 +616,9 @@ def render_memory(agent: str, facts: list[Fact], budget: Budget, *, evicted: int
         chosen.pop()
 
 
-def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = None,
+def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | None = None,
            ) -> Rendered:
-    """Every agent's topic files and MEMORY.md. `known`: an earlier render's topics and the
+    """Every agent's topic files and MEMORY.md. `earlier`: an earlier render's topics and the
     facts they were rendered from; a topic whose facts and other input are the same as
     then is not rendered again (at 10k lessons, rendering every topic is most of a
     render). Deciding that compares rows, without pickling or hashing any fact."""
@@ -628,7 +628,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
         lesson = fold.lesson(new)
         if old in fold.facts and lesson is not None:
             marks.setdefault(old, (new, lesson.title))
-    same = _unchanged(fold.facts, known.rows) if known else set()
+    same = _unchanged(fold.facts, earlier.rows) if earlier else set()
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:
@@ -641,7 +641,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
         placed: dict[str, str] = {}
         taken = tuple(sorted(by_topic))
         for topic in taken:
-            files, evicted, where = _topic(out.topics, known, same, agent, topic,
+            files, evicted, where = _topic(out.topics, earlier, same, agent, topic,
                                            by_topic[topic], budget.topic_lines, taken,
                                            fold.code)
             for name, data in files:
@@ -660,17 +660,17 @@ def render(fold: Fold, agents: list[str], budget: Budget, known: Known | None = 
     return out
 
 
-def _topic(cache: TopicCache, known: Known | None, same: set[str], agent: str, topic: str,
+def _topic(cache: TopicCache, earlier: Earlier | None, same: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]],
            ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
-    """`render_topic`'s files as bytes, its evicted keys and placements: from `known` when
+    """`render_topic`'s files as bytes, its evicted keys and placements: from `earlier` when
     its input is the same and its facts are in `same` (unchanged since), and kept in
     `cache` either way."""
     keys = tuple(fact.key for fact in facts)
     inputs = _inputs(max_lines, taken, facts, code)
-    hit = known.topics.get((agent, topic)) if known else None
-    if (hit is not None and known is not None and hit[0] == keys and hit[1] == inputs
+    hit = earlier.topics.get((agent, topic)) if earlier else None
+    if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs
             and same.issuperset(keys)):
         cache[(agent, topic)] = hit
         return [(name, zlib.decompress(packed)) for name, packed in hit[2]], hit[3], hit[4]

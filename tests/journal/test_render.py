@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.fold import Fact, Fold, fact_row
-from journal_mem.journal.render import Known, Rendered, fact_line, over_budget, render
+from journal_mem.journal.render import Earlier, Rendered, fact_line, over_budget, render
 from journal_mem.layout import TOPICS
 from journal_mem.schema import Budget
 
@@ -253,9 +253,9 @@ def test_a_flagged_fact_cut_to_fit_keeps_its_own_value_beside_the_correction() -
     assert line is not None and "- [The maps " in line and "…" in line, line  # its middle
 
 
-def known_of(earlier: Rendered, fold: Fold) -> Known:
+def earlier_of(earlier: Rendered, fold: Fold) -> Earlier:
     """What a distill hands the next render: the topics, and the rows they came from."""
-    return Known(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()})
+    return Earlier(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()})
 
 
 @settings(max_examples=150, deadline=None)
@@ -281,7 +281,7 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
             ["earlier", "later"]))]}
     for now in (budget, second[1]):
         fresh = render(later, ["api", "web"], now)
-        reused = render(later, ["api", "web"], now, known_of(earlier, was))
+        reused = render(later, ["api", "web"], now, earlier_of(earlier, was))
         assert reused.files == fresh.files
         assert reused.agents == fresh.agents
 
@@ -304,7 +304,7 @@ def test_a_render_reuses_exactly_the_topics_whose_input_is_unchanged() -> None:
     was = fold_of(*facts)
     earlier = render(was, ["api"], Budget())
     facts[5] = dataclasses.replace(facts[5], title="Lesson five, reworded")  # topic t1
-    later = render(fold_of(*facts), ["api"], Budget(), known_of(earlier, was))
+    later = render(fold_of(*facts), ["api"], Budget(), earlier_of(earlier, was))
     reused = {t for t, v in later.topics.items() if v is earlier.topics.get(t)}
     assert reused == {("api", "t0"), ("api", "t2"), ("api", "t3")}
     assert later.files == render(fold_of(*facts), ["api"], Budget()).files
@@ -317,10 +317,10 @@ def test_a_rendering_is_judged_against_the_rows_it_was_rendered_from() -> None:
     one = fold_of(fact("k1", "Lesson one", body="first"))
     two = fold_of(fact("k1", "Lesson one", body="second"))
     from_one = render(one, ["api"], Budget())
-    again = render(two, ["api"], Budget(), known_of(from_one, one))
+    again = render(two, ["api"], Budget(), earlier_of(from_one, one))
     assert again.files == render(two, ["api"], Budget()).files
     assert b"second" in again.files["api/topics/general.md"]
-    wrong = render(two, ["api"], Budget(), known_of(from_one, two))
+    wrong = render(two, ["api"], Budget(), earlier_of(from_one, two))
     assert b"first" in wrong.files["api/topics/general.md"]  # why the token matters
 
 
