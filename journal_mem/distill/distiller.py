@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import zlib
 from dataclasses import dataclass, field
 
 from journal_mem.distill import adopt, commit, files, folding, safety, schedule
@@ -137,7 +138,10 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     safety.refuse_lost_facts(ctx, journal, step.state, step.base)
     out = _outcome(step, journal, drained)
     out.adopted = adopted.lines
-    _write(layout, opts, step, out)
+    prefix = layout.memory_root + "/"
+    _write(layout, opts, step, out, {p.removeprefix(prefix) for _, p in status})
+    if writing:
+        folding.keep_topics(ctx, step)
     if committing:
         _commit(ctx, out, step, journal, status, adopted, branch)
     elif writing and out.status == "distilled":  # readable later by the blob id recorded
@@ -167,11 +171,20 @@ def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str
             if why.startswith("refs gone") and (k in step.before or k in new_keys)}
 
 
-def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list[str]]:
-    """(memory-root-relative path: bytes to write, paths to delete) for a fold."""
-    rendered = dict(step.rendered.files)
-    changed = {p: d for p, d in rendered.items() if files.read_distilled(layout, p) != d}
-    deleted = sorted(files.distilled_on_disk(layout) - set(rendered))
+def _changed(layout: Layout, step: folding.Step,
+             dirty: set[str]) -> tuple[dict[str, bytes], list[str]]:
+    """(memory-root-relative path: bytes to write, paths to delete) for a fold. A topic
+    file the render reused is not read when it stands as the last distill left it (its
+    stamp) and git does not list it as changed (`dirty`)."""
+    rendered = step.rendered
+    changed = {p: d for p, d in rendered.files.items() if files.read_distilled(layout, p) != d}
+    for rel, (packed, stamp) in rendered.kept.items():
+        if stamp is not None and rel not in dirty and files.stamp(layout, rel) == stamp:
+            continue  # the very file the last distill found equal to this rendering
+        data = zlib.decompress(packed)
+        if files.read_distilled(layout, rel) != data:
+            changed[rel] = data
+    deleted = sorted(files.distilled_on_disk(layout) - set(rendered.files) - set(rendered.kept))
     state = step.state
     if (changed or deleted or state is None or state.folded != step.folded
             or bool(state.judged) != bool(step.after.judged)):  # the commit to check at
@@ -180,9 +193,10 @@ def _changed(layout: Layout, step: folding.Step) -> tuple[dict[str, bytes], list
     return changed, deleted
 
 
-def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome) -> None:
+def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome,
+           dirty: set[str]) -> None:
     """Write what changed (unless `--check` or `--dry-run`), and say so in `out`."""
-    changed, out.deleted = _changed(layout, step)
+    changed, out.deleted = _changed(layout, step, dirty)
     out.written = sorted(changed)
     if not changed and not out.deleted:
         out.changes = {}

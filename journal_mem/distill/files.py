@@ -80,6 +80,30 @@ def sweep_leftovers(layout: Layout) -> None:
                 pass
 
 
+# A file changed less than this long ago is not stamped: a change within the same tick of
+# the file system's clock could leave its stamp as it was (git's "racily clean" entries).
+STAMP_AFTER_NS = 2_000_000_000
+
+
+def stamp(layout: Layout, rel: str) -> tuple[int, ...] | None:
+    """How a memory-root-relative file stands on disk (size, mtime, ctime, inode), or None
+    when it cannot be read. Any write changes its ctime, or its inode when replaced."""
+    try:
+        st = os.lstat(os.path.join(layout.main_memory, rel))
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def settled_stamp(layout: Layout, rel: str, now_ns: int) -> tuple[int, ...] | None:
+    """`stamp`, for a file left alone for `STAMP_AFTER_NS` before `now_ns`; else None (it
+    will be read again)."""
+    found = stamp(layout, rel)
+    if found is None or max(found[1], found[2]) > now_ns - STAMP_AFTER_NS:
+        return None
+    return found
+
+
 def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -> None:
     """Write the changed distilled files and delete stale ones; the state file goes last.
 

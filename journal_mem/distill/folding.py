@@ -13,14 +13,17 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 
+from journal_mem.distill.files import settled_stamp
 from journal_mem.gitops import gitcore
 from journal_mem.journal.cache import FoldCache, load_topics, save_topics
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
-from journal_mem.journal.render import Earlier, Rendered, code_key, render
+from journal_mem.journal.render import Earlier, Rendered, TopicCache, code_key, render
+from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
 
 
@@ -37,12 +40,13 @@ class Step:
     base: FoldState | None  # the state the commit changes (HEAD's when committing)
     before: dict[str, FactRow]  # the facts of the fold `base` made, as rows
     folded: tuple[str, ...]  # every valid entry, sorted
+    token: str = ""  # the fold cache's token for `after` ("" when not kept)
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
               save: bool) -> Step:
-    """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold and
-    its topic renderings for the next distill."""
+    """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold
+    for the next distill (its renderings are kept once written: `keep_topics`)."""
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     after = ctx.fold(journal.entries, date, agents=agents)
@@ -56,11 +60,23 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     before = previous_facts(journal, base, agents, ctx, kept)
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     rows = {key: fact_row(fact) for key, fact in after.facts.items()}
-    if save:
-        token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows)
-        if token:  # renderings name the fold they come from: kept, or nothing is reused
-            save_topics(layout.state_dir, rendered.topics, code_key(), token)
-    return Step(date, agents, after, rows, rendered, state, base, before, folded)
+    token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows) if save else ""
+    return Step(date, agents, after, rows, rendered, state, base, before, folded, token)
+
+
+def keep_topics(ctx: Context, step: Step) -> None:
+    """Keep the topic renderings of `step` for the next distill, once its files are on
+    disk: under the token of its fold (none: nothing is kept, the renderings on disk name
+    another fold), each file with its stamp when it has settled (`files.settled_stamp`)."""
+    if not step.token:
+        return
+    layout, now = ctx.layout, time.time_ns()
+    topics: TopicCache = {}
+    for (agent, topic), (keys, inputs, packed, evicted, where) in step.rendered.topics.items():
+        stamped = [(name, data, settled_stamp(layout, f"{agent}/{TOPICS}/{name}.md", now))
+                   for name, data, _ in packed]
+        topics[(agent, topic)] = (keys, inputs, stamped, evicted, where)
+    save_topics(layout.state_dir, topics, code_key(), step.token)
 
 
 def committed_state(ctx: Context) -> FoldState | None:

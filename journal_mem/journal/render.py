@@ -279,10 +279,13 @@ class AgentReport:
 
 
 # A topic's rendering, with what decides its reuse: the keys of its facts in order, the
-# rest of its input (`_inputs`), its files [(name, zlib-compressed text)], the keys with
-# no room, {key: file name#anchor}.
+# rest of its input (`_inputs`), its files [(name, zlib-compressed text, stamp)], the keys
+# with no room, {key: file name#anchor}. A file's stamp is how the distill that kept it
+# found it on disk (`distill.files.stamp`), or None.
+Stamp = tuple[int, ...]
 TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
-                                          list[tuple[str, bytes]], list[str], dict[str, str]]]
+                                          list[tuple[str, bytes, Stamp | None]], list[str],
+                                          dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -333,11 +336,20 @@ def _unchanged(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
 @dataclass
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
-    `topics`: each topic's rendering, for the next render to reuse (`Earlier`)."""
+    `kept`: the topic files reused from the earlier render, still packed, with their
+    stamps (path -> (zlib-compressed bytes, stamp)); `topics`: each topic's rendering, for
+    the next render to reuse (`Earlier`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
     topics: TopicCache = field(default_factory=dict)
+    kept: dict[str, tuple[bytes, Stamp | None]] = field(default_factory=dict)
+
+    def every_file(self) -> dict[str, bytes]:
+        """`files` and the kept topic files, unpacked."""
+        out = dict(self.files)
+        out.update((rel, zlib.decompress(packed)) for rel, (packed, _) in self.kept.items())
+        return out
 
 
 def header(agent: str, width: int) -> list[str]:
@@ -641,12 +653,9 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
         placed: dict[str, str] = {}
         taken = tuple(sorted(by_topic))
         for topic in taken:
-            files, evicted, where = _topic(out.topics, earlier, same, agent, topic,
-                                           by_topic[topic], budget.topic_lines, taken,
-                                           fold.code)
-            for name, data in files:
-                out.files[f"{agent}/{TOPICS}/{name}.md"] = data
-            report.parts[topic] = [name for name, _ in files]
+            names, evicted, where = _topic(out, earlier, same, agent, topic, by_topic[topic],
+                                           budget.topic_lines, taken, fold.code)
+            report.parts[topic] = names
             report.evicted += evicted
             placed.update(where)
         report.in_topics = len(placed)
@@ -660,25 +669,29 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
     return out
 
 
-def _topic(cache: TopicCache, earlier: Earlier | None, same: set[str], agent: str, topic: str,
+def _topic(out: Rendered, earlier: Earlier | None, same: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
-           code: dict[str, list[CodeChange]],
-           ) -> tuple[list[tuple[str, bytes]], list[str], dict[str, str]]:
-    """`render_topic`'s files as bytes, its evicted keys and placements: from `earlier` when
-    its input is the same and its facts are in `same` (unchanged since), and kept in
-    `cache` either way."""
+           code: dict[str, list[CodeChange]]) -> tuple[list[str], list[str], dict[str, str]]:
+    """Put `render_topic`'s files in `out` (reused, packed, from `earlier` when its input
+    is the same and its facts are in `same`, unchanged since), and its rendering in
+    `out.topics`; returns its file names, evicted keys and placements."""
     keys = tuple(fact.key for fact in facts)
     inputs = _inputs(max_lines, taken, facts, code)
     hit = earlier.topics.get((agent, topic)) if earlier else None
     if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs
             and same.issuperset(keys)):
-        cache[(agent, topic)] = hit
-        return [(name, zlib.decompress(packed)) for name, packed in hit[2]], hit[3], hit[4]
+        out.topics[(agent, topic)] = hit
+        for name, packed, stamp in hit[2]:
+            out.kept[f"{agent}/{TOPICS}/{name}.md"] = (packed, stamp)
+        return [name for name, _, _ in hit[2]], hit[3], hit[4]
     files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
-    out = [(name, text.encode("utf-8")) for name, text in files]
-    cache[(agent, topic)] = (keys, inputs, [(name, zlib.compress(data, 1)) for name, data in out],
-                             evicted, where)
-    return out, evicted, where
+    kept: list[tuple[str, bytes, Stamp | None]] = []
+    for name, text in files:
+        data = text.encode("utf-8")
+        out.files[f"{agent}/{TOPICS}/{name}.md"] = data
+        kept.append((name, zlib.compress(data, 1), None))
+    out.topics[(agent, topic)] = (keys, inputs, kept, evicted, where)
+    return [name for name, _ in files], evicted, where
 
 
 def over_budget(text: str, budget: Budget) -> list[str]:

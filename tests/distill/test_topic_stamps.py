@@ -1,0 +1,106 @@
+"""A topic file the render reused is read only when it may have changed (its stamp).
+
+In-process distills on a real repository, so that the settle time of a stamp
+(`files.STAMP_AFTER_NS`) can be set to nothing: a real distill stamps only
+files left alone for two seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from distill_helpers import MEM, lesson
+
+from journal_mem import repo as repo_module
+from journal_mem.distill import distiller, files
+from journal_mem.gitops import indexlock
+from journal_mem.journal.cache import load_topics
+from journal_mem.journal.render import code_key
+
+ALPHA = "api/topics/alpha.md"
+BETA = "api/topics/beta.md"
+
+
+def _distill(main: Path, **options: bool) -> distiller.Outcome:
+    return distiller.distill(repo_module.open_context(str(main)), distiller.Options(**options))
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every distilled file `_changed` reads from disk."""
+    seen: list[str] = []
+    read = files.read_distilled
+
+    def spy(layout: object, rel: str) -> bytes | None:
+        seen.append(rel)
+        return read(layout, rel)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "read_distilled", spy)
+    monkeypatch.setattr(indexlock, "QUIET_S", 0.0)
+    return seen
+
+
+def _two_topics(main: Path) -> None:
+    lesson(main, "api", "a1", topic="alpha", title="Alpha lesson one")
+    lesson(main, "api", "b1", topic="beta", title="Beta lesson one")
+
+
+def test_a_settled_reused_topic_file_is_not_read_again(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "STAMP_AFTER_NS", 0)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
+    reads.clear()
+    assert _distill(repo).status == "distilled"
+    assert ALPHA not in reads  # reused, and as the last distill left it
+    assert BETA in reads  # rendered again: compared with the disk
+    assert _distill(repo, check=True).status == "unchanged"
+
+
+def test_a_reused_topic_file_changed_by_hand_is_read_and_found_changed(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same size, mtime put back: the write still moved its ctime, so it is read."""
+    monkeypatch.setattr(files, "STAMP_AFTER_NS", 0)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    target = repo / MEM / ALPHA
+    was = target.stat()
+    text = target.read_bytes()
+    target.write_bytes(text.replace(b"Alpha lesson one", b"Alpha lesson 0ne"))
+    os.utime(target, ns=(was.st_atime_ns, was.st_mtime_ns))
+    assert target.stat().st_size == was.st_size and target.stat().st_mtime_ns == was.st_mtime_ns
+    reads.clear()
+    out = _distill(repo, check=True)
+    assert ALPHA in reads and out.status == "would-change" and ALPHA in out.written
+
+
+def test_a_reused_topic_file_deleted_by_hand_is_written_again(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "STAMP_AFTER_NS", 0)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    text = (repo / MEM / BETA).read_bytes()
+    (repo / MEM / BETA).unlink()
+    out = _distill(repo, check=True)
+    assert out.status == "would-change" and BETA in out.written
+    lesson(repo, "api", "a2", 5, topic="alpha", title="Alpha lesson two")
+    assert _distill(repo).status == "distilled"
+    assert (repo / MEM / BETA).read_bytes() == text
+
+
+def test_a_file_written_just_now_is_not_stamped(repo: Path, reads: list[str]) -> None:
+    """A change within the same tick of the file system's clock could leave a stamp as
+    it was: a file is stamped only once it has been left alone for two seconds."""
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    layout = repo_module.open_context(str(repo)).layout
+    token, topics = load_topics(layout.state_dir, code_key())
+    assert token and topics
+    assert all(stamp is None for value in topics.values() for _, _, stamp in value[2])
+    lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
+    reads.clear()
+    assert _distill(repo).status == "distilled"
+    assert ALPHA in reads  # reused, but never stamped: read and compared
