@@ -8,6 +8,8 @@ lost and why (`git log` answers "when was this fixed, and why").
 
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import dataclass, field
 
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold
@@ -48,10 +50,9 @@ def diff(before: dict[str, FactRow], after: dict[str, FactRow],
         for agent in holders:
             of(agent).removed[key] = removed.get(key, f"no longer held by {agent}")
 
-    for key, row in after.items():
-        old = before.get(key)
-        if old == row:
-            continue
+    keys = after.keys()  # the keys whose row differs, found in C
+    for key in itertools.compress(keys, map(operator.ne, map(before.get, keys), after.values())):
+        old, row = before.get(key), after[key]
         now: tuple[str, ...] = row[HOLDERS]  # type: ignore[assignment]
         was: tuple[str, ...] = () if old is None else old[HOLDERS]  # type: ignore[assignment]
         for agent in now:

@@ -9,6 +9,7 @@ imported only when a cache holding entries is written or read back.
 from __future__ import annotations
 
 import copyreg
+import itertools
 import operator
 import os
 import pickle
@@ -288,8 +289,10 @@ class FoldCache:
     def _save(self, signature: str, facts: dict[str, tuple[Any, ...]]) -> str:
         base, token = self.base, os.urandom(8).hex()
         if self.token and base:
-            changed = {key: row for key, row in facts.items() if base.get(key) != row}
-            gone = [key for key in base if key not in facts]
+            keys = facts.keys()  # compared in C: 56k rows at 100k lessons
+            differ = map(operator.ne, map(base.get, keys), facts.values())
+            changed = {key: facts[key] for key in itertools.compress(keys, differ)}
+            gone = sorted(base.keys() - keys)
             if len(changed) + len(gone) <= max(1000, len(base) // 5):
                 delta = {"set": changed, "gone": gone, "token": token}
                 dump(self.path + ".delta", signature, (*_FOLD, self.token), delta,
