@@ -95,9 +95,21 @@ def stamp(layout: Layout, rel: str) -> tuple[int, ...] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def fs_clock(layout: Layout) -> int:
+    """Now, by the file system's clock (the mtime of a file just touched in the state
+    dir): a network file system may keep a clock of its own, behind this machine's, and
+    a stamp is judged against the clock that wrote it."""
+    path = os.path.join(layout.state_dir, "cache", "clock")
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        fsutil.create_new(path, b"")
+    return os.stat(path).st_mtime_ns
+
+
 def settled_stamp(layout: Layout, rel: str, now_ns: int) -> tuple[int, ...] | None:
-    """`stamp`, for a file left alone for `STAMP_AFTER_NS` before `now_ns`; else None (it
-    will be read again)."""
+    """`stamp`, for a file left alone for `STAMP_AFTER_NS` before `now_ns` (`fs_clock`);
+    else None (it will be read again)."""
     found = stamp(layout, rel)
     if found is None or max(found[1], found[2]) > now_ns - STAMP_AFTER_NS:
         return None

@@ -13,10 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 
-from journal_mem.distill.files import settled_stamp
+from journal_mem.distill.files import fs_clock, settled_stamp
 from journal_mem.gitops import gitcore
 from journal_mem.journal.cache import FoldCache, load_topics, save_topics
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
@@ -70,7 +69,11 @@ def keep_topics(ctx: Context, step: Step) -> None:
     another fold), each file with its stamp when it has settled (`files.settled_stamp`)."""
     if not step.token:
         return
-    layout, now = ctx.layout, time.time_ns()
+    layout = ctx.layout
+    try:
+        now = fs_clock(layout)
+    except OSError:
+        return  # no cache to keep them in: only slower next time
     topics: TopicCache = {}
     for (agent, topic), (keys, inputs, packed, evicted, where) in step.rendered.topics.items():
         stamped = [(name, data, settled_stamp(layout, f"{agent}/{TOPICS}/{name}.md", now))

@@ -104,3 +104,19 @@ def test_a_file_written_just_now_is_not_stamped(repo: Path, reads: list[str]) ->
     reads.clear()
     assert _distill(repo).status == "distilled"
     assert ALPHA in reads  # reused, but never stamped: read and compared
+
+
+def test_stamps_are_judged_by_the_file_system_clock(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A network file system may keep a clock of its own: with this machine's clock a
+    minute ahead of it, files written just now are still not stamped."""
+    import time
+
+    real = time.time_ns
+    monkeypatch.setattr(time, "time_ns", lambda: real() + 60_000_000_000)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    layout = repo_module.open_context(str(repo)).layout
+    _, topics = load_topics(layout.state_dir, code_key())
+    assert topics and all(stamp is None for value in topics.values() for _, _, stamp in value[2])
+    assert abs(files.fs_clock(layout) - real()) < 5_000_000_000
