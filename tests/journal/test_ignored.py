@@ -95,3 +95,22 @@ def test_rescue_refuses_an_ignored_journal(repo: Path, tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "rescue refused, nothing written" in proc.stderr
     assert journal_files(repo, "api") == [] and lesson.exists()
+
+
+def test_a_tracked_file_under_a_rule_is_not_ignored_and_an_untracked_one_is(
+        repo: Path) -> None:
+    """The rules are tried without the index first (`--no-index`), which also reports
+    tracked paths; only what it found is asked again with the index, which drops them:
+    the answer is git's own, as one call with the index gives."""
+    from journal_mem.gitops.ignored import ignored
+
+    tracked = f"{MEM}/api/MEMORY.md"
+    untracked = f"{MEM}/api/topics/inbox.md"
+    (repo / tracked).write_text("# Memory of api\n")
+    git(repo, "add", "-f", tracked)
+    (repo / ".gitignore").write_text("MEMORY.md\ninbox.md\n!keep-me.md\n")
+    assert git(repo, "check-ignore", "--no-index", tracked).returncode == 0
+    found = ignored(str(repo), [tracked, untracked, f"{MEM}/api/topics/keep-me.md"])
+    assert found == {untracked: ".gitignore:2: inbox.md"}
+    assert ignored(str(repo), [tracked]) == {}
+    assert ignored(str(repo), []) == {}
