@@ -69,9 +69,9 @@ GOALS = (
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
      "a distill reads every cached entry (~200 ms at 10k), folds the whole journal again "
-     "(~300 ms), renders it (~170 ms: only changed topics, but every topic's digest) and "
-     "commits through 27 git processes (~300 ms); the incremental fold is not built "
-     "(docs/benchmarks.md says why)"),
+     "(~300 ms), renders it (~70 ms: only changed topics, each fact compared once with "
+     "the last fold's row) and commits through 27 git processes (~300 ms); the incremental "
+     "fold is not built (docs/benchmarks.md says why)"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included), folding them, rendering "
      "600 topic files and one commit"),
