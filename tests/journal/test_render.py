@@ -410,3 +410,25 @@ def test_no_line_is_shorter_than_its_least_bytes(key: str, title: str, file: str
     fits = room >= 8 and len(title) <= room // 2  # whole, and counted whole by the floor
     if file and "#" not in file and not flagged and plain and fits:
         assert line is not None and least == _nbytes(line)
+
+
+def test_a_topic_is_rendered_again_when_its_code_room_or_sibling_topics_change() -> None:
+    """What `render_topic` reads besides the facts' rows (`render._inputs`): the text of
+    each change of the code a fact cites, the room, and the agent's other topics (a part
+    file never takes another topic's name)."""
+    facts = [fact(f"k{i}", f"Lesson {i} " + "word " * 30, topic="t", minutes=i)
+             for i in range(12)]
+    was = fold_of(*facts)
+    earlier = render(was, ["api"], Budget(topic_lines=20))
+    assert "api/topics/t-2.md" in earlier.files
+    cited = fold_of(*facts)
+    cited.code = {"k0": [CodeChange("src/a.py", "abc1234", "moved the retry loop")]}
+    for later, budget in ((cited, Budget(topic_lines=20)), (fold_of(*facts), Budget()),
+                          (fold_of(*facts, fact("x", "Other", topic="t-2")),
+                           Budget(topic_lines=20))):
+        again = render(later, ["api"], budget, earlier_of(earlier, was))
+        assert again.every_file() == render(later, ["api"], budget).files
+        assert not {"api/topics/t.md", "api/topics/t-2.md"} <= set(again.kept)
+    again = render(cited, ["api"], Budget(topic_lines=20), earlier_of(earlier, was))
+    assert any(b"moved the retry loop" in data for rel, data in again.files.items()
+               if "/topics/" in rel)
