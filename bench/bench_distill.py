@@ -15,6 +15,8 @@ kept under bench/results/repos between runs (generating 100k takes a while).
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import shutil
 import subprocess
 import sys
@@ -85,7 +87,13 @@ def incremental(runs: int, count: int = 10_000) -> Timing:
 
     def add() -> None:
         run = next(counter)
-        write_lessons(dest, lessons(names, 20, seed=100 + run), start=10**7 + run * 20)
+        # written now, after every lesson before them, as `jmem write` stamps them (a
+        # lesson dated among the old ones, as an import brings, makes the fold replay
+        # the whole journal: `journal/replay.py`)
+        now = dt.datetime.now(dt.UTC)
+        fresh = [dataclasses.replace(e, created=now - dt.timedelta(milliseconds=20 - i))
+                 for i, e in enumerate(lessons(names, 20, seed=100 + run))]
+        write_lessons(dest, fresh, start=10**7 + run * 20)
         # The commit waits until the checkout's index has been quiet for QUIET_S (a
         # `git commit` may be starting): right after the last run's commit it would
         # wait here, which is that safety margin, not the distill's cost.

@@ -22,10 +22,12 @@ from journal_mem.layout import Layout
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the fold's and the model's modules load only for a command using them
     import datetime as dt
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from journal_mem.journal.entry import Entry
     from journal_mem.journal.fold import Fold
+    from journal_mem.journal.replay import Kept
     from journal_mem.schema import Config
 
 
@@ -81,10 +83,14 @@ class Context:
         return Context(self.repo, self.settings, self._config, memory_root)
 
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
-             agents: list[str] | None = None, report_near: bool = True) -> Fold:
+             agents: list[str] | None = None, report_near: bool = True,
+             files: Callable[[Iterable[str]], int] | None = None,
+             kept: Kept | None = None) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
-        the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks."""
+        the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks;
+        going on from a replay `kept` by an earlier fold when that gives the same
+        (`journal.replay`; `files`: the digest of entry files)."""
         from journal_mem.gitops.lineage import read as history  # and its pickled cache
         from journal_mem.gitops.memgit import ref_checker
         from journal_mem.journal.fold import fold
@@ -94,7 +100,8 @@ class Context:
         result = fold(entries, agents=self.agents if agents is None else agents, date=date,
                       ref_exists=ref_checker(root, rev, state), config=self.config,
                       report_near=report_near,
-                      lineage=lambda: history(root, rev, memory_root, state))
+                      lineage=lambda: history(root, rev, memory_root, state), files=files,
+                      kept=kept)
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 

@@ -147,6 +147,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     elif writing and out.status == "distilled":  # readable later by the blob id recorded
         memgit.store(ctx.repo.main_root, [files.repo_rel(layout, p) for p in out.written])
     if writing:  # every entry on disk is folded: a merge's request is met
+        folding.keep_replay_head(ctx, step, out.commit)
         mergedriver.done(layout.state_dir)
     return out
 

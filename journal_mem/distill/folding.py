@@ -16,12 +16,19 @@ import json
 from dataclasses import dataclass
 
 from journal_mem.distill.files import fs_clock, settled_stamp
-from journal_mem.gitops import gitcore
-from journal_mem.journal.cache import FoldCache, load_topics, save_topics
+from journal_mem.gitops import gitcore, memgit
+from journal_mem.journal.cache import (
+    FoldCache,
+    ReplayCache,
+    load_topics,
+    save_replay_head,
+    save_topics,
+)
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Earlier, Rendered, TopicCache, code_key, render
+from journal_mem.journal.replay import Kept, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
 
@@ -40,6 +47,7 @@ class Step:
     before: dict[str, FactRow]  # the facts of the fold `base` made, as rows
     folded: tuple[str, ...]  # every valid entry, sorted
     token: str = ""  # the fold cache's token for `after` ("" when not kept)
+    replay: str = ""  # the token of its replay as kept (`cache.ReplayCache`; "" if not)
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
@@ -48,7 +56,11 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     for the next distill (its renderings are kept once written: `keep_topics`)."""
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
-    after = ctx.fold(journal.entries, date, agents=agents)
+    replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
+    after = ctx.fold(journal.entries, date, agents=agents,
+                     files=files_digest(journal.items) if save else None,
+                     kept=_kept_replay(ctx, replays) if replays else None)
+    replay = _keep_replay(replays, after) if replays else ""
     kept = FoldCache(layout.state_dir)
     token, topics = load_topics(layout.state_dir, code_key())
     rendered_from = kept.rows_of(token)  # the fold those renderings were made from
@@ -60,7 +72,49 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     rows = {key: fact_row(fact) for key, fact in after.facts.items()}
     token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows) if save else ""
-    return Step(date, agents, after, rows, rendered, state, base, before, folded, token)
+    return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
+                replay)
+
+
+def _replay_key(ctx: Context, agents: list[str]) -> object:
+    """What a kept replay depends on besides its entries: who `all` is, how entries are
+    judged."""
+    return sorted(set(agents)), ctx.policy.key
+
+
+def _kept_replay(ctx: Context, replays: ReplayCache) -> Kept | None:
+    """The replay the last fold kept, when git history orders its entries as it did then:
+    HEAD is the commit it was made against, or descends from it with no memory changed
+    since (`replay.resume` checks the rest)."""
+    fields, head = replays.fields(), replays.head()
+    if fields is None or not head:
+        return None
+    root, memory_root = ctx.repo.main_root, ctx.layout.memory_root
+    if not memgit.unchanged_since(root, ctx.repo.common_dir, memory_root, head):
+        return None
+    return Kept.of(fields)
+
+
+def _keep_replay(replays: ReplayCache, after: Fold) -> str:
+    """Keep the replay of `after` for the next fold (as a delta when it went on from the
+    kept one); its token. `after` lets go of it: 100k keys' rows at 100k lessons."""
+    kept, changes = after.kept, after.kept_changes
+    after.kept = after.kept_changes = None
+    if kept is None:
+        return ""
+    if changes is None:
+        return replays.save(kept.fields(), None, [])
+    return replays.save(kept.fields(), *changes)
+
+
+def keep_replay_head(ctx: Context, step: Step, commit: str | None) -> None:
+    """Record the commit the kept replay of `step` was made against: the distill's commit,
+    or HEAD when it made none."""
+    if not step.replay:
+        return
+    head = (commit or gitcore.head_from_files(ctx.repo.common_dir)
+            or gitcore.resolve(ctx.repo.main_root, "HEAD") or "")
+    save_replay_head(ctx.layout.state_dir, step.replay, head)
 
 
 def keep_topics(ctx: Context, step: Step) -> None:

@@ -427,6 +427,18 @@ def _memory_changed(root: str, prefix: str, old: str | None, new: str | None,
     return False
 
 
+def unchanged_since(root: str, common_dir: str, prefix: str, commit: str) -> bool:
+    """Whether the main checkout's HEAD is `commit`, or descends from it and no commit
+    since changed a path under `prefix`."""
+    if gitcore.head_from_files(common_dir) == commit:
+        return True
+    if not gitcore.run(["merge-base", "--is-ancestor", commit, "HEAD"], root, clean=True,
+                       check=False).ok:
+        return False
+    return gitcore.run(["diff", "--quiet", "--no-renames", commit, "HEAD", "--", prefix], root,
+                       clean=True, check=False).returncode == 0
+
+
 def message_file(state_dir: str, message: str) -> str:
     """Write the commit message to a file in the state dir (it may be long); return its path."""
     os.makedirs(state_dir, exist_ok=True)

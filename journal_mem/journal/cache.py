@@ -8,6 +8,7 @@ imported only when a cache holding entries is written or read back.
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import itertools
 import operator
@@ -310,3 +311,93 @@ class FoldCache:
 
 
 _FOLD = ("fold", 2)  # 2: rows and a token
+
+
+# --- the last fold's replay, kept to go on from ---------------------------------------
+
+
+def replay_path(state_dir: str) -> str:
+    return os.path.join(cache_dir(state_dir), "replay.pickle")
+
+
+class ReplayCache:
+    """The replay the last distill's fold kept (`replay.Kept`, as its fields), under `key`
+    (what a replay depends on besides its entries: the agents, the validation policy), and
+    the commit it was made against (`head`: history orders entries, `replay.resume`).
+
+    A base file and a delta of the rows and paths added since (20 new lessons touch a few
+    dozen of 100k keys); the delta is folded into the base once it grows past a fifth of
+    it. `head` is a file of its own, written after the distill's commit: it names the
+    save it belongs to, and a save it does not name has no head."""
+
+    def __init__(self, state_dir: str, key: object) -> None:
+        self.path = replay_path(state_dir)
+        self.key = ("replay", 1, key)
+        self.gen, self.base = load(self.path, self.key)
+        gen, delta = load(self.path + ".delta", self.key) if self.gen else ("", {})
+        self.delta: dict[str, Any] = delta if gen == self.gen else {}
+
+    @property
+    def token(self) -> str:
+        """The save this cache holds: its delta's when it has one."""
+        return str(self.delta.get("token", self.gen))
+
+    def fields(self) -> dict[str, Any] | None:
+        """The kept replay's fields (`rows` and `paths` whole), or None."""
+        if not self.base:
+            return None
+        rows = self.base["rows"]
+        paths = set(self.base["paths"])
+        if self.delta:
+            rows = {**rows, **self.delta["rows"]}
+            paths.update(self.delta["paths"])
+        small = self.delta.get("small", self.base["small"])
+        return {**small, "rows": rows, "paths": paths}
+
+    def head(self) -> str:
+        """The commit the kept replay was made against ("" when unknown)."""
+        try:
+            with open(self.path + ".head", encoding="utf-8") as fh:
+                token, _, commit = fh.read().strip().partition(" ")
+        except (OSError, UnicodeDecodeError):
+            return ""
+        return commit if token and token == self.token else ""
+
+    def save(self, fields: dict[str, Any], changed: dict[str, Any] | None,
+             added: list[str]) -> str:
+        """Keep a replay's `fields`: as a delta (`changed` rows, `added` paths) of the one
+        this cache holds when it went on from it and that is small, else whole; the save's
+        token ("" when nothing could be written)."""
+        try:
+            return self._save(fields, changed, added)
+        except OSError:
+            return ""  # only slower next time
+
+    def _save(self, fields: dict[str, Any], changed: dict[str, Any] | None,
+              added: list[str]) -> str:
+        small = {k: v for k, v in fields.items() if k not in ("rows", "paths")}
+        if changed is not None and self.base:
+            rows = {**self.delta.get("rows", {}), **changed}
+            paths = [*self.delta.get("paths", ()), *added]
+            if len(rows) + len(paths) <= max(1000, len(self.base["rows"]) // 5):
+                delta = {"rows": rows, "paths": paths, "small": small,
+                         "token": os.urandom(8).hex()}
+                dump(self.path + ".delta", self.gen, self.key, delta, entries=False)
+                self.delta = delta
+                return str(delta["token"])
+        gen = os.urandom(8).hex()
+        base = {"rows": fields["rows"], "paths": sorted(fields["paths"]), "small": small}
+        dump(self.path, gen, self.key, base, entries=False)
+        self.gen, self.base, self.delta = gen, base, {}
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path + ".delta")
+        return gen
+
+
+def save_replay_head(state_dir: str, token: str, commit: str) -> None:
+    """Say that the kept replay saved as `token` was made against `commit` (or ends at
+    it: the distill's own commit)."""
+    if token and commit:
+        with contextlib.suppress(OSError):
+            replace_atomic_with(replay_path(state_dir) + ".head",
+                                lambda fh: fh.write(f"{token} {commit}\n".encode()))

@@ -27,14 +27,14 @@ from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.anchor import split as split_ref
 from journal_mem.journal.cache import builder
 from journal_mem.journal.entry import IMPORTANCE, Entry
-from journal_mem.journal.order import causal_order, history_edges, related_entries
+from journal_mem.journal.order import history_edges, related_entries
+from journal_mem.journal.replay import Kept, KeyState, Replay, Row, keep, replay_all, resume
 from journal_mem.journal.similar import conflicts, normalise_title
 from journal_mem.schema import Config
 
 if TYPE_CHECKING:
     from journal_mem.journal.order import Lineage
 
-ALL = "all"
 _TOKEN = re.compile(r"\w+")
 
 
@@ -94,6 +94,12 @@ class Fold:
     # entries the replay placed by breaking a cycle of entries that each came after the
     # other (`order.causal_order`): a later entry may land among those
     cycles: list[str] = field(default_factory=list)
+    # the replay kept for the next fold (`fold(files=...)`), and, when it went on from a
+    # kept one, the rows that changed and the paths it added (None: it replayed all)
+    kept: Kept | None = field(default=None, compare=False, repr=False)
+    kept_changes: tuple[dict[str, Row], list[str]] | None = field(
+        default=None, compare=False, repr=False)
+    resumed: int = field(default=-1, compare=False)  # new entries it went on with; -1: none
 
     def lesson(self, key: str) -> Fact | None:
         """The live fact or retraction a key in `conflicts` names."""
@@ -118,87 +124,6 @@ def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
     )
 
 
-class _Acc:
-    """What the replay knows about one key so far."""
-
-    __slots__ = ("entry", "holders", "live", "path", "seq", "writers")
-
-    def __init__(self, path: str, entry: Entry, holders: set[str]) -> None:
-        self.path = path
-        self.entry = entry
-        self.holders = holders
-        self.live = True
-        self.seq = 0  # the place of `entry` in the replay: what "latest" means
-        self.writers: set[str] = set()
-
-
-def _holders(entry: Entry, agents: list[str]) -> set[str]:
-    named = set(entry.holders_hint)
-    if ALL in named:
-        named.discard(ALL)
-        named.update(agents)
-    return named
-
-
-def _replay(
-    entries: Iterable[tuple[str, Entry]], agents: list[str], removed: dict[str, str],
-    history: dict[str, tuple[str, ...]] | None = None,
-    retractions: list[_Acc] | None = None, cycles: list[str] | None = None,
-) -> dict[str, _Acc]:
-    """Apply every entry in causal order; returns every key seen (live or not), and puts
-    each retraction, with its place in the replay, in `retractions`, and each entry
-    placed by breaking a cycle in `cycles`."""
-    accs: dict[str, _Acc] = {}
-    for seq, (path, entry) in enumerate(causal_order(entries, history, cycles)):
-        if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
-            if entry.retracts and retractions is not None:
-                said = _Acc(path, entry, {entry.agent})
-                said.seq = seq
-                retractions.append(said)
-            _retract(entry, path, accs, removed)
-            _drop(entry, path, accs, removed)
-            own = accs.get(entry.key)
-            if own is None or not own.live:
-                removed.setdefault(entry.key, f"a retraction only ({path})")
-            continue
-        acc = accs.get(entry.key)
-        if acc is None:
-            acc = accs[entry.key] = _Acc(path, entry, set())
-        acc.path, acc.entry, acc.live, acc.seq = path, entry, True, seq
-        acc.holders |= _holders(entry, agents)
-        acc.writers.add(entry.agent)
-        removed.pop(entry.key, None)
-        for old in entry.supersedes:
-            gone = accs.get(old)
-            if old != entry.key and gone is not None and gone.live:
-                acc.holders |= gone.holders  # the correction reaches every holder
-                gone.live = False
-                removed[old] = f"superseded by {entry.key} ({path})"
-        _retract(entry, path, accs, removed)
-    return accs
-
-
-def _retract(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
-    for old in entry.retracts:
-        gone = accs.get(old)
-        if old != entry.key and gone is not None and gone.live:
-            gone.live = False
-            removed[old] = f"retracted by {path}"
-
-
-def _drop(entry: Entry, path: str, accs: dict[str, _Acc], removed: dict[str, str]) -> None:
-    """`drops`: the writer stops holding those keys (it deleted the fact's line from its own
-    memory); the fact stays live for every other holder, and goes when none is left."""
-    for old in entry.drops:
-        acc = accs.get(old)
-        if old == entry.key or acc is None or not acc.live:
-            continue
-        acc.holders.discard(entry.agent)
-        if not acc.holders:
-            acc.live = False
-            removed[old] = f"dropped by its last holder ({path})"
-
-
 def _utc_date(value: dt.date | dt.datetime) -> dt.date:
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).date()
@@ -214,14 +139,14 @@ def _dated_rule(entry: Entry, date: dt.date, ttl_days: int) -> str | None:
     return None
 
 
-def _to_fact(acc: _Acc) -> Fact:
+def _to_fact(acc: KeyState) -> Fact:
     e = acc.entry
     return _make_fact(e.key, e.title, e.body, e.topic, e.type, e.confidence, e.importance,
                       e.created, tuple(sorted(acc.holders)), acc.path, e.tags, e.refs,
                       e.source, tuple(sorted(acc.writers)), e.cited)
 
 
-def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str],
+def _merge_same_titles(live: dict[str, KeyState], removed: dict[str, str],
                        merged: dict[str, str]) -> None:
     """Different keys, same normalised title, one writer: the latest wins and takes the
     holders (an agent that wrote its lesson twice under two keys).
@@ -232,7 +157,7 @@ def _merge_same_titles(live: dict[str, _Acc], removed: dict[str, str],
     the pair stays and is reported as a probable correction. Episodic records
     are events, not facts: one per run, never merged.
     """
-    groups: dict[tuple[str, str], list[_Acc]] = {}
+    groups: dict[tuple[str, str], list[KeyState]] = {}
     for acc in live.values():
         if acc.entry.type == "episodic":
             continue  # one record per run, whatever its title
@@ -299,6 +224,8 @@ def fold(
     config: Config,
     report_near: bool = True,
     lineage: Callable[[], Lineage] | None = None,
+    files: Callable[[Iterable[str]], int] | None = None,
+    kept: Kept | None = None,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
@@ -307,6 +234,9 @@ def fold(
     the near-duplicate and conflict reports (a fold made only to compare with).
     `lineage` reads git history (`gitops.lineage.read`), only when two entries speak
     about one key: an entry committed after another's commit knew it.
+    With `files` (the digest of entry files by path, `replay.digest`), the result
+    keeps its replay for the next fold (`Fold.kept`), and goes on from `kept`, a
+    replay kept by an earlier fold, when that gives the same (`replay.resume`).
     """
     result = Fold()
     read: list[Lineage] = []
@@ -318,11 +248,10 @@ def fold(
             read.append(lineage())
         return read[0]
 
-    known = git_history() if related_entries(entries) else None
-    history = history_edges(entries, known) if known is not None else None
-    retractions: list[_Acc] = []
-    accs = _replay(entries, sorted(set(agents)), result.removed, history, retractions,
-                   result.cycles)
+    replay = _replayed(result, entries, sorted(set(agents)), files, kept, git_history)
+    accs, retractions = replay.accs, replay.retractions
+    result.removed, result.cycles = replay.removed, replay.cycles
+    del replay  # every key's replay state (`accs`): freed once the reports are made
     live = {key: acc for key, acc in accs.items() if acc.live}
     ttl = config.distill.episodic_ttl_days
     drop_stale = config.distill.stale_refs == "drop"
@@ -357,6 +286,26 @@ def fold(
         used = {new for _, new in result.conflicts}
         result.retractions = {key: fact for key, fact in said.items() if key in used}
     return result
+
+
+def _replayed(result: Fold, entries: list[tuple[str, Entry]], agents: list[str],
+              files: Callable[[Iterable[str]], int] | None, kept: Kept | None,
+              history: Callable[[], Lineage | None]) -> Replay:
+    """The replay of `entries`: gone on with from `kept` when that gives the same
+    (`replay.resume`), else from nothing; kept in `result` when `files` is given."""
+    if kept is None or files is None or (went_on := resume(kept, entries, agents,
+                                                             files)) is None:
+        known = history() if related_entries(entries) else None
+        replay = replay_all(entries, agents,
+                            history_edges(entries, known) if known is not None else None)
+        if files is not None:
+            result.kept = keep(replay, entries, files(p for p, _ in entries))[0]
+        return replay
+    replay, new = went_on
+    result.resumed = len(new)
+    result.kept, rows = keep(replay, new, kept.files ^ files(p for p, _ in new), since=kept)
+    result.kept_changes = rows, [path for path, _ in new]
+    return replay
 
 
 def _depth(history: Callable[[], Lineage | None], path: str, seq: int) -> float:

@@ -24,7 +24,7 @@ distill time, and both must agree.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 TYPE_CHECKING = False  # `typing` costs the wake hook ~3 ms: annotations only
 if TYPE_CHECKING:  # annotations only: the wake hook orders its pending views with this
@@ -63,7 +63,8 @@ GROUP_LIMIT = 64  # a key with more entries than this is ordered along its chain
 
 def causal_order(entries: Iterable[tuple[str, T]],
                  history: dict[str, tuple[str, ...]] | None = None,
-                 broken: list[str] | None = None) -> list[tuple[str, T]]:
+                 broken: list[str] | None = None,
+                 settled: Container[str] = ()) -> list[tuple[str, T]]:
     """`entries` with each one after every entry it knew: by git history first
     (`history`: for an entry's path, the entries whose commits its commit descends
     from, `gitops.lineage.edges`), then by its `knew`, then by what it names (an entry
@@ -79,6 +80,9 @@ def causal_order(entries: Iterable[tuple[str, T]],
     order stays total and deterministic; `broken` gets the path of each entry placed
     so. A cycle is the one case where an entry added later lands among the earlier
     ones: it is ready, so the cycle waits for it.
+
+    `settled` are keys whose earliest entry was placed before every one of `entries`
+    (`replay.resume`): naming one orders nothing among these.
     """
     items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
     index = {path: n for n, (path, _) in enumerate(items)}
@@ -99,6 +103,8 @@ def causal_order(entries: Iterable[tuple[str, T]],
             if first is not None and first != n and path not in items[first][1].knew:
                 known_here.add(known)
         for key in (*entry.supersedes, *entry.retracts):  # it names the key: it saw one
+            if key in settled:
+                continue
             first = next((i for i in own.get(key, ()) if i != n), None)  # the earliest
             if first is not None:
                 named, by = items[first]

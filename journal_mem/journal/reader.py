@@ -53,7 +53,7 @@ _Item = tuple[int, int, int, bytes, object, bool]
 class Journal:
     """Every entry file of the main journal: valid ones, and invalid ones with problems."""
 
-    __slots__ = ("entries", "invalid", "parsed", "plain")
+    __slots__ = ("entries", "invalid", "items", "parsed", "plain")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
@@ -62,6 +62,8 @@ class Journal:
         # their agent's other entries (`_plain_topics`)
         self.plain: set[str] = set()
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
+        # path -> its cache item: its digest (item[3]) covers its path and bytes
+        self.items: dict[str, _Item] = {}
 
 
 class PendingFile:
@@ -210,7 +212,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
             plain.append(len(journal.entries))
         journal.entries.append((rel, item[4]))  # type: ignore[arg-type]
     files.save()
-    journal.parsed = files.parsed
+    journal.parsed, journal.items = files.parsed, files.new
     journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
     if plain:
         journal.plain = {journal.entries[i][0] for i in plain}

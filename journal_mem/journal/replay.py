@@ -1,0 +1,280 @@
+"""The fold's replay (docs/DESIGN.md, "Distilling"), and a replay kept to go on from.
+
+The replay applies every entry in causal order (`order.causal_order`) and
+knows, for each key, its latest entry, its holders and writers, and whether it
+is live. It is the part of a fold that depends on order; what comes after it
+(the rules of a date, same-title merges, the reports) reads only its result.
+
+A replay of the entries S is kept (`Kept`: plain data, cached by the distiller)
+and a later fold of S and new entries N continues it (`resume`) instead of
+replaying S again. That gives what a replay of all of them gives when the
+causal order of S and N is the order of S followed by an order of N. It is,
+when (each checked here, the git ones by `distill.folding`):
+
+* S is the same entries, byte for byte (the entry files' digests);
+* every new entry sorts after every entry of S by (`created`, path): the
+  order's tie-break never places it among them;
+* no entry of S waits for a new one: none names a new path in its `knew`,
+  no new entry is the only entry of a key an entry of S supersedes or
+  retracts (it would become the earliest of that key, which the namer comes
+  after), and no new entry is committed (git history would order it by its
+  commit), while S's commits are as they were when it was kept;
+* no cycle was broken in S (a new entry that is ready waits out a cycle).
+
+Then every entry of S is placed before any new one, in the order it had, and
+the new ones follow in their own causal order, in which a key S has an entry
+of names an entry already placed (`causal_order`'s `settled`). Otherwise the
+fold replays everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from journal_mem.journal.order import causal_order
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from journal_mem.journal.entry import Entry
+
+ALL = "all"
+# A key's replay state as kept: (path, holders, live, seq, writers)
+Row = tuple[str, tuple[str, ...], bool, int, tuple[str, ...]]
+MAX_NEW = 1000  # more new entries than this: replay everything (and keep it whole)
+
+
+class KeyState:
+    """What the replay knows about one key so far."""
+
+    __slots__ = ("entry", "holders", "live", "path", "seq", "writers")
+
+    def __init__(self, path: str, entry: Entry, holders: set[str]) -> None:
+        self.path = path
+        self.entry = entry
+        self.holders = holders
+        self.live = True
+        self.seq = 0  # the place of `entry` in the replay: what "latest" means
+        self.writers: set[str] = set()
+
+    def row(self) -> Row:
+        return (self.path, tuple(sorted(self.holders)), self.live, self.seq,
+                tuple(sorted(self.writers)))
+
+
+def _holders(entry: Entry, agents: list[str]) -> set[str]:
+    named = set(entry.holders_hint)
+    if ALL in named:
+        named.discard(ALL)
+        named.update(agents)
+    return named
+
+
+class Replay:
+    """A replay in progress: every key seen (live or not), why each removed one is gone,
+    the retractions with their places, and the entries placed by breaking a cycle."""
+
+    __slots__ = ("accs", "agents", "count", "cycles", "removed", "retractions")
+
+    def __init__(self, agents: list[str]) -> None:
+        self.agents = agents
+        self.accs: dict[str, KeyState] = {}
+        self.removed: dict[str, str] = {}
+        self.retractions: list[KeyState] = []
+        self.cycles: list[str] = []
+        self.count = 0  # entries replayed: the next one's place
+
+    def run(self, ordered: Iterable[tuple[str, Entry]]) -> None:
+        """Apply `ordered` (in causal order) after what was replayed so far."""
+        accs, removed, agents = self.accs, self.removed, self.agents
+        for path, entry in ordered:
+            seq = self.count
+            self.count += 1
+            if (entry.retracts or entry.drops) and not entry.supersedes:  # states no fact
+                if entry.retracts:
+                    said = KeyState(path, entry, {entry.agent})
+                    said.seq = seq
+                    self.retractions.append(said)
+                _retract(entry, path, accs, removed)
+                _drop(entry, path, accs, removed)
+                own = accs.get(entry.key)
+                if own is None or not own.live:
+                    removed.setdefault(entry.key, f"a retraction only ({path})")
+                continue
+            acc = accs.get(entry.key)
+            if acc is None:
+                acc = accs[entry.key] = KeyState(path, entry, set())
+            acc.path, acc.entry, acc.live, acc.seq = path, entry, True, seq
+            acc.holders |= _holders(entry, agents)
+            acc.writers.add(entry.agent)
+            removed.pop(entry.key, None)
+            for old in entry.supersedes:
+                gone = accs.get(old)
+                if old != entry.key and gone is not None and gone.live:
+                    acc.holders |= gone.holders  # the correction reaches every holder
+                    gone.live = False
+                    removed[old] = f"superseded by {entry.key} ({path})"
+            _retract(entry, path, accs, removed)
+
+
+def _retract(entry: Entry, path: str, accs: dict[str, KeyState],
+             removed: dict[str, str]) -> None:
+    for old in entry.retracts:
+        gone = accs.get(old)
+        if old != entry.key and gone is not None and gone.live:
+            gone.live = False
+            removed[old] = f"retracted by {path}"
+
+
+def _drop(entry: Entry, path: str, accs: dict[str, KeyState], removed: dict[str, str]) -> None:
+    """`drops`: the writer stops holding those keys (it deleted the fact's line from its own
+    memory); the fact stays live for every other holder, and goes when none is left."""
+    for old in entry.drops:
+        acc = accs.get(old)
+        if old == entry.key or acc is None or not acc.live:
+            continue
+        acc.holders.discard(entry.agent)
+        if not acc.holders:
+            acc.live = False
+            removed[old] = f"dropped by its last holder ({path})"
+
+
+def replay_all(entries: Iterable[tuple[str, Entry]], agents: list[str],
+               history: dict[str, tuple[str, ...]] | None = None) -> Replay:
+    """Replay `entries` from nothing (`history`: `order.history_edges`)."""
+    replay = Replay(agents)
+    replay.run(causal_order(entries, history, replay.cycles))
+    return replay
+
+
+# --- a replay kept between folds ------------------------------------------------------
+
+def digest(values: Iterable[bytes]) -> int:
+    """The digest of a set of entry files from their own digests (each covers its path):
+    their XOR, so that adding files is one XOR more."""
+    return functools.reduce(operator.xor, map(int.from_bytes, values), 0)
+
+
+def files_digest(items: Mapping[str, tuple[Any, ...]]) -> Callable[[Iterable[str]], int]:
+    """`digest` of the entry files at some paths, from the reader's cache items by path
+    (`reader.Journal.items`: an item's digest is its fourth field)."""
+    return lambda paths: digest(map(operator.itemgetter(3), map(items.__getitem__, paths)))
+
+
+class Kept:
+    """A replay of the entries `paths` as plain data, with what `resume` checks.
+
+    `rows`: each key's state (`Row`); `said`: the keys of entries that state no
+    fact (a retraction), which `rows` lacks; `named`: keys an entry supersedes or
+    retracts, and `self_named` those named by an entry of their own key; `knew`:
+    paths an entry knew that are none of `paths`; `last`: the greatest
+    (`created`, path); `files`: the `digest` of the entry files.
+    """
+
+    __slots__ = ("count", "cycles", "files", "knew", "last", "named", "paths", "removed",
+                 "retractions", "rows", "said", "self_named")
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+        self.removed: dict[str, str] = {}
+        self.retractions: list[tuple[str, int]] = []
+        self.cycles: list[str] = []
+        self.count = 0
+        self.paths: set[str] = set()
+        self.last: tuple[dt.datetime, str] | None = None
+        self.said: set[str] = set()
+        self.named: set[str] = set()
+        self.self_named: set[str] = set()
+        self.knew: set[str] = set()
+        self.files = 0
+
+    def fields(self) -> dict[str, Any]:
+        """Its fields by name (`cache.ReplayCache` keeps them)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def of(cls, fields: dict[str, Any]) -> Kept:
+        """The kept replay whose `fields` these are."""
+        kept = cls()
+        for name in cls.__slots__:
+            setattr(kept, name, fields[name])
+        return kept
+
+    def unsafe(self, key: str) -> bool:
+        """Whether a new entry of `key` may be the earliest of it that an entry here named."""
+        return key in self.named and (key in self.self_named
+                                      or (key not in self.rows and key not in self.said))
+
+
+def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
+         since: Kept | None = None) -> tuple[Kept, dict[str, Row]]:
+    """The replay as kept after it applied `entries` (all of it when `since` is None, else
+    the entries it went on with from `since`, whose `Kept` it updates), and the rows that
+    changed; `files` is the digest of every entry file it applied."""
+    kept = Kept() if since is None else since
+    if since is None:
+        changed = {key: acc.row() for key, acc in replay.accs.items()}
+    else:
+        touched = {k for _, entry in entries
+                   for k in (entry.key, *entry.supersedes, *entry.retracts, *entry.drops)}
+        changed = {key: replay.accs[key].row() for key in touched if key in replay.accs}
+    kept.rows.update(changed)
+    kept.removed = dict(replay.removed)
+    kept.retractions = [(said.path, said.seq) for said in replay.retractions]
+    kept.cycles = list(replay.cycles)
+    kept.count = replay.count
+    kept.files = files
+    for path, entry in entries:
+        kept.paths.add(path)
+        here = (entry.created, path)
+        if kept.last is None or here > kept.last:
+            kept.last = here
+        if (entry.retracts or entry.drops) and not entry.supersedes:
+            kept.said.add(entry.key)
+        for key in (*entry.supersedes, *entry.retracts):
+            kept.named.add(key)
+            if key == entry.key:
+                kept.self_named.add(key)
+        kept.knew.update(entry.knew)
+    kept.knew -= kept.paths
+    return kept, changed
+
+
+def resume(kept: Kept, entries: Sequence[tuple[str, Entry]], agents: list[str],
+           files: Callable[[Iterable[str]], int]) -> tuple[Replay, list[tuple[str, Entry]]] | None:
+    """The replay of `entries` continued from `kept` (see the module docstring), with the
+    new entries it applied; None when that would not be the replay of all of them.
+    `files(paths)` is the `digest` of those entry files as they are now."""
+    if kept.cycles:
+        return None
+    paths = kept.paths
+    new = [(path, entry) for path, entry in entries if path not in paths]
+    if len(entries) - len(new) != len(paths) or len(new) > MAX_NEW:
+        return None  # an entry of S is gone (or invalid now), or too many are new
+    last = kept.last
+    for path, entry in new:
+        if last is not None and (entry.created, path) <= last:
+            return None
+        if path in kept.knew or kept.unsafe(entry.key):
+            return None
+    if files(paths) != kept.files:
+        return None  # an entry of S is not what it was
+    replay = Replay(agents)
+    by_path = dict(entries)
+    accs = replay.accs
+    for key, (path, holders, live, seq, writers) in kept.rows.items():
+        acc = accs[key] = KeyState(path, by_path[path], set(holders))
+        acc.live, acc.seq, acc.writers = live, seq, set(writers)
+    replay.removed = dict(kept.removed)
+    for path, seq in kept.retractions:
+        said = KeyState(path, by_path[path], {by_path[path].agent})
+        said.seq = seq
+        replay.retractions.append(said)
+    replay.count = kept.count
+    settled = kept.rows.keys() | kept.said
+    replay.run(causal_order(new, None, replay.cycles, settled=settled))
+    return replay, new
+

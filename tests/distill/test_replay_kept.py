@@ -1,0 +1,146 @@
+"""A distill goes on from the replay the last one kept (`journal/replay.py`) only while
+git history orders the kept entries as it did: in-process distills on real
+repositories, each checked against a fold of the whole journal (`--check`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from distill_helpers import MEM, lesson
+from helpers import git
+
+from journal_mem import repo as repo_module
+from journal_mem.distill import distiller
+from journal_mem.gitops import indexlock
+from journal_mem.journal import fold as fold_module
+
+
+def _distill(main: Path, **options: Any) -> distiller.Outcome:
+    return distiller.distill(repo_module.open_context(str(main)), distiller.Options(**options))
+
+
+@pytest.fixture
+def resumed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many new entries each fold went on with from a kept replay (-1: none)."""
+    seen: list[int] = []
+    real = fold_module.fold
+
+    def spy(*args: Any, **kw: Any) -> fold_module.Fold:
+        result = real(*args, **kw)
+        if kw.get("files") is not None:
+            seen.append(result.resumed)
+        return result
+
+    monkeypatch.setattr(fold_module, "fold", spy)
+    monkeypatch.setattr(indexlock, "QUIET_S", 0.0)
+    return seen
+
+
+def _agreed(main: Path) -> None:
+    """The distilled files are what a fold of the whole journal makes."""
+    assert _distill(main, check=True).status == "unchanged"
+
+
+def _commit_code(main: Path, n: int) -> None:
+    (main / "code.txt").write_text(f"change {n}\n")
+    git(main, "add", "code.txt")
+    git(main, "commit", "-q", "-m", f"code {n}")
+
+
+def test_new_lessons_after_a_distill_and_code_commits_go_on_from_the_kept_replay(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0, title="Use the retry helper")
+    lesson(repo, "web", "w1", 1, title="Build with the fast bundler", applies_to=("all",))
+    assert _distill(repo).status == "distilled"
+    for n in range(3):
+        _commit_code(repo, n)
+        lesson(repo, "web", f"w{n + 2}", 10 + n, title=f"Web lesson {n}",
+               supersedes=("a1",) if n == 1 else ())
+        assert _distill(repo).status == "distilled"
+        _agreed(repo)
+    assert resumed == [-1, 1, 1, 1]
+    assert "Use the retry helper" not in (repo / MEM / "api" / "MEMORY.md").read_text()
+
+
+def test_a_lesson_dated_before_the_kept_ones_replays_everything(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 30)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "web", "w1", 5, name="w1-early")  # a clock behind the first writer's
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1]
+
+
+def test_memory_committed_by_hand_since_the_kept_replay_replays_everything(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "api", "a2", 10)
+    git(repo, "add", MEM)
+    git(repo, "commit", "-q", "-m", "a lesson committed by hand")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1]
+
+
+def test_a_rewritten_distill_commit_replays_everything(repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo).status == "distilled"
+    git(repo, "commit", "-q", "--amend", "-m", "the distill, reworded")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1]
+
+
+def test_without_commits_the_kept_replay_holds_until_its_lessons_are_committed(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo, commit=False).status == "distilled"
+    lesson(repo, "api", "a2", 10, supersedes=("a1",))
+    assert _distill(repo, commit=False).status == "distilled"
+    _agreed(repo)
+    git(repo, "add", MEM)
+    git(repo, "commit", "-q", "-m", "memory, committed by hand")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo, commit=False).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, 1, -1]
+
+
+def test_a_kept_replay_that_cannot_be_read_replays_everything(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo).status == "distilled"
+    cache = Path(git(repo, "rev-parse", "--git-common-dir").stdout.strip())
+    kept = (repo / cache if not cache.is_absolute() else cache) / "journal-mem" / "cache"
+    (kept / "replay.pickle").write_bytes(b"not a pickle")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "web", "w2", 30)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1, 1]
+
+
+def test_pending_lessons_committed_later_one_by_one_are_ordered_by_their_commits(
+        repo: Path, resumed: list[int]) -> None:
+    """Two pending entries of one key are ordered by their clocks; committed one by one,
+    by their commits. The kept replay ordered them by their clocks, so it is not gone on
+    from: going on would keep the older one's text."""
+    late = lesson(repo, "api", "k", 10, title="Ten minutes")
+    early = lesson(repo, "web", "k", 5, title="Five minutes")
+    assert _distill(repo, commit=False).status == "distilled"
+    assert "Ten minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    for path in (late, early):  # the later clock committed first
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "-m", f"add {path.name}")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo, commit=False).status == "distilled"
+    _agreed(repo)
+    assert "Five minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == [-1, -1]
