@@ -171,3 +171,16 @@ def test_a_broken_cycle_among_the_kept_entries_replays_everything() -> None:
            ("api/journal/b.md", entry("api", "k2", 20, knew=("api/journal/a.md",)))]
     assert run(old).cycles
     _falls_back(old, [("web/journal/c.md", entry("web", "k3", 30))])
+
+
+def test_a_new_correction_of_a_key_only_a_kept_retraction_has_orders_nothing() -> None:
+    """The earliest entry of `r` is the kept retraction: the new correction of `r` comes
+    after it, not after the new entry of `r` its clock puts later."""
+    old = [("api/journal/a.md", entry("api", "k1", 5)),
+           ("api/journal/r.md", entry("api", "r", 10, retracts=("k1",)))]
+    new = [("web/journal/n1.md", entry("web", "x", 20, supersedes=("r",))),
+           ("web/journal/n2.md", entry("web", "r", 30, title="R again"))]
+    later = run(old + new, run(old).kept)
+    assert later.resumed == 2
+    assert later == run(old + new)
+    assert "r" in later.facts
