@@ -25,7 +25,8 @@ from journal_mem.setup import discover
 @click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
 @click.option("--check", "check_only", is_flag=True,
               help="Exit 1 if a distill would change any file; write nothing.")
-@click.option("--rebuild", is_flag=True, help="Ignore the parse cache (same bytes).")
+@click.option("--rebuild", is_flag=True,
+              help="Parse and fold every entry again: no parse cache, no kept replay.")
 @click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
 @click.option("--background", is_flag=True,
               help="Detach, log to <git-common-dir>/journal-mem/logs/distill.log, return at once.")

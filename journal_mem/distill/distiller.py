@@ -134,7 +134,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild)
     schedule.remember_invalid(layout, journal.invalid)
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
-                             save=writing)
+                             save=writing, rebuild=opts.rebuild)
     safety.refuse_lost_facts(ctx, journal, step.state, step.base)
     out = _outcome(step, journal, drained)
     out.adopted = adopted.lines

@@ -51,15 +51,16 @@ class Step:
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
-              save: bool) -> Step:
+              save: bool, rebuild: bool = False) -> Step:
     """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold
-    for the next distill (its renderings are kept once written: `keep_topics`)."""
+    for the next distill (its renderings are kept once written: `keep_topics`) and its
+    replay, going on from the replay the last one kept unless `rebuild`."""
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
-                     kept=_kept_replay(ctx, replays) if replays else None)
+                     kept=_kept_replay(ctx, replays) if replays and not rebuild else None)
     replay = _keep_replay(replays, after) if replays else ""
     kept = FoldCache(layout.state_dir)
     token, topics = load_topics(layout.state_dir, code_key())

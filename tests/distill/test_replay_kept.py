@@ -144,3 +144,14 @@ def test_pending_lessons_committed_later_one_by_one_are_ordered_by_their_commits
     _agreed(repo)
     assert "Five minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
     assert resumed == [-1, -1]
+
+
+def test_rebuild_replays_everything_and_keeps_that(repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "api", "a2", 10)
+    assert _distill(repo, rebuild=True).status == "distilled"
+    lesson(repo, "api", "a3", 20)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1, 1]
