@@ -85,12 +85,12 @@ class Context:
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
              agents: list[str] | None = None, report_near: bool = True,
              files: Callable[[Iterable[str]], int] | None = None,
-             kept: Kept | None = None) -> Fold:
+             kept: Callable[[], Kept | None] | None = None) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
         the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks;
-        going on from a replay `kept` by an earlier fold when that gives the same
-        (`journal.replay`; `files`: the digest of entry files)."""
+        going on from the replay `kept()` gives, kept by an earlier fold, when that
+        gives the same (`journal.replay`; `files`: the digest of entry files)."""
         from journal_mem.gitops.lineage import read as history  # and its pickled cache
         from journal_mem.gitops.memgit import ref_checker
         from journal_mem.journal.fold import fold

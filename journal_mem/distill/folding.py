@@ -32,6 +32,8 @@ from journal_mem.journal.replay import Kept, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
 
+GROWN = 1000  # rows and paths a kept replay's delta may hold past a fifth of its base
+
 
 @dataclass(frozen=True)
 class Step:
@@ -60,7 +62,8 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
-                     kept=_kept_replay(ctx, replays) if replays and not rebuild else None)
+                     kept=(lambda: _kept_replay(ctx, replays)) if replays and not rebuild
+                     else None)
     replay = _keep_replay(replays, after) if replays else ""
     kept = FoldCache(layout.state_dir)
     token, topics = load_topics(layout.state_dir, code_key())
@@ -83,29 +86,25 @@ def _replay_key(ctx: Context, agents: list[str]) -> object:
     return sorted(set(agents)), ctx.policy.key
 
 
-def _kept_replay(ctx: Context, replays: ReplayCache) -> Kept | None:
+def _kept_replay(ctx: Context, replays: ReplayCache | None) -> Kept | None:
     """The replay the last fold kept, when git history orders its entries as it did then:
     HEAD is the commit it was made against, or descends from it with no memory changed
-    since (`replay.resume` checks the rest)."""
-    fields, head = replays.fields(), replays.head()
-    if fields is None or not head:
+    since (`replay.resume` checks the rest); not once what went on from it is a fifth of
+    it (the next fold replays everything and keeps that whole)."""
+    if replays is None or replays.grown() > max(GROWN, replays.size // 5):
         return None
-    root, memory_root = ctx.repo.main_root, ctx.layout.memory_root
-    if not memgit.unchanged_since(root, ctx.repo.common_dir, memory_root, head):
+    head = replays.head()
+    if not head or not memgit.unchanged_since(ctx.repo.main_root, ctx.repo.common_dir,
+                                              ctx.layout.memory_root, head):
         return None
-    return Kept.of(fields)
+    fields = replays.fields()
+    return Kept.of(fields) if fields is not None else None
 
 
 def _keep_replay(replays: ReplayCache, after: Fold) -> str:
-    """Keep the replay of `after` for the next fold (as a delta when it went on from the
-    kept one); its token. `after` lets go of it: 100k keys' rows at 100k lessons."""
-    kept, changes = after.kept, after.kept_changes
-    after.kept = after.kept_changes = None
-    if kept is None:
-        return ""
-    if changes is None:
-        return replays.save(kept.fields(), None, [])
-    return replays.save(kept.fields(), *changes)
+    """Keep the replay of `after` for the next fold; its token. `after` lets go of it."""
+    kept, after.kept = after.kept, None
+    return replays.save(kept.fields()) if kept is not None else ""
 
 
 def keep_replay_head(ctx: Context, step: Step, commit: str | None) -> None:

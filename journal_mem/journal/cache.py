@@ -325,34 +325,40 @@ class ReplayCache:
     (what a replay depends on besides its entries: the agents, the validation policy), and
     the commit it was made against (`head`: history orders entries, `replay.resume`).
 
-    A base file and a delta of the rows and paths added since (20 new lessons touch a few
-    dozen of 100k keys); the delta is folded into the base once it grows past a fifth of
-    it. `head` is a file of its own, written after the distill's commit: it names the
-    save it belongs to, and a save it does not name has no head."""
+    A base file (a whole replay) and a delta (what the replays that went on from it
+    changed: their rows and paths, and every other field as the last one left it): 20
+    new lessons touch a few dozen of 100k keys. `head` is a file of its own, written
+    after the distill's commit: it names the save it belongs to."""
 
     def __init__(self, state_dir: str, key: object) -> None:
         self.path = replay_path(state_dir)
-        self.key = ("replay", 1, key)
+        self.key = ("replay", 2, key)
         self.gen, self.base = load(self.path, self.key)
         gen, delta = load(self.path + ".delta", self.key) if self.gen else ("", {})
         self.delta: dict[str, Any] = delta if gen == self.gen else {}
+        self.size = len(self.base.get("rows", ()))  # keys in the base
 
     @property
     def token(self) -> str:
         """The save this cache holds: its delta's when it has one."""
         return str(self.delta.get("token", self.gen))
 
+    def grown(self) -> int:
+        """Rows and paths the delta holds."""
+        return len(self.delta.get("rows", ())) + len(self.delta.get("paths", ()))
+
     def fields(self) -> dict[str, Any] | None:
-        """The kept replay's fields (`rows` and `paths` whole), or None."""
+        """The kept replay's fields, the delta put over the base, or None. The cache lets go
+        of the base: it is the caller's now."""
         if not self.base:
             return None
-        rows = self.base["rows"]
-        paths = set(self.base["paths"])
+        base, self.base = self.base, {}
+        rows, paths = base["rows"], base["paths"]
         if self.delta:
-            rows = {**rows, **self.delta["rows"]}
+            rows.update(self.delta["rows"])
             paths.update(self.delta["paths"])
-        small = self.delta.get("small", self.base["small"])
-        return {**small, "rows": rows, "paths": paths}
+        return {**self.delta.get("small", base["small"]), "whole": True, "rows": rows,
+                "paths": paths}
 
     def head(self) -> str:
         """The commit the kept replay was made against ("" when unknown)."""
@@ -363,32 +369,30 @@ class ReplayCache:
             return ""
         return commit if token and token == self.token else ""
 
-    def save(self, fields: dict[str, Any], changed: dict[str, Any] | None,
-             added: list[str]) -> str:
-        """Keep a replay's `fields`: as a delta (`changed` rows, `added` paths) of the one
-        this cache holds when it went on from it and that is small, else whole; the save's
-        token ("" when nothing could be written)."""
+    def save(self, fields: dict[str, Any]) -> str:
+        """Keep a replay's `fields`: over the one this cache holds when it went on from it
+        (not `whole`), else as a new base; the save's token ("" if nothing was written)."""
         try:
-            return self._save(fields, changed, added)
+            return self._save(fields)
         except OSError:
             return ""  # only slower next time
 
-    def _save(self, fields: dict[str, Any], changed: dict[str, Any] | None,
-              added: list[str]) -> str:
+    def _save(self, fields: dict[str, Any]) -> str:
         small = {k: v for k, v in fields.items() if k not in ("rows", "paths")}
-        if changed is not None and self.base:
-            rows = {**self.delta.get("rows", {}), **changed}
-            paths = [*self.delta.get("paths", ()), *added]
-            if len(rows) + len(paths) <= max(1000, len(self.base["rows"]) // 5):
-                delta = {"rows": rows, "paths": paths, "small": small,
-                         "token": os.urandom(8).hex()}
-                dump(self.path + ".delta", self.gen, self.key, delta, entries=False)
-                self.delta = delta
-                return str(delta["token"])
+        if not fields["whole"]:
+            if not self.gen:
+                return ""  # nothing to put it over
+            delta = {"rows": {**self.delta.get("rows", {}), **fields["rows"]},
+                     "paths": {*self.delta.get("paths", ()), *fields["paths"]},
+                     "small": small, "token": os.urandom(8).hex()}
+            dump(self.path + ".delta", self.gen, self.key, delta, entries=False)
+            self.delta = delta
+            return str(delta["token"])
         gen = os.urandom(8).hex()
-        base = {"rows": fields["rows"], "paths": sorted(fields["paths"]), "small": small}
-        dump(self.path, gen, self.key, base, entries=False)
-        self.gen, self.base, self.delta = gen, base, {}
+        dump(self.path, gen, self.key, {"rows": fields["rows"], "paths": fields["paths"],
+                                         "small": small}, entries=False)
+        self.gen, self.base, self.delta = gen, {}, {}
+        self.size = len(fields["rows"])
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path + ".delta")
         return gen

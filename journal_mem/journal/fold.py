@@ -28,7 +28,7 @@ from journal_mem.journal.anchor import split as split_ref
 from journal_mem.journal.cache import builder
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.order import history_edges, related_entries
-from journal_mem.journal.replay import Kept, KeyState, Replay, Row, keep, replay_all, resume
+from journal_mem.journal.replay import Kept, KeyState, Replay, keep, replay_all, resume
 from journal_mem.journal.similar import conflicts, normalise_title
 from journal_mem.schema import Config
 
@@ -94,11 +94,9 @@ class Fold:
     # entries the replay placed by breaking a cycle of entries that each came after the
     # other (`order.causal_order`): a later entry may land among those
     cycles: list[str] = field(default_factory=list)
-    # the replay kept for the next fold (`fold(files=...)`), and, when it went on from a
-    # kept one, the rows that changed and the paths it added (None: it replayed all)
+    # the replay kept for the next fold (`fold(files=...)`): all of it, or what changed
+    # since the kept one it went on from (`replay.keep`)
     kept: Kept | None = field(default=None, compare=False, repr=False)
-    kept_changes: tuple[dict[str, Row], list[str]] | None = field(
-        default=None, compare=False, repr=False)
     resumed: int = field(default=-1, compare=False)  # new entries it went on with; -1: none
 
     def lesson(self, key: str) -> Fact | None:
@@ -225,7 +223,7 @@ def fold(
     report_near: bool = True,
     lineage: Callable[[], Lineage] | None = None,
     files: Callable[[Iterable[str]], int] | None = None,
-    kept: Kept | None = None,
+    kept: Callable[[], Kept | None] | None = None,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
@@ -235,8 +233,9 @@ def fold(
     `lineage` reads git history (`gitops.lineage.read`), only when two entries speak
     about one key: an entry committed after another's commit knew it.
     With `files` (the digest of entry files by path, `replay.digest`), the result
-    keeps its replay for the next fold (`Fold.kept`), and goes on from `kept`, a
-    replay kept by an earlier fold, when that gives the same (`replay.resume`).
+    keeps its replay for the next fold (`Fold.kept`), and goes on from the replay
+    `kept()` gives, kept by an earlier fold, when that gives the same
+    (`replay.resume`).
     """
     result = Fold()
     read: list[Lineage] = []
@@ -289,22 +288,25 @@ def fold(
 
 
 def _replayed(result: Fold, entries: list[tuple[str, Entry]], agents: list[str],
-              files: Callable[[Iterable[str]], int] | None, kept: Kept | None,
+              files: Callable[[Iterable[str]], int] | None,
+              kept: Callable[[], Kept | None] | None,
               history: Callable[[], Lineage | None]) -> Replay:
-    """The replay of `entries`: gone on with from `kept` when that gives the same
-    (`replay.resume`), else from nothing; kept in `result` when `files` is given."""
-    if kept is None or files is None or (went_on := resume(kept, entries, agents,
-                                                             files)) is None:
+    """The replay of `entries`: gone on with from the replay `kept()` gives when that
+    gives the same (`replay.resume`), else from nothing; kept in `result` when `files`
+    is given. The kept replay is let go of here: 100k keys' rows at 100k lessons."""
+    since = kept() if kept is not None and files is not None else None
+    went_on = resume(since, entries, agents, files) if since and files else None
+    if went_on is None:
         known = history() if related_entries(entries) else None
         replay = replay_all(entries, agents,
                             history_edges(entries, known) if known is not None else None)
         if files is not None:
-            result.kept = keep(replay, entries, files(p for p, _ in entries))[0]
+            result.kept = keep(replay, entries, files(p for p, _ in entries))
         return replay
     replay, new = went_on
     result.resumed = len(new)
-    result.kept, rows = keep(replay, new, kept.files ^ files(p for p, _ in new), since=kept)
-    result.kept_changes = rows, [path for path, _ in new]
+    assert since is not None and files is not None
+    result.kept = keep(replay, new, since.files ^ files(p for p, _ in new), since=since)
     return replay
 
 

@@ -169,19 +169,22 @@ def files_digest(items: Mapping[str, tuple[Any, ...]]) -> Callable[[Iterable[str
 
 
 class Kept:
-    """A replay of the entries `paths` as plain data, with what `resume` checks.
+    """A replay as plain data, with what `resume` checks: all of it (`whole`), or what a
+    replay that went on from a kept one changed (the cache puts it over that one).
 
-    `rows`: each key's state (`Row`); `said`: the keys of entries that state no
-    fact (a retraction), which `rows` lacks; `named`: keys an entry supersedes or
-    retracts, and `self_named` those named by an entry of their own key; `knew`:
-    paths an entry knew that are none of `paths`; `last`: the greatest
-    (`created`, path); `files`: the `digest` of the entry files.
+    `rows`: each key's state (`Row`), or the keys changed; `paths`: the entries
+    replayed, or those added; `said`: the keys of entries that state no fact (a
+    retraction), which `rows` lacks; `named`: keys an entry supersedes or retracts,
+    and `self_named` those named by an entry of their own key; `knew`: paths an
+    entry knew that it did not replay; `last`: the greatest (`created`, path);
+    `files`: the `digest` of the entry files; the rest as `Replay` has them.
     """
 
     __slots__ = ("count", "cycles", "files", "knew", "last", "named", "paths", "removed",
-                 "retractions", "rows", "said", "self_named")
+                 "retractions", "rows", "said", "self_named", "whole")
 
     def __init__(self) -> None:
+        self.whole = True
         self.rows: dict[str, Row] = {}
         self.removed: dict[str, str] = {}
         self.retractions: list[tuple[str, int]] = []
@@ -214,18 +217,21 @@ class Kept:
 
 
 def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
-         since: Kept | None = None) -> tuple[Kept, dict[str, Row]]:
-    """The replay as kept after it applied `entries` (all of it when `since` is None, else
-    the entries it went on with from `since`, whose `Kept` it updates), and the rows that
-    changed; `files` is the digest of every entry file it applied."""
-    kept = Kept() if since is None else since
+         since: Kept | None = None) -> Kept:
+    """`replay` as kept, after it applied `entries`: all of it when `since` is None, else
+    what changed since the kept replay `since` it went on from (the keys `entries`
+    touched, and their paths); `files` is the digest of every entry file it replayed."""
+    kept = Kept()
     if since is None:
-        changed = {key: acc.row() for key, acc in replay.accs.items()}
+        kept.rows = {key: acc.row() for key, acc in replay.accs.items()}
     else:
+        kept.whole = False
         touched = {k for _, entry in entries
                    for k in (entry.key, *entry.supersedes, *entry.retracts, *entry.drops)}
-        changed = {key: replay.accs[key].row() for key in touched if key in replay.accs}
-    kept.rows.update(changed)
+        kept.rows = {key: replay.accs[key].row() for key in touched if key in replay.accs}
+        kept.last = since.last
+        kept.said, kept.named = set(since.said), set(since.named)
+        kept.self_named, kept.knew = set(since.self_named), set(since.knew)
     kept.removed = dict(replay.removed)
     kept.retractions = [(said.path, said.seq) for said in replay.retractions]
     kept.cycles = list(replay.cycles)
@@ -244,7 +250,9 @@ def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
                 kept.self_named.add(key)
         kept.knew.update(entry.knew)
     kept.knew -= kept.paths
-    return kept, changed
+    if since is not None:
+        kept.knew -= since.paths
+    return kept
 
 
 def resume(kept: Kept, entries: Sequence[tuple[str, Entry]], agents: list[str],
