@@ -61,9 +61,11 @@ class KeyState:
         self.seq = 0  # the place of `entry` in the replay: what "latest" means
         self.writers: set[str] = set()
 
-    def row(self) -> Row:
-        return (self.path, tuple(sorted(self.holders)), self.live, self.seq,
-                tuple(sorted(self.writers)))
+    def row(self, share: Callable[[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]) -> Row:
+        """As kept; `share` gives one tuple for equal holders (few sets of agents)."""
+        holders, writers = tuple(sorted(self.holders)), tuple(sorted(self.writers))
+        return (self.path, share(holders, holders), self.live, self.seq,
+                share(writers, writers))
 
 
 _key_state = builder(KeyState, ("path", "entry", "holders", "live", "seq", "writers"))
@@ -222,13 +224,15 @@ def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
     what changed since the kept replay `since` it went on from (the keys `entries`
     touched, and their paths); `files` is the digest of every entry file it replayed."""
     kept = Kept()
+    tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+    share = tuples.setdefault
     if since is None:
-        kept.rows = {key: acc.row() for key, acc in replay.accs.items()}
+        kept.rows = {key: acc.row(share) for key, acc in replay.accs.items()}
     else:
         kept.whole = False
         touched = {k for _, entry in entries
                    for k in (entry.key, *entry.supersedes, *entry.retracts, *entry.drops)}
-        kept.rows = {key: replay.accs[key].row() for key in touched if key in replay.accs}
+        kept.rows = {key: replay.accs[key].row(share) for key in touched if key in replay.accs}
         kept.last = since.last
         kept.said, kept.named = set(since.said), set(since.named)
         kept.self_named, kept.knew = set(since.self_named), set(since.knew)
