@@ -78,8 +78,8 @@ def full(count: int, runs: int) -> Timing:
 
 
 def incremental(runs: int, count: int = 10_000) -> Timing:
-    """20 new lessons on a distilled journal of `count` (the warm-up is the first full
-    distill)."""
+    """20 new lessons, written now, on a distilled journal of `count` (the warm-up is the
+    first full distill)."""
     dest, sha = repo_for(count)
     reset(dest, sha)
     names = [f"agent-{i:02d}" for i in range(AGENTS)]

@@ -68,10 +68,11 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill reads every cached entry (~200 ms at 10k), folds the whole journal again "
-     "(~300 ms), renders it (~70 ms: only changed topics, each fact compared once with "
-     "the last fold's row) and commits through 27 git processes (~300 ms); the incremental "
-     "fold is not built (docs/benchmarks.md says why)"),
+     "a distill reads every cached entry (~200 ms at 10k); its fold replays only the new "
+     "lessons after the replay the last distill kept (journal/replay.py), but same-title "
+     "merges, near-duplicates and corrections are still judged over every fact (~200 ms); "
+     "it renders (~70 ms: only changed topics, each fact compared once with the last "
+     "fold's row) and commits through 27 git processes, 29 after a commit of code (~300 ms)"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included), folding them, rendering "
      "600 topic files and one commit"),
