@@ -74,6 +74,19 @@ def test_a_lesson_dated_before_the_kept_ones_replays_everything(
     assert resumed == [-1, -1]
 
 
+def test_a_pending_lesson_restated_by_a_clock_behind_keeps_the_later_text(
+        repo: Path, resumed: list[int]) -> None:
+    """Two pending entries of one key are ordered by their clocks: going on from the kept
+    replay would make the one written with a clock behind the latest."""
+    lesson(repo, "api", "k", 30, title="Written at thirty")
+    assert _distill(repo, commit=False).status == "distilled"
+    lesson(repo, "web", "k", 10, name="k-behind", title="Written behind, at ten")
+    assert _distill(repo, commit=False).status == "distilled"
+    _agreed(repo)
+    assert "Written at thirty" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == [-1, -1]
+
+
 def test_memory_committed_by_hand_since_the_kept_replay_replays_everything(
         repo: Path, resumed: list[int]) -> None:
     lesson(repo, "api", "a1", 0)
@@ -155,3 +168,48 @@ def test_rebuild_replays_everything_and_keeps_that(repo: Path, resumed: list[int
     assert _distill(repo).status == "distilled"
     _agreed(repo)
     assert resumed == [-1, -1, 1]
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_a_random_day_of_lessons_commits_and_skewed_clocks_agrees_with_a_whole_fold(
+        repo: Path, resumed: list[int], seed: int) -> None:
+    """Lessons (new facts, restatements, some dated behind, corrections, retractions),
+    commits of code, pending lessons committed by hand one by one, an amended HEAD, and
+    distills with and without commits, in a seeded random order: after every distill
+    the files are what a fold of the whole journal makes."""
+    import random
+
+    rnd = random.Random(seed)
+    keys: list[str] = []
+    minutes = 0
+    for step in range(16):
+        action = rnd.choice(["lesson", "lesson", "restate", "restate", "behind", "correct",
+                             "retract", "code", "by hand", "by hand", "amend"])
+        minutes += rnd.randint(1, 5)
+        agent = rnd.choice(["api", "web"])
+        if action in ("lesson", "restate", "behind", "correct", "retract") or not keys:
+            # the newest keys: their entries are the likeliest to be pending still
+            key = (rnd.choice(keys[-3:]) if action in ("restate", "behind") and keys
+                   else f"k{step}")
+            extra: dict[str, Any] = {}
+            if action == "correct" and keys:
+                extra["supersedes"] = (rnd.choice(keys),)
+            if action == "retract" and keys:
+                extra["retracts"] = (rnd.choice(keys),)
+            lesson(repo, agent, key, minutes - 30 if action == "behind" else minutes,
+                   name=f"s{step}", title=f"Lesson {step} of {agent}",
+                   applies_to=(agent, "all") if rnd.random() < 0.2 else (agent,), **extra)
+            keys.append(key)
+        elif action == "code":
+            _commit_code(repo, step)
+        elif action == "by hand":  # one pending lesson, committed on its own
+            pending = git(repo, "ls-files", "--others", "--", MEM).stdout.split()
+            if pending:
+                git(repo, "add", rnd.choice(pending))
+                git(repo, "commit", "-q", "-m", f"a lesson by hand {step}")
+        else:
+            git(repo, "commit", "-q", "--amend", "--allow-empty", "-m", f"amended {step}")
+        out = _distill(repo, commit=rnd.random() < 0.4)
+        assert out.status in ("distilled", "unchanged"), out
+        _agreed(repo)
+    assert max(resumed) >= 1  # the day went on from a kept replay at least once
