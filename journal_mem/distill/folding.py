@@ -91,11 +91,14 @@ def _kept_replay(ctx: Context, replays: ReplayCache | None) -> Kept | None:
     HEAD is the commit it was made against, or descends from it with no memory changed
     since (`replay.resume` checks the rest); not once what went on from it is a fifth of
     it (the next fold replays everything and keeps that whole)."""
-    if replays is None or replays.grown() > max(GROWN, replays.size // 5):
+    if replays is None:
         return None
+    replays.load()
     head = replays.head()
-    if not head or not memgit.unchanged_since(ctx.repo.main_root, ctx.repo.common_dir,
-                                              ctx.layout.memory_root, head):
+    if (not head or replays.grown() > max(GROWN, replays.size // 5)
+            or not memgit.unchanged_since(ctx.repo.main_root, ctx.repo.common_dir,
+                                          ctx.layout.memory_root, head)):
+        replays.forget()
         return None
     fields = replays.fields()
     return Kept.of(fields) if fields is not None else None

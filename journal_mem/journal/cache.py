@@ -336,10 +336,21 @@ class ReplayCache:
     def __init__(self, state_dir: str, key: object) -> None:
         self.path = replay_path(state_dir)
         self.key = ("replay", 2, key)
+        self.gen = ""
+        self.base: dict[str, Any] = {}
+        self.delta: dict[str, Any] = {}
+        self.size = 0  # keys in the base
+
+    def load(self) -> None:
+        """Read the kept replay (a new base is written without reading the old one)."""
         self.gen, self.base = load(self.path, self.key)
         gen, delta = load(self.path + ".delta", self.key) if self.gen else ("", {})
-        self.delta: dict[str, Any] = delta if gen == self.gen else {}
-        self.size = len(self.base.get("rows", ()))  # keys in the base
+        self.delta = delta if gen == self.gen else {}
+        self.size = len(self.base.get("rows", ()))
+
+    def forget(self) -> None:
+        """Let go of the base read (100k keys' rows at 100k lessons): it will not be used."""
+        self.base = {}
 
     @property
     def token(self) -> str:

@@ -49,14 +49,20 @@ class Store:
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
+        self.cache: ReplayCache | None = None
 
     def load(self) -> Kept | None:
-        fields = ReplayCache(self.folder, "key").fields()
+        self.cache = ReplayCache(self.folder, "key")
+        self.cache.load()
+        fields = self.cache.fields()
         return Kept.of(fields) if fields is not None else None
 
     def save(self, kept: Kept | None) -> None:
+        """As the distiller saves it: through the cache it went on from, if any."""
         assert kept is not None
-        assert ReplayCache(self.folder, "key").save(kept.fields())
+        cache = self.cache or ReplayCache(self.folder, "key")
+        assert cache.save(kept.fields())
+        self.cache = None
 
 
 def run(items: list[Item], store: Store | None = None, date: dt.date = DATE) -> Fold:
