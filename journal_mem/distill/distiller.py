@@ -157,7 +157,7 @@ def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
     new = sorted(set(step.folded) - set(step.base.folded if step.base else ()))
     return Outcome(
         "unchanged", date=step.date.isoformat(), drained=drained, invalid=journal.invalid,
-        changes=diff(step.before, step.rows, step.after.removed),
+        changes=diff(step.before, step.rows, step.after.removed, step.changed),
         near_duplicates=step.after.near_duplicates, flagged=step.after.flagged,
         evicted={a: r.evicted for a, r in step.rendered.agents.items() if r.evicted},
         new_lessons=new, stale_refs=_stale(step, journal, set(new)),

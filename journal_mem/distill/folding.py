@@ -20,6 +20,7 @@ from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
+    changed_rows,
     load_topics,
     save_replay_head,
     save_topics,
@@ -50,6 +51,7 @@ class Step:
     folded: tuple[str, ...]  # every valid entry, sorted
     token: str = ""  # the fold cache's token for `after` ("" when not kept)
     replay: str = ""  # the token of its replay as kept (`cache.ReplayCache`; "" if not)
+    changed: set[str] | None = None  # the keys of `rows` whose row differs from `before`'s
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
@@ -66,18 +68,22 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
                      else None)
     replay = _keep_replay(replays, after) if replays else ""
     kept = FoldCache(layout.state_dir)
-    token, topics = load_topics(layout.state_dir, code_key())
-    rendered_from = kept.rows_of(token)  # the fold those renderings were made from
-    earlier = Earlier(topics, rendered_from) if rendered_from is not None else None
-    rendered = render(after, agents, config.budget, earlier)
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
     before = previous_facts(journal, base, agents, ctx, kept)
-    folded = tuple(sorted(rel for rel, _ in journal.entries))
     rows = {key: fact_row(fact) for key, fact in after.facts.items()}
-    token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows) if save else ""
+    changed = changed_rows(before, rows)  # the one comparison of every fact with the last
+    token, topics = load_topics(layout.state_dir, code_key())
+    rendered_from = kept.rows_of(token)  # the fold those renderings were made from
+    earlier = Earlier(topics, rendered_from,
+                      rows.keys() - changed if rendered_from is before else None
+                      ) if rendered_from is not None else None
+    rendered = render(after, agents, config.budget, earlier)
+    folded = tuple(sorted(rel for rel, _ in journal.entries))
+    token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows,
+                      (before, changed)) if save else ""
     return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
-                replay)
+                replay, changed)
 
 
 def _replay_key(ctx: Context, agents: list[str]) -> object:

@@ -295,6 +295,9 @@ class Earlier:
 
     topics: TopicCache
     rows: dict[str, FactRow]
+    # the keys of the facts being rendered whose row equals theirs in `rows`, when the
+    # caller compared them already (`cache.changed_rows`); else the render compares
+    same: set[str] | None = None
 
 
 def code_key() -> str:
@@ -640,7 +643,8 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
         lesson = fold.lesson(new)
         if old in fold.facts and lesson is not None:
             marks.setdefault(old, (new, lesson.title))
-    same = _unchanged(fold.facts, earlier.rows) if earlier else set()
+    same = set() if earlier is None else (
+        earlier.same if earlier.same is not None else _unchanged(fold.facts, earlier.rows))
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in sorted(fold.facts.values(), key=rank):
         for holder in fact.holders:

@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import os
 import pickle
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +218,59 @@ def test_utc_dates_are_cached_without_their_timezone(tmp_path: Path) -> None:
     data = (tmp_path / "dates.pickle").read_bytes()
     assert b"_at_utc" in data and b"timezone" not in data
     assert cache.load(path, ("dates",))[1]["dates"] == dates
+
+
+@st.composite
+def fold_rows(draw: st.DrawFn) -> dict[str, tuple[Any, ...]]:
+    """Rows of a fold over a few keys: each key missing, or held by some agents."""
+    rows = {}
+    for key in ("k1", "k2", "k3", "k4", "k5", "k6"):
+        holders = draw(st.sampled_from([None, ("api",), ("web",), ("api", "web")]))
+        if holders is not None:
+            rows[key] = _row(key, holders)
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(fold_rows(), min_size=2, max_size=6), st.lists(st.booleans(), min_size=6,
+                                                               max_size=6))
+def test_a_save_told_what_changed_keeps_what_a_save_that_compares_all_keeps(
+        folds: list[dict[str, tuple[Any, ...]]], told: list[bool]) -> None:
+    """`save(since=(rows it gave, changed_rows))` compares only those keys with the base:
+    across bases, deltas and deltas of deltas, what it keeps reads back as a save that
+    compares every row keeps it, under every signature and token."""
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+        tokens: list[tuple[str, str]] = []
+        for i, rows in enumerate(folds):
+            sig = f"s{i % 3}"
+            compared = cache.FoldCache(one)
+            a = compared.save(sig, rows)
+            smart = cache.FoldCache(two)
+            before = smart.facts(f"s{(i - 1) % 3}") if i else None
+            if before is None or not told[i]:
+                b = smart.save(sig, rows)
+            else:
+                b = smart.save(sig, rows, (before, cache.changed_rows(before, rows)))
+            tokens.append((a, b))
+            assert os.path.exists(cache.fold_path(one) + ".delta") == os.path.exists(
+                cache.fold_path(two) + ".delta")
+            x, y = cache.FoldCache(one), cache.FoldCache(two)
+            for s in ("s0", "s1", "s2"):
+                assert x.facts(s) == y.facts(s)
+            for a, b in tokens:
+                assert x.rows_of(a) == y.rows_of(b)
+            assert y.facts(sig) == rows
+
+
+def test_rows_a_fold_cache_gives_twice_are_one_dict(tmp_path: Path) -> None:
+    """`facts` and `rows_of` of one save give the same dict: the distill compares the new
+    fold with it once (`changed_rows`), for the report, the render and the next save."""
+    state = str(tmp_path)
+    base = {f"k{i}": _row(f"k{i}", ("api",)) for i in range(50)}
+    cache.FoldCache(state).save("one", base)
+    token = cache.FoldCache(state).save("two", {**base, "k1": _row("k1", ("web",))})
+    kept = cache.FoldCache(state)
+    assert os.path.exists(cache.fold_path(state) + ".delta")
+    assert kept.facts("two") is kept.rows_of(token)
+    assert cache.changed_rows(base, kept.rows_of(token) or {}) == {"k1"}
+    assert cache.changed_rows({}, base) == set(base)

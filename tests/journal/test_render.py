@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from journal_mem.journal.anchor import CodeChange
+from journal_mem.journal.cache import changed_rows
 from journal_mem.journal.fold import Fact, Fold, fact_row
 from journal_mem.journal.render import Earlier, Rendered, fact_line, over_budget, render
 from journal_mem.layout import TOPICS
@@ -279,12 +280,17 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
         key = random.choice(sorted(later.facts))
         later.code = {key: [CodeChange("src/a.py", "abc1234", random.choice(
             ["earlier", "later"]))]}
+    handed = earlier_of(earlier, was)
+    rows = {key: fact_row(f) for key, f in later.facts.items()}
+    # the distill hands over the keys it found unchanged (`cache.changed_rows`)
+    told = Earlier(handed.topics, handed.rows, rows.keys() - changed_rows(handed.rows, rows))
     for now in (budget, second[1]):
         fresh = render(later, ["api", "web"], now)
-        reused = render(later, ["api", "web"], now, earlier_of(earlier, was))
-        assert reused.every_file() == fresh.files
-        assert not set(reused.files) & set(reused.kept)
-        assert reused.agents == fresh.agents
+        for handed_over in (handed, told):
+            reused = render(later, ["api", "web"], now, handed_over)
+            assert reused.every_file() == fresh.files
+            assert not set(reused.files) & set(reused.kept)
+            assert reused.agents == fresh.agents
 
 
 def _edited(fact: Fact, random: Any) -> Fact:
