@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from fixtures import six_agents
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import fold, near_duplicates, normalise_title
+from journal_mem.journal.fold import Fact, fold, near_duplicates, normalise_title
 from journal_mem.schema import Config, Distill
 
 DAY = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
@@ -226,6 +227,36 @@ def test_near_duplicates_is_linear_in_shape() -> None:
     facts = run(*[(f"api/journal/{i}.md", entry("api", f"k{i}", i, title=f"word{i} alpha beta"))
                   for i in range(50)]).facts.values()
     assert near_duplicates(facts)  # every title shares "alpha beta"
+
+
+def _near_by_sets(facts: list[Fact]) -> list[tuple[str, ...]]:
+    """What `near_duplicates` means, by word sets themselves (no hashes): keys that share
+    a title's word set or that set less one word, of at least two words."""
+    by: dict[frozenset[str], set[str]] = {}
+    for fact in facts:
+        words = frozenset(re.findall(r"\w+", fact.title.casefold()))
+        if fact.type == "episodic" or not 2 <= len(words) <= 24:
+            continue
+        sigs = [words, *(words - {w} for w in words)] if len(words) >= 3 else [words]
+        for sig in sigs:
+            by.setdefault(sig, set()).add(fact.key)
+    return sorted({tuple(sorted(keys)) for keys in by.values() if len(keys) > 1})
+
+
+WORDS = st.sampled_from(["use", "never", "the", "cache", "layer", "Cache", "prod", "ß",
+                         "über", "run", "x1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(WORDS, max_size=6), st.sampled_from(
+    ["semantic", "semantic", "episodic"])), max_size=30))
+def test_near_duplicates_are_the_titles_one_word_apart(titles: list[tuple[list[str], str]],
+                                                       ) -> None:
+    facts = [Fact(key=f"k{i}", title=" ".join(words) + "!", body="b", topic="t", type=kind,
+                  confidence=0.8, importance="medium", created=DAY, holders=("api",),
+                  path=f"api/journal/{i}.md") for i, (words, kind) in enumerate(titles)]
+    assert near_duplicates(facts) == _near_by_sets(facts)
+    assert near_duplicates(reversed(facts)) == _near_by_sets(facts)
 
 
 def test_a_correction_that_knew_the_fact_beats_it_whatever_its_clock() -> None:
