@@ -172,8 +172,9 @@ def previous_facts(journal: Journal, state: FoldState | None, agents: list[str],
 def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
     """What a fold depends on besides entry contents and refs: folded set, date, agents,
     config; and the fields a kept fact's values stand for (`fact_row`)."""
-    text = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(),
-                       sorted(state.folded), FACT_FIELDS])
-    return hashlib.sha256(text.encode()).hexdigest()
+    head = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(), FACT_FIELDS])
+    digest = hashlib.sha256(head.encode())  # JSON has no NUL: the paths, NUL between
+    digest.update(("\0" + "\0".join(sorted(state.folded))).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 

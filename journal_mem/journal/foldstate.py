@@ -42,12 +42,30 @@ class FoldState:
 
 
 def render_state(state: FoldState) -> bytes:
-    """The file's bytes."""
-    data: dict[str, object] = {"schema": SCHEMA, "date": state.date.isoformat(),
-                               "folded": sorted(state.folded)}
+    """The file's bytes: those of `json.dumps(..., sort_keys=True, indent=1,
+    ensure_ascii=False)`, written without its encoder (with an indent json encodes in
+    Python: 100k paths took 54 ms)."""
+    folded = sorted(state.folded)
+    text = ['{\n "date": ', _string(state.date.isoformat()), ',\n "folded": ',
+            "[\n  " + _strings(folded, ",\n  ") + "\n ]" if folded else "[]"]
     if state.judged:
-        data["judged"] = state.judged
-    return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+        text += [',\n "judged": ', _string(state.judged)]
+    text += [f',\n "schema": {SCHEMA}\n}}\n']
+    return "".join(text).encode()
+
+
+_string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: ensure_ascii=False
+# printable ASCII but `"` and `\`: a string of these alone is its JSON text between quotes
+_AS_IS = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
+
+
+def _strings(values: list[str], between: str) -> str:
+    """`between.join(map(_string, values))`: at once when every value is printable ASCII
+    with nothing to escape, as entry paths are (100k paths: 39 ms one by one, 5 at once)."""
+    joined = "".join(values)
+    if joined.isascii() and not joined.encode().translate(None, _AS_IS):
+        return '"' + ('"' + between + '"').join(values) + '"'
+    return between.join(map(_string, values))
 
 
 def parse_state(data: bytes) -> FoldState | None:

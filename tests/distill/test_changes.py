@@ -4,12 +4,16 @@ what it lost, as a plain per-agent comparison of the two folds says."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from journal_mem import repo as repo_module
 from journal_mem.distill.changes import diff
+from journal_mem.distill.folding import fold_signature
 from journal_mem.journal.fold import Fact, FactRow, fact_of, fact_row
+from journal_mem.journal.foldstate import FoldState
 
 AGENTS = ("api", "web", "ops")
 KEYS = tuple(f"k{i}" for i in range(8))
@@ -57,3 +61,22 @@ def test_the_report_is_each_agents_own_comparison(before: dict[str, FactRow],
     assert {a: (c.added, c.changed, c.removed) for a, c in got.items()} == _plain(
         before, after, removed)
     assert all(list(c.removed) == sorted(c.removed) for c in got.values())
+
+
+def test_a_fold_signature_names_its_date_agents_and_folded_set(repo: Path) -> None:
+    """The fold cache's key: equal for the same inputs in any order, different when the
+    date, the agents or any folded path differs (a path is never read as two)."""
+    ctx = repo_module.open_context(str(repo))
+    day = dt.date(2026, 5, 1)
+
+    def sig(folded: tuple[str, ...], date: dt.date = day, agents: tuple[str, ...] = ("api",),
+            ) -> str:
+        return fold_signature(FoldState(date, folded), list(agents), ctx)
+
+    one = sig(("api/journal/a.md", "web/journal/b.md"))
+    assert one == sig(("web/journal/b.md", "api/journal/a.md"))
+    others = [sig(("api/journal/a.md",)), sig(("api/journal/a.md", "web/journal/b.m")),
+              sig(("api/journal/a.mdweb/journal/b.md",)),
+              sig(("api/journal/a.md", "web/journal/b.md"), day + dt.timedelta(1)),
+              sig(("api/journal/a.md", "web/journal/b.md"), agents=("api", "web")), sig(())]
+    assert len({one, *others}) == len(others) + 1
