@@ -17,7 +17,9 @@ from test_fold import journals, run
 
 from journal_mem.journal import cache
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import Fact, fact_of, fact_row
+from journal_mem.journal.fold import FACT_FIELDS, Fact, fact_of, fact_row
+
+HOLDERS = FACT_FIELDS.index("holders")
 
 
 def _values(entry: Entry) -> list[object]:
@@ -274,3 +276,15 @@ def test_rows_a_fold_cache_gives_twice_are_one_dict(tmp_path: Path) -> None:
     assert kept.facts("two") is kept.rows_of(token)
     assert cache.changed_rows(base, kept.rows_of(token) or {}) == {"k1"}
     assert cache.changed_rows({}, base) == set(base)
+
+
+def test_a_fold_cache_base_keeps_a_value_its_rows_share_once(tmp_path: Path) -> None:
+    """Rows that share a value (a topic, an agent's name) load back sharing it: 56k rows
+    at 100k lessons load as fewer objects, in half the time."""
+    state = str(tmp_path)
+    holders = ("api", "web")
+    rows = {f"k{i}": _row(f"k{i}", holders) for i in range(3)}
+    cache.FoldCache(state).save("one", rows)
+    kept = cache.FoldCache(state).facts("one")
+    assert kept == rows and kept is not None
+    assert kept["k0"][HOLDERS] is kept["k2"][HOLDERS]
