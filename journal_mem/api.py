@@ -26,8 +26,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from journal_mem.boundary import crash_log
 from journal_mem.errors import JournalMemError
@@ -36,6 +34,10 @@ from journal_mem.loop import hooklog
 from journal_mem.repo import context_of
 from journal_mem.settings import as_bool, env_value
 
+TYPE_CHECKING = False  # `typing` and `dataclasses` are not on the loop's hot path
+if TYPE_CHECKING:
+    from typing import Any
+
 # Each point, and the module its function (the point's name in snake case) lives in:
 # the asking points do not import the intake that the recording ones need.
 POINTS = {"pre-work": "journal_mem.loop.asking", "pre-spawn": "journal_mem.loop.asking",
@@ -43,26 +45,49 @@ POINTS = {"pre-work": "journal_mem.loop.asking", "pre-spawn": "journal_mem.loop.
           "post-retro": "journal_mem.loop.points"}
 
 
-@dataclass
 class HookResult:
-    """What one loop point did. `ran` and `skipped` are never both true."""
+    """What one loop point did. `ran` and `skipped` are never both true.
 
-    point: str
-    ran: bool = False
-    skipped: bool = False
-    reason: str = ""
-    written: list[str] = field(default_factory=list)  # keys of lessons recorded
-    found: list[dict[str, Any]] = field(default_factory=list)  # facts, best first
-    errors: list[str] = field(default_factory=list)
-    elapsed_ms: float = 0.0
-    details: dict[str, Any] = field(default_factory=dict)
+    A plain class, not a dataclass: `jmem hook` answers on the loop's hot path, and
+    `dataclasses` (with the `inspect` it imports) cost it about 8 ms a call."""
+
+    FIELDS = ("point", "ran", "skipped", "reason", "written", "found", "errors",
+              "elapsed_ms", "details")
+
+    def __init__(self, point: str, ran: bool = False, skipped: bool = False, reason: str = "",
+                 written: list[str] | None = None, found: list[dict[str, Any]] | None = None,
+                 errors: list[str] | None = None, elapsed_ms: float = 0.0,
+                 details: dict[str, Any] | None = None) -> None:
+        self.point = point
+        self.ran = ran
+        self.skipped = skipped
+        self.reason = reason
+        self.written: list[str] = written if written is not None else []  # lessons' keys
+        self.found: list[dict[str, Any]] = found if found is not None else []  # best first
+        self.errors: list[str] = errors if errors is not None else []
+        self.elapsed_ms = elapsed_ms
+        self.details: dict[str, Any] = details if details is not None else {}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is HookResult and self.as_json() == other.as_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"HookResult({shown})"
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields by name, the lists and dicts copied (JSON values only)."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS}
+        out["written"], out["errors"] = list(self.written), list(self.errors)
+        out["found"] = [dict(hit) for hit in self.found]
+        out["details"] = dict(self.details)
+        return out
 
 
 def run_hook(name: str, context: dict[str, Any] | None = None, *,

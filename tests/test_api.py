@@ -228,3 +228,20 @@ def test_post_retro_turns_findings_into_reflective_lessons_once(
     assert again.written == [] and again.details["already"] == len(first.written)
     missing = run_hook("post-retro", {"path": str(repo / "nope.md")}, cwd=str(repo))
     assert missing.errors and "is not a file" in missing.errors[0]
+
+
+def test_a_hook_result_compares_shows_and_copies_its_fields() -> None:
+    """A plain class (the loop's hot path imports no `dataclasses`) that keeps what the
+    dataclass gave: keyword construction, equality by fields, a repr naming them, and
+    `as_json` copies that a caller may change."""
+    one = HookResult(point="pre-work", found=[{"key": "k"}], details={"n": 1})
+    assert one == HookResult("pre-work", found=[{"key": "k"}], details={"n": 1})
+    assert one != HookResult("pre-work") and one != "pre-work"
+    assert repr(one).startswith("HookResult(point='pre-work', ran=False, skipped=False")
+    out = one.as_json()
+    assert list(out) == ["point", "ran", "skipped", "reason", "written", "found", "errors",
+                         "elapsed_ms", "details"]
+    out["found"][0]["key"] = "changed"
+    out["errors"].append("x")
+    assert one.found == [{"key": "k"}] and one.ok and HookResult("p", errors=["e"]).ok is False
+    assert HookResult("a").written is not HookResult("b").written

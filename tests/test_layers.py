@@ -249,6 +249,17 @@ def test_hot_paths_stay_on_the_standard_library(hot: dict[str, set[str]]) -> Non
         assert "pydantic" not in roots and "click" not in roots, path
 
 
+# What a warm hot path never imports: `dataclasses` (with the `inspect` it imports, ~8 ms
+# a start) and `typing`. `write` builds entries, which are dataclasses.
+SLOW_STDLIB = {"dataclasses", "inspect", "typing"}
+
+
+def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]) -> None:
+    for path, mods in hot.items():
+        if path.endswith("(warm)") and not path.startswith("write"):
+            assert not mods & SLOW_STDLIB, f"{path}: {sorted(mods & SLOW_STDLIB)}"
+
+
 def test_imports_are_at_the_top_except_the_listed_ones(hot: dict[str, set[str]]) -> None:
     """Every function-level import is in `LAZY`, with its reason; a "hot" one sits in a
     module some hot path really loads (so the listing cannot go stale in that way)."""

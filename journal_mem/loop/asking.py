@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.fsutil import O_NOFOLLOW, replace_atomic
@@ -17,6 +16,10 @@ from journal_mem.loop import pack
 from journal_mem.loop.result import Result, text_field
 from journal_mem.recall.query import Hit, recall
 from journal_mem.repo import Context
+
+TYPE_CHECKING = False  # `typing` is not on the loop's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_QUESTIONS = 8
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Any
 
 from journal_mem.fsutil import append_json_line
+
+TYPE_CHECKING = False  # `typing` is not on the loop's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 TAIL = 400  # characters of the result kept per line
 LOG_NAME = "hooks.jsonl"
