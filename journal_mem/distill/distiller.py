@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import zlib
 from dataclasses import dataclass, field
 
 from journal_mem.distill import adopt, commit, files, folding, safety, schedule
@@ -179,10 +178,10 @@ def _changed(layout: Layout, step: folding.Step,
     stamp) and git does not list it as changed (`dirty`)."""
     rendered = step.rendered
     changed = {p: d for p, d in rendered.files.items() if files.read_distilled(layout, p) != d}
-    for rel, (packed, stamp) in rendered.kept.items():
+    for rel, (stamp, again, name) in rendered.kept.items():
         if stamp is not None and rel not in dirty and files.stamp(layout, rel) == stamp:
             continue  # the very file the last distill found equal to this rendering
-        data = zlib.decompress(packed)
+        data = again.data(name)  # changed or gone since, or not settled then: render it
         if files.read_distilled(layout, rel) != data:
             changed[rel] = data
     deleted = sorted(files.distilled_on_disk(layout) - set(rendered.files) - set(rendered.kept))

@@ -138,9 +138,9 @@ def keep_topics(ctx: Context, step: Step) -> None:
     except OSError:
         return  # no cache to keep them in: only slower next time
     topics: TopicCache = {}
-    for (agent, topic), (keys, inputs, packed, evicted, where) in step.rendered.topics.items():
-        stamped = [(name, data, settled_stamp(layout, f"{agent}/{TOPICS}/{name}.md", now))
-                   for name, data, _ in packed]
+    for (agent, topic), (keys, inputs, names, evicted, where) in step.rendered.topics.items():
+        stamped = [(name, settled_stamp(layout, f"{agent}/{TOPICS}/{name}.md", now))
+                   for name, _ in names]
         topics[(agent, topic)] = (keys, inputs, stamped, evicted, where)
     save_topics(layout.state_dir, topics, code_key(), step.token)
 

@@ -35,7 +35,6 @@ import operator
 import os
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,12 +278,13 @@ class AgentReport:
 
 
 # A topic's rendering, with what decides its reuse: the keys of its facts in order, the
-# rest of its input (`_inputs`), its files [(name, zlib-compressed text, stamp)], the keys
-# with no room, {key: file name#anchor}. A file's stamp is how the distill that kept it
-# found it on disk (`distill.files.stamp`), or None.
+# rest of its input (`_inputs`), its files [(name, stamp)], the keys with no room, {key:
+# file name#anchor}. A file's stamp is how the distill that kept it found it on disk
+# (`distill.files.stamp`), or None. No text: a reused file is on disk as it was rendered
+# (its stamp says so), or is rendered again (`Again`).
 Stamp = tuple[int, ...]
 TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
-                                          list[tuple[str, bytes, Stamp | None]], list[str],
+                                          list[tuple[str, Stamp | None]], list[str],
                                           dict[str, str]]]
 
 
@@ -336,22 +336,43 @@ def _unchanged(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
     return set(itertools.compress(keys, same))
 
 
+class Again:
+    """A reused topic's files, rendered again only when asked: when its file on disk is
+    not as the last distill left it (its stamp), or for `Rendered.every_file`. Reuse means
+    the same input, so the same bytes (at 100k lessons the kept text of every topic was a
+    38 MB cache to read and write at each distill)."""
+
+    __slots__ = ("args", "texts")
+
+    def __init__(self, agent: str, topic: str, facts: list[Fact], max_lines: int,
+                 taken: tuple[str, ...], code: dict[str, list[CodeChange]]) -> None:
+        self.args = (agent, topic, facts, max_lines, set(taken), code)
+        self.texts: dict[str, bytes] | None = None
+
+    def data(self, name: str) -> bytes:
+        """The bytes of its file `name`."""
+        if self.texts is None:
+            files, _, _ = render_topic(*self.args)
+            self.texts = {n: text.encode("utf-8") for n, text in files}
+        return self.texts[name]
+
+
 @dataclass
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
-    `kept`: the topic files reused from the earlier render, still packed, with their
-    stamps (path -> (zlib-compressed bytes, stamp)); `topics`: each topic's rendering, for
+    `kept`: the topic files reused from the earlier render, with their stamps (path ->
+    (stamp, its topic rendered again, its name)); `topics`: each topic's rendering, for
     the next render to reuse (`Earlier`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
     topics: TopicCache = field(default_factory=dict)
-    kept: dict[str, tuple[bytes, Stamp | None]] = field(default_factory=dict)
+    kept: dict[str, tuple[Stamp | None, Again, str]] = field(default_factory=dict)
 
     def every_file(self) -> dict[str, bytes]:
-        """`files` and the kept topic files, unpacked."""
+        """`files` and the kept topic files, rendered again."""
         out = dict(self.files)
-        out.update((rel, zlib.decompress(packed)) for rel, (packed, _) in self.kept.items())
+        out.update((rel, again.data(name)) for rel, (_, again, name) in self.kept.items())
         return out
 
 
@@ -685,16 +706,15 @@ def _topic(out: Rendered, earlier: Earlier | None, same: set[str], agent: str, t
     if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs
             and same.issuperset(keys)):
         out.topics[(agent, topic)] = hit
-        for name, packed, stamp in hit[2]:
-            out.kept[f"{agent}/{TOPICS}/{name}.md"] = (packed, stamp)
-        return [name for name, _, _ in hit[2]], hit[3], hit[4]
+        again = Again(agent, topic, facts, max_lines, taken, code)
+        for name, stamp in hit[2]:
+            out.kept[f"{agent}/{TOPICS}/{name}.md"] = (stamp, again, name)
+        return [name for name, _ in hit[2]], hit[3], hit[4]
     files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
-    kept: list[tuple[str, bytes, Stamp | None]] = []
     for name, text in files:
-        data = text.encode("utf-8")
-        out.files[f"{agent}/{TOPICS}/{name}.md"] = data
-        kept.append((name, zlib.compress(data, 1), None))
-    out.topics[(agent, topic)] = (keys, inputs, kept, evicted, where)
+        out.files[f"{agent}/{TOPICS}/{name}.md"] = text.encode("utf-8")
+    out.topics[(agent, topic)] = (keys, inputs, [(name, None) for name, _ in files], evicted,
+                                  where)
     return [name for name, _ in files], evicted, where
 
 

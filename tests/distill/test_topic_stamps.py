@@ -99,7 +99,7 @@ def test_a_file_written_just_now_is_not_stamped(repo: Path, reads: list[str]) ->
     layout = repo_module.open_context(str(repo)).layout
     token, topics = load_topics(layout.state_dir, code_key())
     assert token and topics
-    assert all(stamp is None for value in topics.values() for _, _, stamp in value[2])
+    assert all(stamp is None for value in topics.values() for _, stamp in value[2])
     lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
     reads.clear()
     assert _distill(repo).status == "distilled"
@@ -118,5 +118,5 @@ def test_stamps_are_judged_by_the_file_system_clock(
     assert _distill(repo).status == "distilled"
     layout = repo_module.open_context(str(repo)).layout
     _, topics = load_topics(layout.state_dir, code_key())
-    assert topics and all(stamp is None for value in topics.values() for _, _, stamp in value[2])
+    assert topics and all(stamp is None for value in topics.values() for _, stamp in value[2])
     assert abs(files.fs_clock(layout) - real()) < 5_000_000_000
