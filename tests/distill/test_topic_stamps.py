@@ -120,3 +120,23 @@ def test_stamps_are_judged_by_the_file_system_clock(
     _, topics = load_topics(layout.state_dir, code_key())
     assert topics and all(stamp is None for value in topics.values() for _, stamp in value[2])
     assert abs(files.fs_clock(layout) - real()) < 5_000_000_000
+
+
+def test_a_topic_rendered_by_a_no_commit_distill_is_judged_against_that_fold(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The topic files on disk were rendered from the `--no-commit` distill's fold, not
+    from the committed one the change report compares with: a fact back to its committed
+    row (the pending lesson that changed it deleted) is written as it is now. (Two things
+    see to it: the render compares with the rows it was rendered from, and a topic file
+    git lists as changed is rendered again and compared.)"""
+    monkeypatch.setattr(files, "STAMP_AFTER_NS", 0)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    pending = lesson(repo, "api", "a1", 5, topic="alpha", title="Alpha lesson one, reworded",
+                     name="a1-again")
+    assert _distill(repo, commit=False).status == "distilled"
+    assert "reworded" in (repo / MEM / ALPHA).read_text()
+    pending.unlink()  # never committed: the writer took it back
+    assert _distill(repo).status == "distilled"
+    assert "reworded" not in (repo / MEM / ALPHA).read_text()
+    assert _distill(repo, check=True).status == "unchanged"
