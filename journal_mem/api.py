@@ -82,12 +82,18 @@ class HookResult:
         return not self.errors
 
     def as_json(self) -> dict[str, Any]:
-        """Its fields by name, the lists and dicts copied (JSON values only)."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS}
-        out["written"], out["errors"] = list(self.written), list(self.errors)
-        out["found"] = [dict(hit) for hit in self.found]
-        out["details"] = dict(self.details)
-        return out
+        """Its fields by name, every list, tuple and dict in them copied (as
+        `dataclasses.asdict` copies them)."""
+        return {name: _copied(getattr(self, name)) for name in self.FIELDS}
+
+
+def _copied(value: Any) -> Any:
+    """`value` with every list, tuple and dict in it copied, all the way down."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(v) for v in value)
+    return value
 
 
 def run_hook(name: str, context: dict[str, Any] | None = None, *,

@@ -244,4 +244,9 @@ def test_a_hook_result_compares_shows_and_copies_its_fields() -> None:
     out["found"][0]["key"] = "changed"
     out["errors"].append("x")
     assert one.found == [{"key": "k"}] and one.ok and HookResult("p", errors=["e"]).ok is False
+    nested = HookResult("post-retro", details={"paths": ["a.md"], "pair": ("x", ["y"])})
+    copy = nested.as_json()["details"]
+    copy["paths"].append("b.md")
+    copy["pair"][1].append("z")
+    assert nested.details == {"paths": ["a.md"], "pair": ("x", ["y"])}
     assert HookResult("a").written is not HookResult("b").written
