@@ -141,6 +141,15 @@ def _cue() -> re.Pattern[str]:
     return _CUES[0]
 
 
+@functools.lru_cache(maxsize=4096)
+def _cue_in(text: str) -> str | None:
+    """The first change words in `text`, casefolded, or None. Cached: a fold asks it of
+    one lesson against each fact it resembles (at 10k lessons 1.5k searches of 280 texts,
+    ~45 µs each: the pattern is an alternation tried at every word)."""
+    found = _cue().search(text)
+    return found.group(0).casefold() if found else None
+
+
 # A name: a word of three or more characters with a capital past its first letter
 # (InfluxDB, uPlot, TOTP), a digit, or a joint other than a hyphen (flags.json,
 # clean_session), or a capitalised word past the title's first; "dry-air" is a word.
@@ -210,10 +219,9 @@ def change(new: Comparable, old: Comparable, values: bool = True) -> str | None:
             return f"an opposite: {a} / {b}"
     if len(_NEGATION.findall(new.title)) > len(_NEGATION.findall(old.title)):
         return "a negation"
-    cues = _cue()
-    cue = cues.search(f"{new.title}\n{new.body}")
-    if cue and (not values or not cues.search(old_text)):  # a retraction says it anew
-        return f"says {cue.group(0).casefold()!r}"
+    cue = _cue_in(f"{new.title}\n{new.body}")
+    if cue and (not values or not _cue_in(old_text)):  # a retraction says it anew
+        return f"says {cue!r}"
     if not values and _NEGATION.search(f"{new.title}\n{new.body}"):
         return "a negation"
     return None
@@ -247,7 +255,8 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     the replay; it has seen the others), then the closest.
     """
     live = list(facts)
-    titles = [stems(fact.title) for fact in live]
+    cut = stems.__wrapped__  # every title once: through the cache it would evict the rest
+    titles = [cut(fact.title) for fact in live]
     by_stem: dict[str, list[int]] = {}
     for index, words in enumerate(titles):
         for stem in words:
