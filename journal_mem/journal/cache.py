@@ -93,10 +93,10 @@ def shared_entry(*values: Any) -> Entry:
 
 def share(entry: Entry) -> Entry:
     """`entry` rebuilt by `shared_entry` (as the cache would give it back)."""
-    return shared_entry(*_entry_row(entry))
+    return shared_entry(*entry_row(entry))
 
 
-def _entry_row(entry: Entry) -> tuple[object, ...]:
+def entry_row(entry: Entry) -> tuple[object, ...]:
     """An entry's field values, in field order (one `attrgetter`, made in C)."""
     if not _ROW:
         _ROW.append(operator.attrgetter(*_entry_fields()))
@@ -110,7 +110,7 @@ _ROW: list[Callable[[Entry], tuple[object, ...]]] = []
 def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
     # Pickle an entry as its field values: the dataclass default (a state dict
     # through __setstate__) is about three times slower for 100k entries.
-    return shared_entry, _entry_row(entry)
+    return shared_entry, entry_row(entry)
 
 
 def _utc_types() -> list[Any]:

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import gc
 import os
 import stat
 from collections.abc import Iterator
 
 from journal_mem.errors import InvalidEntry
-from journal_mem.journal.cache import Cache, cache_dir, share
+from journal_mem.journal.cache import Cache, cache_dir, entry_row, share, shared_entry
+from journal_mem.journal.forked import children, map_forked
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
 from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
@@ -116,17 +118,26 @@ def _judge(data: bytes, name: str, agent: str, policy: Policy) -> Entry | tuple[
 
 
 class _Files:
-    """Read files through one cache; `keep` turns a valid entry into what is cached."""
+    """Read files through one cache; `keep` turns a valid entry into what is cached.
 
-    def __init__(self, cache: Cache, policy: Policy, keep: Callable[[Entry], object]) -> None:
-        self.cache, self.policy, self.keep = cache, policy, keep
+    With `from_row` (what is cached for a valid entry, from its field values), a file
+    that must be parsed is only read here: `judge_later` parses them all at once, shared
+    with forked children when they are many (`journal.forked`).
+    """
+
+    def __init__(self, cache: Cache, policy: Policy, keep: Callable[[Entry], object],
+                 from_row: Callable[..., object] | None = None) -> None:
+        self.cache, self.policy, self.keep, self.from_row = cache, policy, keep, from_row
         self.new: dict[str, _Item] = {}
         self.changed = False
         self.parsed = 0
         self._digests: dict[bytes, _Item] | None = None
+        # (rel, agent, name, bytes, stat, digest) of each file to parse, with `from_row`
+        self.later: list[_Later] | None = [] if from_row is not None else None
 
     def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
-        """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone."""
+        """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone;
+        `_LATER` while it waits to be parsed (`judge_later`)."""
         try:
             st = os.lstat(path)
         except FileNotFoundError:  # removed since the listing (never by journal-mem)
@@ -157,16 +168,54 @@ class _Files:
         known = self._digests.get(digest)
         if known is not None:
             return (st.st_size, st.st_mtime_ns, st.st_ino, digest, known[4], known[5])
+        if self.later is not None:  # a placeholder until `judge_later` parses it
+            self.later.append((rel, agent, os.path.basename(path), data, st, digest))
+            return _LATER
         judged = _judge(data, os.path.basename(path), agent, self.policy)
+        return self._item(data, st, digest, judged if isinstance(judged, tuple)
+                          else self.keep(judged))
+
+    def _item(self, data: bytes, st: os.stat_result, digest: bytes, verdict: object) -> _Item:
+        """The cache item of a file just parsed: `verdict` is its problems (a tuple) or
+        what is kept of its entry."""
         self.parsed += 1
-        if isinstance(judged, tuple):
-            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, judged, False)
+        if isinstance(verdict, tuple):
+            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict, False)
         plain = not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
-        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, self.keep(judged), plain)
+        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict, plain)
+
+    def judge_later(self, what: str) -> None:
+        """Parse every file `verdict` put off (see the class), shared with forked children
+        when there are `FORK_AT` or more; a progress bar saying `what`."""
+        later, self.later = self.later or [], None
+        from_row = self.from_row
+        assert from_row is not None or not later
+        policy = self.policy
+        jobs = [(data, name, agent) for _, agent, name, data, _, _ in later]
+        verdicts = map_forked(functools.partial(_judge_row, policy=policy), jobs,
+                              children() if len(jobs) >= FORK_AT else 0,
+                              lambda part: track(part, what, "entries"))
+        for (rel, _, _, data, st, digest), (valid, value) in zip(later, verdicts, strict=True):
+            self.new[rel] = self._item(data, st, digest,
+                                       from_row(*value) if valid else value)  # type: ignore[misc]
 
     def save(self) -> None:
         if self.changed or len(self.new) != len(self.cache.items):
             self.cache.save(self.new)
+
+
+# A file `_Files.verdict` read but put off parsing: (rel, agent, name, bytes, stat, digest)
+_Later = tuple[str, str, str, bytes, os.stat_result, bytes]
+# What `_Files.verdict` returns for it until `judge_later` has parsed it
+_LATER: _Item = (-1, -1, -1, b"", ("not judged yet",), False)
+FORK_AT = 1000  # files to parse before children share the work (a fork costs ~ms)
+
+
+def _judge_row(job: tuple[bytes, str, str], policy: Policy) -> tuple[bool, tuple[object, ...]]:
+    """(True, the entry's field values) or (False, its problems), for `data, name, agent`:
+    plain values, which pickle fast (`journal.forked` sends them back from a child)."""
+    judged = _judge(*job, policy)
+    return (False, judged) if isinstance(judged, tuple) else (True, entry_row(judged))
 
 
 @contextlib.contextmanager
@@ -192,19 +241,24 @@ def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Jour
 
 def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
-    files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share)
+    files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share,
+                   from_row=shared_entry)
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
     folders: dict[str, str] = {}  # agent -> its journal folder (10k joins cost ~15 ms)
+    listed: list[str] = []
     for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
                                   "entries"):
         folder = folders.get(agent)
         if folder is None:
             folder = folders[agent] = layout.journal_dir(agent)
-        item = files.verdict(agent, folder + os.sep + name, rel)
-        if item is None:
-            continue
+        if files.verdict(agent, folder + os.sep + name, rel) is not None:
+            listed.append(rel)
+    files.judge_later("parsing the journal")  # the files that changed, all at once
+    items = files.new
+    for rel in listed:
+        item = items[rel]
         if isinstance(item[4], tuple):
             journal.invalid[rel] = item[4]
             continue

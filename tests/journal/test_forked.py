@@ -1,0 +1,128 @@
+"""Judging many entry files with forked children (`journal.forked`, `reader.judge_later`):
+the same verdicts as judging them here, whatever a child does."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from distill_helpers import MEM, lesson
+
+from journal_mem.journal import forked, reader
+from journal_mem.repo import open_context
+
+PARENT = os.getpid()
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fails_in_a_child(x: int) -> int:
+    if os.getpid() != PARENT:
+        raise RuntimeError("only in a child")
+    return x * x
+
+
+def _dies_in_a_child(x: int) -> int:
+    if os.getpid() != PARENT:
+        os._exit(3)
+    return x * x
+
+
+def _no_child_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)  # a child still running, or exited and not reaped
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2, 3])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 7, 100])
+def test_map_forked_is_the_list_comprehension(workers: int, count: int) -> None:
+    items = list(range(count))
+    assert forked.map_forked(_square, items, workers) == [x * x for x in items]
+    assert _no_child_left()
+
+
+@pytest.mark.parametrize("fn", [_fails_in_a_child, _dies_in_a_child])
+def test_a_child_that_fails_only_costs_time(fn: object) -> None:
+    items = list(range(50))
+    assert forked.map_forked(fn, items, 2) == [x * x for x in items]  # type: ignore[arg-type]
+    assert _no_child_left()
+
+
+def test_a_failure_here_is_raised_and_no_child_is_left_behind() -> None:
+    def boom(x: int) -> int:
+        if os.getpid() == PARENT and x > 40:
+            raise ValueError("here")
+        return x
+
+    with pytest.raises(ValueError, match="here"):
+        forked.map_forked(boom, list(range(50)), 2)
+    assert _no_child_left()
+
+
+def test_the_parent_s_part_goes_through_mine() -> None:
+    seen: list[int] = []
+
+    def mine(part: list[int]) -> list[int]:
+        seen.extend(part)
+        return part
+
+    assert forked.map_forked(_square, list(range(10)), 1, mine) == [x * x for x in range(10)]
+    assert seen == list(range(5, 10))  # the last part is the parent's
+
+
+def test_no_child_is_forked_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert forked.children() == 0
+    finally:
+        stop.set()
+        other.join()
+
+
+def _journal(repo: Path) -> None:
+    """Valid entries, a plain one, and invalid ones of several kinds, in two journals."""
+    for i in range(30):
+        lesson(repo, "api" if i % 3 else "web", f"k{i:02d}", i, title=f"Lesson number {i}")
+    folder = repo / MEM / "api" / "journal"
+    (folder / "2026-01-02-plain-note.md").write_text("# A plain lesson\n\nIts body.\n")
+    (folder / "2026-01-02-broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (folder / "2026-01-02-secret.md").write_text(
+        "---\ntitle: A key\nkey: leaked\ntopic: general\n---\n"
+        "aws_secret_access_key = AKIAABCDEFGHIJKLMNOP1234567890abcdefghijkl\n")
+    (folder / "2026-01-02-empty.md").write_text("")
+
+
+def test_reading_the_journal_with_children_gives_what_reading_it_here_gives(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _journal(repo)
+    ctx = open_context(str(repo))
+    monkeypatch.setattr(reader, "FORK_AT", 10**9)
+    alone = reader.read_journal(ctx.layout, ctx.policy, use_cache=False)
+    monkeypatch.setattr(reader, "FORK_AT", 1)
+    monkeypatch.setattr(reader, "children", lambda: 2)  # forks on one CPU too
+    shared = reader.read_journal(ctx.layout, ctx.policy, use_cache=False)
+
+    assert len(alone.invalid) >= 3 and alone.plain and alone.parsed == shared.parsed > 30
+    assert shared.entries == alone.entries
+    assert shared.invalid == alone.invalid
+    assert shared.plain == alone.plain
+    assert shared.items == alone.items
+    # each verdict is its own file's, judged on its own
+    for rel, verdict in [*shared.entries, *shared.invalid.items()]:
+        if rel in shared.plain:
+            continue  # its topic comes from its agent's other entries
+        agent, _, name = rel.split("/", 2)
+        data = (repo / MEM / rel).read_bytes()
+        assert reader._judge(data, name.split("/")[-1], agent, ctx.policy) == verdict, rel
+    cached = reader.read_journal(ctx.layout, ctx.policy)  # what the children judged, kept
+    assert cached.parsed == 0 and cached.entries == alone.entries
+    assert _no_child_left()
