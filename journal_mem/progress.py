@@ -46,6 +46,9 @@ def track(items: Collection[T], what: str, unit: str = "it") -> Iterable[T]:
 def _bar(items: Collection[T], what: str, unit: str) -> Iterator[T]:
     from tqdm import tqdm
 
+    # tqdm's monitor thread would outlive the bar, and a process with another thread
+    # running forks no child to share a first distill's parsing (`journal.forked`)
+    tqdm.monitor_interval = 0
     with tqdm(total=len(items), desc=what, unit=unit, delay=DELAY, leave=False,
               file=sys.stderr) as bar:
         step = max(1, len(items) // 1000)  # about a thousand updates, whatever the size

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from distill_helpers import MEM, lesson
 
+from journal_mem import progress
 from journal_mem.journal import forked, reader
 from journal_mem.repo import open_context
 
@@ -126,3 +127,10 @@ def test_reading_the_journal_with_children_gives_what_reading_it_here_gives(
     cached = reader.read_journal(ctx.layout, ctx.policy)  # what the children judged, kept
     assert cached.parsed == 0 and cached.entries == alone.entries
     assert _no_child_left()
+
+
+def test_a_progress_bar_leaves_no_thread_that_would_stop_the_fork() -> None:
+    before = threading.active_count()
+    for _ in progress._bar(list(range(10)), "reading the journal", "entries"):
+        pass
+    assert threading.active_count() == before
