@@ -67,6 +67,18 @@ def map_forked(fn: Callable[[T], R], items: Sequence[T], workers: int,
     return out + done
 
 
+def in_child(fn: Callable[[], R]) -> Callable[[], R]:
+    """Start `fn()` in a forked child now, where `children` allows one; the function
+    returned gives its result (call it once), computed here when no child could do it."""
+    child = _fork(lambda _: fn(), [None]) if children() > 0 else None
+
+    def result() -> R:
+        got: list[R] | None = _collect(child, 1)
+        return got[0] if got is not None else fn()
+
+    return result
+
+
 def _fork(fn: Callable[[T], R], part: Sequence[T]) -> tuple[int, int] | None:
     """(pid, read end of its pipe) of a child computing `fn` over `part`; None when no
     child could be forked."""

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixtures import six_agents
+from journal_mem.journal import fold as fold_module
+from journal_mem.journal import forked
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fact, fold, near_duplicates, normalise_title
 from journal_mem.schema import Config, Distill
@@ -162,6 +166,22 @@ def test_near_duplicates_are_reported_not_merged() -> None:
                  ("web/journal/b.md", entry("web", "b", 5, title="Never use the cache layer")))
     assert set(result.facts) == {"a", "b"}
     assert ("a", "b") in result.near_duplicates
+
+
+def test_near_duplicates_found_in_a_child_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `NEAR_FORK_AT` facts a forked child finds them (`forked.in_child`)."""
+    items = [("api/journal/a.md", entry("api", "a", 0, title="Use the cache layer")),
+             ("web/journal/b.md", entry("web", "b", 5, title="Never use the cache layer")),
+             ("web/journal/c.md", entry("web", "c", 9, title="Pin the node version"))]
+    here = run(*items)
+    monkeypatch.setattr(fold_module, "NEAR_FORK_AT", 1)
+    monkeypatch.setattr(forked, "children", lambda: 1)
+    spawned: list[int] = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: spawned.append(1) or fork())
+    there = run(*items)
+    assert spawned and there.near_duplicates == here.near_duplicates == [("a", "b")]
+    assert there == here
 
 
 def test_normalise_title() -> None:
