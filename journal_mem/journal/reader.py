@@ -33,7 +33,7 @@ from collections.abc import Iterator
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal.cache import Cache, cache_dir, entry_row, share, shared_entry
-from journal_mem.journal.forked import children, map_forked
+from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
 from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
@@ -138,21 +138,23 @@ class _Files:
     def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
         """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone;
         `_LATER` while it waits to be parsed (`judge_later`)."""
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:  # removed since the listing (never by journal-mem)
+        return self.verdict_of(agent, path, rel, _stat(path))
+
+    def verdict_of(self, agent: str, path: str, rel: str, st: _Stat | None) -> _Item | None:
+        """`verdict`, the file's `lstat` already made (`_stat`: None when it was gone)."""
+        if st is None:  # removed since the listing (never by journal-mem)
             return None
         item = self.cache.items.get(rel)
-        if stat.S_ISLNK(st.st_mode):
+        if stat.S_ISLNK(st[0]):
             item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",),
                     False)
-        elif item is None or item[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
+        elif item is None or item[:3] != st[1:]:
             item = self._fresh(agent, path, rel, st)
             self.changed = True
         self.new[rel] = item
         return item
 
-    def _fresh(self, agent: str, path: str, rel: str, st: os.stat_result) -> _Item:
+    def _fresh(self, agent: str, path: str, rel: str, st: _Stat) -> _Item:
         import hashlib
 
         try:
@@ -167,7 +169,7 @@ class _Files:
             self._digests = {item[3]: item for item in self.cache.items.values()}
         known = self._digests.get(digest)
         if known is not None:
-            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, known[4], known[5])
+            return (st[1], st[2], st[3], digest, known[4], known[5])
         if self.later is not None:  # a placeholder until `judge_later` parses it
             self.later.append((rel, agent, os.path.basename(path), data, st, digest))
             return _LATER
@@ -175,14 +177,14 @@ class _Files:
         return self._item(data, st, digest, judged if isinstance(judged, tuple)
                           else self.keep(judged))
 
-    def _item(self, data: bytes, st: os.stat_result, digest: bytes, verdict: object) -> _Item:
+    def _item(self, data: bytes, st: _Stat, digest: bytes, verdict: object) -> _Item:
         """The cache item of a file just parsed: `verdict` is its problems (a tuple) or
         what is kept of its entry."""
         self.parsed += 1
         if isinstance(verdict, tuple):
-            return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict, False)
+            return (st[1], st[2], st[3], digest, verdict, False)
         plain = not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
-        return (st.st_size, st.st_mtime_ns, st.st_ino, digest, verdict, plain)
+        return (st[1], st[2], st[3], digest, verdict, plain)
 
     def judge_later(self, what: str) -> None:
         """Parse every file `verdict` put off (see the class), shared with forked children
@@ -204,8 +206,18 @@ class _Files:
             self.cache.save(self.new)
 
 
+# A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)
+_Stat = tuple[int, int, int, int]
 # A file `_Files.verdict` read but put off parsing: (rel, agent, name, bytes, stat, digest)
-_Later = tuple[str, str, str, bytes, os.stat_result, bytes]
+_Later = tuple[str, str, str, bytes, _Stat, bytes]
+
+
+def _stat(path: str) -> _Stat | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
 # What `_Files.verdict` returns for it until `judge_later` has parsed it
 _LATER: _Item = (-1, -1, -1, b"", ("not judged yet",), False)
 FORK_AT = 1000  # files to parse before children share the work (a fork costs ~ms)
@@ -241,20 +253,30 @@ def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Jour
 
 def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
+    try:
+        large = use_cache and os.stat(path).st_size >= STAT_FORK_BYTES
+    except OSError:
+        large = False
+    # A large journal is listed and its files' `lstat`s made in a child while the cache
+    # loads here (at 100k lessons each costs about half a second).
+    listed_by_child = in_child(lambda: _listing(layout)) if large else None
     files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share,
                    from_row=shared_entry)
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
-    folders: dict[str, str] = {}  # agent -> its journal folder (10k joins cost ~15 ms)
     listed: list[str] = []
-    for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
-                                  "entries"):
-        folder = folders.get(agent)
-        if folder is None:
-            folder = folders[agent] = layout.journal_dir(agent)
-        if files.verdict(agent, folder + os.sep + name, rel) is not None:
-            listed.append(rel)
+    where = _paths(layout)
+    if listed_by_child is not None:
+        found, misnamed = listed_by_child()
+        for agent, rel, name, st in found:
+            if files.verdict_of(agent, where(agent, name), rel, st) is not None:
+                listed.append(rel)
+    else:
+        for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
+                                      "entries"):
+            if files.verdict(agent, where(agent, name), rel) is not None:
+                listed.append(rel)
     files.judge_later("parsing the journal")  # the files that changed, all at once
     items = files.new
     for rel in listed:
@@ -272,6 +294,33 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
         journal.plain = {journal.entries[i][0] for i in plain}
         _plain_topics(journal, plain)
     return journal
+
+
+STAT_FORK_BYTES = 2_000_000  # an entry cache this large (~4k entries): stat in a child
+
+
+def _listing(layout: Layout) -> tuple[list[tuple[str, str, str, _Stat | None]], list[str]]:
+    """Every journal entry file (`listing.entry_files`) with its `lstat` (`_stat`), and the
+    misnamed files."""
+    misnamed: list[str] = []
+    path = _paths(layout)
+    found = [(agent, rel, name, _stat(path(agent, name)))
+             for agent, rel, name in entry_files(layout, misnamed)]
+    return found, misnamed
+
+
+def _paths(layout: Layout) -> Callable[[str, str], str]:
+    """The path of journal file `name` of `agent`, each agent's folder joined once (10k
+    joins cost ~15 ms)."""
+    folders: dict[str, str] = {}
+
+    def path(agent: str, name: str) -> str:
+        folder = folders.get(agent)
+        if folder is None:
+            folder = folders[agent] = layout.journal_dir(agent)
+        return folder + os.sep + name
+
+    return path
 
 
 def read_entries(layout: Layout, policy: Policy, rels: Iterable[str]) -> Journal:

@@ -4,6 +4,7 @@ the same verdicts as judging them here, whatever a child does."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -134,3 +135,40 @@ def test_a_progress_bar_leaves_no_thread_that_would_stop_the_fork() -> None:
     for _ in progress._bar(list(range(10)), "reading the journal", "entries"):
         pass
     assert threading.active_count() == before
+
+
+def test_a_large_journal_is_listed_and_stat_in_a_child_with_the_same_verdicts(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _journal(repo)
+    folder = repo / MEM / "web" / "journal"
+    (folder / "2026-01-03-linked.md").symlink_to(folder.parent.parent / "api" / "journal" /
+                                                 "2026-01-02-plain-note.md")
+    (folder / "2026-01-03_misnamed.md").write_text("# Misnamed\n\nbody\n")
+    ctx = open_context(str(repo))
+    reader.read_journal(ctx.layout, ctx.policy)  # the cache, then changes since it
+    lesson(repo, "web", "after", 99, title="Written after the cache")
+    (repo / MEM / "api" / "journal" / "2026-01-02-empty.md").write_text("# Now a lesson\n")
+    edited = next(p for p in sorted(folder.glob("*-k*.md")) if not p.is_symlink())
+    edited.write_text(edited.read_text().replace("Lesson number", "Edited lesson number"))
+    cache = Path(reader.cache_dir(ctx.layout.state_dir))
+    shutil.copytree(cache, tmp_path / "cache")
+    monkeypatch.setattr(reader, "STAT_FORK_BYTES", 10**15)
+    here = reader.read_journal(ctx.layout, ctx.policy)
+    shutil.rmtree(cache)
+    shutil.copytree(tmp_path / "cache", cache)  # the same cache for the second reading
+
+    monkeypatch.setattr(reader, "STAT_FORK_BYTES", 0)
+    monkeypatch.setattr(forked, "children", lambda: 1)
+    spawned: list[int] = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: spawned.append(1) or fork())
+    there = reader.read_journal(ctx.layout, ctx.policy)
+
+    assert spawned and here.parsed == there.parsed >= 3
+    assert any("symlink" in p[0] for p in here.invalid.values())
+    assert any("its name must be" in p[0] for p in here.invalid.values())
+    assert any(e.title.startswith("Edited") for _, e in here.entries)
+    assert there.entries == here.entries and there.invalid == here.invalid
+    assert there.plain == here.plain
+    assert {r: i[4] for r, i in there.items.items()} == {r: i[4] for r, i in here.items.items()}
+    assert _no_child_left()
