@@ -4,12 +4,14 @@
 
 Each install gets its own copy of one generated repository (their caches must not
 mix). Every round runs each path once per install, in alternating order, and
-records the child's CPU time (user + system, from `wait4`), which a loaded
-machine disturbs far less than wall time. "distill, 20 new lessons" writes twenty
-lessons (the same in both repositories, dated now, as an agent's are) before each of
-its runs, so the `write` of the next round is the first write after a distill; "write
-after a commit" commits a change of code first. Prints per path the medians, the
-change, and a bare `python -c pass` of each venv as the floor.
+records the child's CPU time (user + system, from `wait4`: its own and its children's,
+git's and forked workers'), which a loaded machine disturbs far less than wall time,
+and its wall time (work shared with forked children shows there only). "distill, 20
+new lessons" writes twenty lessons (the same in both repositories, dated now, as an
+agent's are) before each of its runs, so the `write` of the next round is the first
+write after a distill; "write after a commit" commits a change of code first. Prints
+per path the medians and their change, a bare `python -c pass` of each venv as the
+floor.
 """
 
 from __future__ import annotations
@@ -45,16 +47,18 @@ def env() -> dict[str, str]:
     return out
 
 
-def cpu_ms(argv: list[str], cwd: Path, stdin: bytes = b"") -> float:
-    """CPU time of one whole child process, in ms."""
+def cpu_ms(argv: list[str], cwd: Path, stdin: bytes = b"") -> tuple[float, float]:
+    """(CPU time, wall time) of one whole child process, in ms."""
+    start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=env(), stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None
     proc.stdin.write(stdin)
     proc.stdin.close()
     _, _, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
     proc.returncode = 0
-    return (usage.ru_utime + usage.ru_stime) * 1000
+    return (usage.ru_utime + usage.ru_stime) * 1000, wall * 1000
 
 
 def paths(venv: Path, repo: Path, wt: Path) -> dict[str, tuple[list[str], Path, bytes]]:
@@ -140,7 +144,7 @@ def main() -> int:
         subprocess.run(["git", "worktree", "add", "-q", "-b", "ab", str(wt)], cwd=repo,
                        env=env(), check=True)
         repos[name] = paths(venv, repo, wt)
-    times: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    times: dict[str, dict[str, list[tuple[float, float]]]] = {"old": {}, "new": {}}
     for r in range(args.rounds + 1):
         order = ("old", "new") if r % 2 else ("new", "old")
         for path in repos["old"]:
@@ -153,11 +157,15 @@ def main() -> int:
                 ms = cpu_ms(argv, cwd, stdin)
                 if r:  # round 0 warms every cache
                     times[name].setdefault(path, []).append(ms)
-    print("| path | old CPU ms | new CPU ms | change |\n|---|---:|---:|---:|")
+    print("| path | old CPU ms | new CPU ms | change | old wall ms | new wall ms | change |\n"
+          "|---|---:|---:|---:|---:|---:|---:|")
     for path in repos["old"]:
-        old = statistics.median(times["old"][path])
-        new = statistics.median(times["new"][path])
-        print(f"| {path} | {old:.1f} | {new:.1f} | {100 * (new - old) / old:+.1f}% |")
+        row = f"| {path} |"
+        for kind in (0, 1):
+            old = statistics.median(t[kind] for t in times["old"][path])
+            new = statistics.median(t[kind] for t in times["new"][path])
+            row += f" {old:.1f} | {new:.1f} | {100 * (new - old) / old:+.1f}% |"
+        print(row)
     print(f"\n{args.lessons} lessons, 10 agents; {args.rounds} alternating rounds; "
           f"load average {os.getloadavg()[0]:.1f} at the end")
     shutil.rmtree(tmp, ignore_errors=True)
