@@ -96,9 +96,9 @@ def _fork(fn: Callable[[T], R], part: Sequence[T]) -> tuple[int, int] | None:
         code = 1
         try:
             os.close(read)
-            data = pickle.dumps([fn(x) for x in part], pickle.HIGHEST_PROTOCOL)
+            results = [fn(x) for x in part]
             with os.fdopen(write, "wb") as fh:
-                fh.write(data)
+                pickle.dump(results, fh, pickle.HIGHEST_PROTOCOL)
             code = 0
         finally:
             os._exit(code)
@@ -111,16 +111,12 @@ def _collect(child: tuple[int, int] | None, count: int) -> list[R] | None:
     if child is None:
         return None
     pid, read = child
-    try:
+    try:  # read as it comes: the whole message is never held besides what it holds
         with os.fdopen(read, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        data = b""
+            got = pickle.load(fh)
+    except Exception:  # a broken message (a child that died): the parent does the part
+        got = None
     _, status = os.waitpid(pid, 0)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        return None
-    try:
-        got = pickle.loads(data)
-    except Exception:  # a broken message: the parent does the part itself
         return None
     return got if isinstance(got, list) and len(got) == count else None

@@ -155,36 +155,30 @@ class _Files:
         return item
 
     def _fresh(self, agent: str, path: str, rel: str, st: _Stat) -> _Item:
-        import hashlib
-
+        if self.later is not None and not self.cache.items:
+            # no verdict to reuse by digest (a first read, `check`, `--rebuild`): the file
+            # is read where it is parsed, so that 100k files' bytes are never held at once
+            self.later.append((rel, agent, path, st, None))
+            return _LATER
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:  # never matches a later stat: judged again next time
-            return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",), False)
-        # The digest covers the path too: a hand-written entry's date and agent
-        # come from its name and folder, so equal bytes elsewhere may parse differently.
-        digest = hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+            return _unreadable(exc)
+        digest = _digest(rel, data)
         if self._digests is None:  # built once, and only if a file changed
             self._digests = {item[3]: item for item in self.cache.items.values()}
         known = self._digests.get(digest)
         if known is not None:
             return (st[1], st[2], st[3], digest, known[4], known[5])
         if self.later is not None:  # a placeholder until `judge_later` parses it
-            self.later.append((rel, agent, os.path.basename(path), data, st, digest))
+            self.later.append((rel, agent, path, st, data))
             return _LATER
         judged = _judge(data, os.path.basename(path), agent, self.policy)
-        return self._item(data, st, digest, judged if isinstance(judged, tuple)
-                          else self.keep(judged))
-
-    def _item(self, data: bytes, st: _Stat, digest: bytes, verdict: object) -> _Item:
-        """The cache item of a file just parsed: `verdict` is its problems (a tuple) or
-        what is kept of its entry."""
         self.parsed += 1
-        if isinstance(verdict, tuple):
-            return (st[1], st[2], st[3], digest, verdict, False)
-        plain = not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
-        return (st[1], st[2], st[3], digest, verdict, plain)
+        if isinstance(judged, tuple):
+            return (st[1], st[2], st[3], digest, judged, False)
+        return (st[1], st[2], st[3], digest, self.keep(judged), _plain(data))
 
     def judge_later(self, what: str) -> None:
         """Parse every file `verdict` put off (see the class), shared with forked children
@@ -192,14 +186,19 @@ class _Files:
         later, self.later = self.later or [], None
         from_row = self.from_row
         assert from_row is not None or not later
-        policy = self.policy
-        jobs = [(data, name, agent) for _, agent, name, data, _, _ in later]
-        verdicts = map_forked(functools.partial(_judge_row, policy=policy), jobs,
+        jobs = [(rel, agent, path, data) for rel, agent, path, _, data in later]
+        verdicts = map_forked(functools.partial(_judged_file, policy=self.policy), jobs,
                               children() if len(jobs) >= FORK_AT else 0,
                               lambda part: track(part, what, "entries"))
-        for (rel, _, _, data, st, digest), (valid, value) in zip(later, verdicts, strict=True):
-            self.new[rel] = self._item(data, st, digest,
-                                       from_row(*value) if valid else value)  # type: ignore[misc]
+        for (rel, _, _, st, _), (digest, plain, valid, value) in zip(later, verdicts,
+                                                                    strict=True):
+            if not digest:
+                self.new[rel] = (-1, -1, -1, b"", value, False)  # unreadable: see _fresh
+                continue
+            self.parsed += 1
+            self.new[rel] = (st[1], st[2], st[3], digest,
+                             from_row(*value) if valid else value,  # type: ignore[misc]
+                             plain)
 
     def save(self) -> None:
         if self.changed or len(self.new) != len(self.cache.items):
@@ -208,8 +207,10 @@ class _Files:
 
 # A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)
 _Stat = tuple[int, int, int, int]
-# A file `_Files.verdict` read but put off parsing: (rel, agent, name, bytes, stat, digest)
-_Later = tuple[str, str, str, bytes, _Stat, bytes]
+# A file `_Files.verdict` put off parsing: (rel, agent, path, stat, its bytes if read)
+_Later = tuple[str, str, str, _Stat, bytes | None]
+# What `_Files.verdict` returns for it until `judge_later` has parsed it
+_LATER: _Item = (-1, -1, -1, b"", ("not judged yet",), False)
 
 
 def _stat(path: str) -> _Stat | None:
@@ -218,16 +219,45 @@ def _stat(path: str) -> _Stat | None:
     except FileNotFoundError:
         return None
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
-# What `_Files.verdict` returns for it until `judge_later` has parsed it
-_LATER: _Item = (-1, -1, -1, b"", ("not judged yet",), False)
+
+
+def _digest(rel: str, data: bytes) -> bytes:
+    """A file's content digest. It covers the path too: a hand-written entry's date and
+    agent come from its name and folder, so equal bytes elsewhere may parse differently."""
+    import hashlib
+
+    return hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+
+
+def _plain(data: bytes) -> bool:
+    """Whether a valid entry's file was written without frontmatter."""
+    return not data.removeprefix(b"\xef\xbb\xbf").startswith(b"---")
+
+
+def _unreadable(exc: OSError) -> _Item:
+    return (-1, -1, -1, b"", (f"file: cannot be read: {exc.strerror}",), False)
+
+
 FORK_AT = 1000  # files to parse before children share the work (a fork costs ~ms)
 
 
-def _judge_row(job: tuple[bytes, str, str], policy: Policy) -> tuple[bool, tuple[object, ...]]:
-    """(True, the entry's field values) or (False, its problems), for `data, name, agent`:
-    plain values, which pickle fast (`journal.forked` sends them back from a child)."""
-    judged = _judge(*job, policy)
-    return (False, judged) if isinstance(judged, tuple) else (True, entry_row(judged))
+def _judged_file(job: tuple[str, str, str, bytes | None],
+                 policy: Policy) -> tuple[bytes, bool, bool, tuple[object, ...]]:
+    """(digest, plain, True, the entry's field values) or (digest, False, False, its
+    problems) of the file `rel, agent, path, bytes` (read now when None; the digest is
+    empty when it cannot be read): plain values, which pickle fast (`journal.forked`
+    sends them back from a child)."""
+    rel, agent, path, data = job
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return b"", False, False, _unreadable(exc)[4]  # type: ignore[return-value]
+    judged = _judge(data, os.path.basename(path), agent, policy)
+    if isinstance(judged, tuple):
+        return _digest(rel, data), False, False, judged
+    return _digest(rel, data), _plain(data), True, entry_row(judged)
 
 
 @contextlib.contextmanager
