@@ -4,13 +4,16 @@ Parsing and validating 10k entry files is most of a full distill (about 1.1 s
 of 1.8 s on two cores): each file is judged alone, so the work splits. The
 children are forked, not spawned: they start in a few milliseconds with every
 module and the items already in memory, and only their results are pickled
-back, through a pipe each. Standard library only, nothing imported for it.
+back, through a pipe each, in chunks the parent takes as it uses them (so it
+never holds a child's whole answer at once). Standard library only, nothing
+imported for it.
 
 No child is forked, and everything runs in this process, where a fork is
 missing or unsafe: on a platform without `os.fork`, with one CPU, or while
 another thread runs (a child would inherit a lock that thread may hold, the
 import lock among them). A child that fails, for any reason, is only slower:
-its part is done again here. The results are the same as `[fn(x) for x in items]`.
+what it did not send is done again here. The results are always `fn(x)` for
+every item.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-    from typing import TypeVar
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import BinaryIO, TypeVar
 
     T = TypeVar("T")
     R = TypeVar("R")
 
 MAX_CHILDREN = 3  # the parent works too: four CPUs at most
+CHUNK = 512  # results a child sends in one pickle
 
 
 def children() -> int:
@@ -46,25 +50,33 @@ def children() -> int:
 
 
 def map_forked(fn: Callable[[T], R], items: Sequence[T], workers: int,
-               mine: Callable[[Sequence[T]], Iterable[T]] | None = None) -> list[R]:
-    """`[fn(x) for x in items]`, in order, with up to `workers` forked children each
-    taking an equal part (the parent takes the last one; `mine(part)` wraps the parent's
-    iteration, for a progress bar). `fn`'s results must pickle."""
+               mine: Callable[[Sequence[T]], Iterable[T]] | None = None,
+               ) -> Iterator[tuple[int, R]]:
+    """`(i, fn(items[i]))` for every item, each once, with up to `workers` forked
+    children taking an equal part each. The parent's own part (the last) comes first, as
+    it computes it (`mine(part)` wraps that iteration, for a progress bar); then each
+    child's, as it arrives. `fn`'s results must pickle."""
     if workers < 1 or len(items) < 2:
-        return [fn(x) for x in (mine(items) if mine else items)]
+        yield from enumerate(fn(x) for x in (mine(items) if mine else items))
+        return
     size = -(-len(items) // (workers + 1))
-    parts = [items[i:i + size] for i in range(0, len(items), size)]
-    forked = [_fork(fn, part) for part in parts[:-1]]
-    last = parts[-1]
-    out: list[R] = []
+    starts = list(range(0, len(items), size))
+    forked = [_fork(fn, items[start:start + size]) for start in starts[:-1]]
     try:
-        done = [fn(x) for x in (mine(last) if mine else last)]
-    finally:  # collected whatever happens here: no child is left behind
-        results: list[list[R] | None] = [
-            _collect(child, len(part)) for child, part in zip(forked, parts, strict=False)]
-    for part, got in zip(parts, results, strict=False):
-        out += got if got is not None else [fn(x) for x in part]
-    return out + done
+        last = starts[-1]
+        part = items[last:]
+        yield from enumerate((fn(x) for x in (mine(part) if mine else part)), last)
+        for child, start in zip(forked, starts, strict=False):
+            end = start + size  # a child's part is never the short last one
+            got = start
+            sent: Iterator[tuple[int, R]] = _received(child, start, size)
+            for i, result in sent:
+                yield i, result
+                got = i + 1
+            yield from ((i, fn(items[i])) for i in range(got, end))
+    finally:  # whatever happens here, no child is left behind
+        for child in forked:
+            _reap(child)
 
 
 def in_child(fn: Callable[[], R]) -> Callable[[], R]:
@@ -73,14 +85,19 @@ def in_child(fn: Callable[[], R]) -> Callable[[], R]:
     child = _fork(lambda _: fn(), [None]) if children() > 0 else None
 
     def result() -> R:
-        got: list[R] | None = _collect(child, 1)
-        return got[0] if got is not None else fn()
+        try:
+            sent: Iterator[tuple[int, R]] = _received(child, 0, 1)
+            for _, got in sent:
+                return got
+        finally:
+            _reap(child)
+        return fn()
 
     return result
 
 
-def _fork(fn: Callable[[T], R], part: Sequence[T]) -> tuple[int, int] | None:
-    """(pid, read end of its pipe) of a child computing `fn` over `part`; None when no
+def _fork(fn: Callable[[T], R], part: Sequence[T]) -> list[int] | None:
+    """[pid, read end of its pipe] of a child computing `fn` over `part`; None when no
     child could be forked."""
     try:
         read, write = os.pipe()
@@ -98,25 +115,43 @@ def _fork(fn: Callable[[T], R], part: Sequence[T]) -> tuple[int, int] | None:
             os.close(read)
             results = [fn(x) for x in part]
             with os.fdopen(write, "wb") as fh:
-                pickle.dump(results, fh, pickle.HIGHEST_PROTOCOL)
+                for at in range(0, len(results), CHUNK):
+                    pickle.dump(results[at:at + CHUNK], fh, pickle.HIGHEST_PROTOCOL)
+                    fh.flush()  # sent: the parent keeps it should this child fail later
             code = 0
         finally:
             os._exit(code)
     os.close(write)
-    return pid, read
+    return [pid, read]
 
 
-def _collect(child: tuple[int, int] | None, count: int) -> list[R] | None:
-    """The results a child sent, once it has exited well; None when it did not."""
+def _received(child: list[int] | None, start: int, count: int) -> Iterator[tuple[int, R]]:
+    """`(i, result)` from `start` on, as many of `count` as the child sent whole."""
+    if child is None or child[1] < 0:
+        return
+    fh: BinaryIO = os.fdopen(child[1], "rb")
+    child[1] = -1
+    with fh:
+        at = start
+        while at < start + count:
+            try:
+                chunk = pickle.load(fh)
+            except Exception:  # the child died or sent nonsense: the rest is done here
+                return
+            if not isinstance(chunk, list) or not chunk or at + len(chunk) > start + count:
+                return
+            for result in chunk:
+                yield at, result
+                at += 1
+
+
+def _reap(child: list[int] | None) -> None:
+    """Wait for a child to end (its pipe closed first, so that it cannot wait on us)."""
     if child is None:
-        return None
-    pid, read = child
-    try:  # read as it comes: the whole message is never held besides what it holds
-        with os.fdopen(read, "rb") as fh:
-            got = pickle.load(fh)
-    except Exception:  # a broken message (a child that died): the parent does the part
-        got = None
-    _, status = os.waitpid(pid, 0)
-    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        return None
-    return got if isinstance(got, list) and len(got) == count else None
+        return
+    if child[1] >= 0:
+        os.close(child[1])
+        child[1] = -1
+    if child[0] > 0:
+        os.waitpid(child[0], 0)
+        child[0] = 0

@@ -186,12 +186,11 @@ class _Files:
         later, self.later = self.later or [], None
         from_row = self.from_row
         assert from_row is not None or not later
-        jobs = [(rel, agent, path, data) for rel, agent, path, _, data in later]
-        verdicts = map_forked(functools.partial(_judged_file, policy=self.policy), jobs,
-                              children() if len(jobs) >= FORK_AT else 0,
+        verdicts = map_forked(functools.partial(_judged_file, policy=self.policy), later,
+                              children() if len(later) >= FORK_AT else 0,
                               lambda part: track(part, what, "entries"))
-        for (rel, _, _, st, _), (digest, plain, valid, value) in zip(later, verdicts,
-                                                                    strict=True):
+        for i, (digest, plain, valid, value) in verdicts:  # each used as it comes
+            rel, _, _, st, _ = later[i]
             if not digest:
                 self.new[rel] = (-1, -1, -1, b"", value, False)  # unreadable: see _fresh
                 continue
@@ -241,13 +240,12 @@ def _unreadable(exc: OSError) -> _Item:
 FORK_AT = 1000  # files to parse before children share the work (a fork costs ~ms)
 
 
-def _judged_file(job: tuple[str, str, str, bytes | None],
-                 policy: Policy) -> tuple[bytes, bool, bool, tuple[object, ...]]:
+def _judged_file(job: _Later, policy: Policy) -> tuple[bytes, bool, bool, tuple[object, ...]]:
     """(digest, plain, True, the entry's field values) or (digest, False, False, its
-    problems) of the file `rel, agent, path, bytes` (read now when None; the digest is
-    empty when it cannot be read): plain values, which pickle fast (`journal.forked`
+    problems) of a file put off (`_Later`: read now when its bytes are None; the digest
+    is empty when it cannot be read): plain values, which pickle fast (`journal.forked`
     sends them back from a child)."""
-    rel, agent, path, data = job
+    rel, agent, path, _, data = job
     if data is None:
         try:
             with open(path, "rb") as fh:

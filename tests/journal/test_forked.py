@@ -4,9 +4,11 @@ the same verdicts as judging them here, whatever a child does."""
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from distill_helpers import MEM, lesson
@@ -42,18 +44,48 @@ def _no_child_left() -> bool:
     return False
 
 
+def _all(fn: object, items: list[int], workers: int, mine: object = None) -> list[int]:
+    """The results `map_forked` gives, checked to be each index once, in index order."""
+    got = list(forked.map_forked(fn, items, workers, mine))  # type: ignore[arg-type]
+    assert sorted(i for i, _ in got) == list(range(len(items)))
+    return [result for _, result in sorted(got)]
+
+
 @pytest.mark.parametrize("workers", [0, 1, 2, 3])
-@pytest.mark.parametrize("count", [0, 1, 2, 3, 7, 100])
-def test_map_forked_is_the_list_comprehension(workers: int, count: int) -> None:
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 7, 100, 3 * forked.CHUNK + 5])
+def test_map_forked_gives_fn_of_every_item(workers: int, count: int) -> None:
     items = list(range(count))
-    assert forked.map_forked(_square, items, workers) == [x * x for x in items]
+    assert _all(_square, items, workers) == [x * x for x in items]
     assert _no_child_left()
 
 
 @pytest.mark.parametrize("fn", [_fails_in_a_child, _dies_in_a_child])
 def test_a_child_that_fails_only_costs_time(fn: object) -> None:
     items = list(range(50))
-    assert forked.map_forked(fn, items, 2) == [x * x for x in items]  # type: ignore[arg-type]
+    assert _all(fn, items, 2) == [x * x for x in items]
+    assert _no_child_left()
+
+
+def _where(x: int) -> tuple[int, bool]:
+    return x, os.getpid() != PARENT  # (the item, computed in a child)
+
+
+def test_what_a_child_sent_before_it_failed_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    dump = pickle.dump
+
+    def second_kills(obj: object, fh: BinaryIO, protocol: int) -> None:
+        calls.append(1)
+        if os.getpid() != PARENT and len(calls) == 2:
+            os._exit(4)  # the child dies as it sends its second chunk
+        dump(obj, fh, protocol)
+
+    monkeypatch.setattr(forked, "CHUNK", 64)
+    monkeypatch.setattr(pickle, "dump", second_kills)
+    got = dict(forked.map_forked(_where, list(range(500)), 1))
+    assert [got[i][0] for i in range(500)] == list(range(500))
+    by_child = [i for i in range(500) if got[i][1]]
+    assert by_child == list(range(64))  # its first chunk; the rest was done here
     assert _no_child_left()
 
 
@@ -64,7 +96,14 @@ def test_a_failure_here_is_raised_and_no_child_is_left_behind() -> None:
         return x
 
     with pytest.raises(ValueError, match="here"):
-        forked.map_forked(boom, list(range(50)), 2)
+        list(forked.map_forked(boom, list(range(50)), 2))
+    assert _no_child_left()
+
+
+def test_a_consumer_that_stops_early_leaves_no_child_behind() -> None:
+    results = forked.map_forked(_square, list(range(5000)), 2)
+    assert next(results) == (3334, 3334 * 3334)  # the parent's own part comes first
+    results.close()
     assert _no_child_left()
 
 
@@ -75,7 +114,7 @@ def test_the_parent_s_part_goes_through_mine() -> None:
         seen.extend(part)
         return part
 
-    assert forked.map_forked(_square, list(range(10)), 1, mine) == [x * x for x in range(10)]
+    assert _all(_square, list(range(10)), 1, mine) == [x * x for x in range(10)]
     assert seen == list(range(5, 10))  # the last part is the parent's
 
 
