@@ -68,14 +68,16 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill reads every cached entry (~200 ms at 10k); its fold replays only the new "
-     "lessons after the replay the last distill kept (journal/replay.py), but same-title "
-     "merges, near-duplicates and corrections are still judged over every fact (~200 ms); "
-     "it renders (~70 ms: only changed topics, each fact compared once with the last "
-     "fold's row) and commits through 27 git processes, 29 after a commit of code (~300 ms)"),
+     "a distill reads every cached entry (~115 ms at 10k: the cache unpickled while a "
+     "forked child lists the journal and makes every file's `lstat`); its fold replays "
+     "only the new lessons after the replay the last distill kept (journal/replay.py), but "
+     "same-title merges and corrections are still judged over every fact (~150 ms; the "
+     "near-duplicates in a child meanwhile); it renders (~35 ms: only changed topics) and "
+     "commits through 27 git processes, 29 after a commit of code (~260 ms of git alone, "
+     "15× a bare start on this machine)"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
-     "parsing and validating 10k entries (secret scan included), folding them, rendering "
-     "600 topic files and one commit"),
+     "parsing and validating 10k entries (secret scan included; on two cores a forked "
+     "child parses half), folding them, rendering 600 topic files and one commit"),
     ("recall, warm index, 10k", "recall, warm index, 10k lessons", 2.5,
      "sqlite3's import, the index signature (the config bytes, a `stat` of every journal "
      "folder) and the FTS5 query"),
