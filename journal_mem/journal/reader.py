@@ -132,7 +132,7 @@ class _Files:
         self.changed = False
         self.parsed = 0
         self._digests: dict[bytes, _Item] | None = None
-        # (rel, agent, name, bytes, stat, digest) of each file to parse, with `from_row`
+        # each file to parse (`_Later`), with `from_row`
         self.later: list[_Later] | None = [] if from_row is not None else None
 
     def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
