@@ -36,12 +36,32 @@ def _dies_in_a_child(x: int) -> int:
     return x * x
 
 
+FORKED: list[int] = []  # the children forked by the test running now
+
+
+@pytest.fixture(autouse=True)
+def _forks_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    FORKED.clear()
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            FORKED.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+
+
 def _no_child_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)  # a child still running, or exited and not reaped
-    except ChildProcessError:
-        return True
-    return False
+    """Every child this test forked has been waited for (none runs, none is a zombie)."""
+    for pid in FORKED:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # still running, or exited and not reaped
+        except ChildProcessError:
+            continue
+        return False
+    return True
 
 
 def _all(fn: object, items: list[int], workers: int, mine: object = None) -> list[int]:
@@ -56,6 +76,7 @@ def _all(fn: object, items: list[int], workers: int, mine: object = None) -> lis
 def test_map_forked_gives_fn_of_every_item(workers: int, count: int) -> None:
     items = list(range(count))
     assert _all(_square, items, workers) == [x * x for x in items]
+    assert bool(FORKED) == (workers >= 1 and count >= 2)
     assert _no_child_left()
 
 
