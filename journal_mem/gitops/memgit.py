@@ -133,8 +133,8 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
         if base != first and _memory_changed(root, prefix, first, base, blobs):
             raise MemoryMoved(f"{root}: the branch moved on with changes to memory "
                               "while the distill ran")
-        tree = _tree(root, state_dir, base, blobs)
-        if base and tree == _tree_of(root, base):
+        tree, was = _tree(root, state_dir, prefix, base, blobs)
+        if base and tree == was:
             return ""  # the files already equal HEAD
         args = ["commit-tree", tree, *(["-p", base] if base else []), "-F", msg]
         new = gitcore.run(args, root, clean=True).text().strip()
@@ -217,10 +217,6 @@ def _head(root: str) -> str | None:
     return (res.text().strip() or None) if res.ok else None
 
 
-def _tree_of(root: str, rev: str) -> str:
-    return gitcore.run(["rev-parse", f"{rev}^{{tree}}"], root, clean=True).text().strip()
-
-
 def _hash(root: str, paths: list[str]) -> Blobs:
     """{path: (mode, blob id) written to the object store, or None when it is gone}.
 
@@ -260,15 +256,186 @@ def _index_info(blobs: Blobs, current: dict[str, str] | None) -> bytes:
     return "".join(lines).encode("utf-8", "surrogateescape")
 
 
-def _tree(root: str, state_dir: str, base: str | None, blobs: Blobs) -> str:
-    """The tree of `base` with `blobs` applied, built in a private index."""
-    env = gitcore.clean_env({"GIT_INDEX_FILE": os.path.join(state_dir, "distill-index")})
-    gitcore.run(["read-tree", base or "--empty"], root, env=env)
+def _tree(root: str, state_dir: str, prefix: str, base: str | None,
+          blobs: Blobs) -> tuple[str, str]:
+    """(the tree of `base` with `blobs` applied, `base`'s own tree; the empty tree for no
+    `base`). Every path of `blobs` is under `prefix`, the memory root.
+
+    Only the memory root's folder is built in a private index, which holds nothing
+    else: the rest of `base`'s tree (a monorepo's code) is never read into it. The index
+    is kept for the next distill, and read again from `base` only when it no longer
+    holds `base`'s folder (`_Held`): one distill after another, with only code committed
+    between them, updates it in place. The new folder is then put in `base`'s tree,
+    one `mktree` per folder above it."""
+    outside = [path for path in blobs if not path.startswith(prefix + "/")]
+    if outside:
+        raise GitError(f"not under the memory root {prefix}: {', '.join(sorted(outside))}")
+    along = _Along(root, base, prefix)
+    index = os.path.join(state_dir, "distill-index")
+    env = gitcore.clean_env({"GIT_INDEX_FILE": index})
+    held = _Held(state_dir, prefix)
+    reuse = held.holds(along.folder)
+    held.forget()  # until it holds a folder written whole again
+    if not reuse:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(index)
+        if along.folder:
+            gitcore.run(["read-tree", f"--prefix={prefix}/", along.folder], root, env=env)
     # no listing of what it holds (100k journal paths at 100k lessons): nothing reads
     # this index's stat data, so every path is simply set or removed
-    gitcore.run(["update-index", "-z", "--index-info"], root, env=env,
-                 stdin=_index_info(blobs, None))
-    return gitcore.run(["write-tree"], root, env=env).text().strip()
+    info = _index_info(blobs, None)
+    if info:
+        gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
+    folder = (gitcore.run(["write-tree", f"--prefix={prefix}/"], root, env=env).text().strip()
+              if _index_entries(index) else "")
+    held.keep(folder)
+    return along.splice(folder), along.tree
+
+
+def _index_entries(path: str) -> int:
+    """How many entries the index file at `path` holds (its header says; 0 when there is
+    no file): `write-tree --prefix` fails on a prefix with none."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except FileNotFoundError:
+        return 0
+    if len(head) < 12 or head[:4] != b"DIRC":
+        raise GitError(f"{path}: not a git index")
+    return int.from_bytes(head[8:12], "big")
+
+
+class _Held:
+    """Which folder the private index holds, as recorded after its last `write-tree`
+    (`distill-index.holds`: the memory root, its tree id, and the index file's size,
+    mtime and inode then); trusted only while all three still say so."""
+
+    def __init__(self, state_dir: str, prefix: str) -> None:
+        self.index = os.path.join(state_dir, "distill-index")
+        self.path = self.index + ".holds"
+        self.prefix = prefix
+
+    def _stamp(self) -> str:
+        try:
+            st = os.stat(self.index)
+        except FileNotFoundError:
+            return "-"
+        return f"{st.st_size} {st.st_mtime_ns} {st.st_ino}"
+
+    def holds(self, folder: str) -> bool:
+        """Whether the index holds exactly the tree `folder` ("": nothing) at the root."""
+        try:
+            with open(self.path, encoding="utf-8", errors="surrogateescape") as fh:
+                recorded = fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return recorded == self._record(folder)
+
+    def _record(self, folder: str) -> str:
+        return f"{self.prefix}\0{folder}\0{self._stamp()}\n"
+
+    def keep(self, folder: str) -> None:
+        """Record that the index now holds `folder`."""
+        tmp = f"{self.path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(self._record(folder))
+        os.replace(tmp, self.path)
+
+    def forget(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+class _Along:
+    """`base`'s tree and the folders above `prefix` in it, read in one `cat-file
+    --batch`: enough to put a new tree at `prefix` (`splice`)."""
+
+    def __init__(self, root: str, base: str | None, prefix: str) -> None:
+        self.root = root
+        self.names = prefix.split("/")  # the folders from the top down to the memory root
+        # the listing of each folder above the memory root, the top first (None: absent,
+        # or no folder); entries as (mode, name, id)
+        self.listings: list[Listing | None] = [None] * len(self.names)
+        self.tree = gitcore.EMPTY_TREE
+        self.folder = ""  # the memory root's tree id in `base` ("": none there)
+        if not base:
+            return
+        asks = [f"{base}^{{tree}}"] + [f"{base}:{'/'.join(self.names[:i])}"
+                                        for i in range(1, len(self.names))]
+        got = _cat_trees(root, asks)
+        self.tree = got[0][0] if got[0] else gitcore.EMPTY_TREE
+        for level, found in enumerate(got):
+            if found is None:
+                break  # not a folder: nothing below it either
+            self.listings[level] = found[1]
+        below = self.listings[-1]
+        wanted = self.names[-1].encode("utf-8", "surrogateescape")
+        for mode, name, oid in below or ():
+            if name == wanted and mode == b"40000":
+                self.folder = oid
+
+    def splice(self, folder: str) -> str:
+        """The tree of `base` with `folder` ("": none) at the memory root, every other
+        entry as `base` has it."""
+        if folder == self.folder:
+            return self.tree
+        child = folder
+        for level in range(len(self.names) - 1, -1, -1):
+            name = self.names[level].encode("utf-8", "surrogateescape")
+            entries = [e for e in self.listings[level] or () if e[1] != name]
+            if child:
+                entries.append((b"40000", name, child))
+            if not entries and level:
+                child = ""  # git keeps no empty folder: its parent loses it too
+                continue
+            child = _mktree(self.root, entries)
+        return child
+
+
+Listing = list[tuple[bytes, bytes, str]]  # a tree's entries: (mode, name, id)
+
+
+def _cat_trees(root: str, asks: list[str]) -> list[tuple[str, Listing] | None]:
+    """For each object name in `asks`: (its id, its entries as (mode, name, id)) when it
+    is a tree, else None (missing, or a file)."""
+    res = gitcore.run(["cat-file", "--batch"], root, clean=True,
+                       stdin="".join(f"{a}\n" for a in asks).encode("utf-8", "surrogateescape"))
+    out: list[tuple[str, Listing] | None] = []
+    data, at = res.stdout, 0
+    for _ in asks:
+        end = data.index(b"\n", at)
+        head = data[at:end].split()
+        at = end + 1
+        if len(head) != 3:  # "<name> missing" (or ambiguous)
+            out.append(None)
+            continue
+        oid, kind, size = head[0].decode(), head[1], int(head[2])
+        body = data[at:at + size]
+        at += size + 1
+        out.append((oid, _tree_entries(body, len(oid) // 2)) if kind == b"tree" else None)
+    return out
+
+
+def _tree_entries(body: bytes, width: int) -> Listing:
+    """A raw tree object's entries: `<mode> <name>\\0<id, width bytes>` each."""
+    out = []
+    at = 0
+    while at < len(body):
+        space = body.index(b" ", at)
+        nul = body.index(b"\0", space)
+        out.append((body[at:space], body[space + 1:nul], body[nul + 1:nul + 1 + width].hex()))
+        at = nul + 1 + width
+    return out
+
+
+_KIND = {b"40000": b"tree", b"160000": b"commit"}  # every other mode is a blob's
+
+
+def _mktree(root: str, entries: Listing) -> str:
+    """The id of a tree holding `entries` (git sorts them)."""
+    stdin = b"".join(mode + b" " + _KIND.get(mode, b"blob") + b" " + oid.encode() + b"\t" + name
+                     + b"\0" for mode, name, oid in entries)
+    return gitcore.run(["mktree", "-z"], root, clean=True, stdin=stdin).text().strip()
 
 
 def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs) -> bytes:

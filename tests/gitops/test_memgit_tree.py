@@ -1,0 +1,257 @@
+"""The distill commit's tree: only the memory root's folder is built in the private
+index, which is kept while it holds HEAD's folder, and put into HEAD's tree; the
+result is always the tree a whole private index (`read-tree HEAD`) would give."""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import base_env, git, make_repo
+
+from journal_mem.errors import GitError
+from journal_mem.gitops import gitcore, indexlock, memgit
+
+ROOTS = [".claude/agent-memory", "mem", "deep/er/memory root é"]
+
+
+@pytest.fixture(autouse=True)
+def _quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexlock, "wait_quiet",
+                        functools.partial(indexlock.wait_quiet, quiet_s=0.0))
+
+
+class Spy:
+    """The git subcommands run, in order."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[str] = []
+        real = gitcore.run
+
+        def run(args: list[str], cwd: str, **kw: object) -> gitcore.GitResult:
+            self.calls.append(args[0])
+            return real(args, cwd, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(gitcore, "run", run)
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def tree(repo: Path, rev: str = "HEAD") -> str:
+    return git(repo, "rev-parse", f"{rev}^{{tree}}").stdout.strip()
+
+
+def whole_index_tree(repo: Path, base: str, paths: list[str], scratch: Path) -> str:
+    """The tree the distill commit had before: `base` read whole into a private index,
+    `paths` set from disk (or removed), `write-tree`."""
+    env = base_env(GIT_INDEX_FILE=str(scratch / "whole-index"))
+    subprocess.run(["git", "read-tree", base], cwd=repo, env=env, check=True)
+    blobs: memgit.Blobs = {}
+    for path in paths:
+        file = repo / path
+        if file.is_file():
+            blob = git(repo, "hash-object", "-w", "--", path).stdout.strip()
+            blobs[path] = ("100755" if os.access(file, os.X_OK) else "100644", blob)
+        else:
+            blobs[path] = None
+    subprocess.run(["git", "update-index", "-z", "--index-info"], cwd=repo, env=env,
+                   input=memgit._index_info(blobs, None), check=True)
+    out = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def distill_commit(repo: Path, prefix: str, paths: list[str], state: Path) -> str:
+    return memgit.commit(str(repo), prefix, paths, "jmem distill: test", str(state))
+
+
+def write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("prefix", ROOTS)
+@pytest.mark.parametrize("seed", range(3))
+def test_every_commit_gives_the_tree_a_whole_private_index_gives(
+        tmp_path: Path, prefix: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    spy = Spy(monkeypatch)
+    parent = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+    memory: set[str] = set()
+    built = 0
+    kept = False  # whether the kept index holds HEAD's memory folder
+    for step in range(12):
+        action = rng.choice(["code", "code", "sibling", "user-memory", "distill", "distill",
+                             "distill", "tamper"])
+        if action == "code":  # an agent commits code: the memory folder is as it was
+            write(repo, f"src/m{rng.randrange(6)}.py", f"# {step}\n")
+            git(repo, "add", "-A", "src")
+            git(repo, "commit", "-q", "-m", f"code {step}")
+        elif action == "sibling" and parent:  # a file beside the memory root
+            write(repo, f"{parent}/settings-{rng.randrange(2)}.json", f"{{\"s\": {step}}}\n")
+            git(repo, "add", "-A", parent)
+            git(repo, "commit", "-q", "-m", f"settings {step}")
+        elif action == "user-memory":  # memory committed by hand: the kept index is stale
+            rel = f"{prefix}/agent-{rng.randrange(3)}/notes.md"
+            write(repo, rel, f"by hand {step}\n")
+            git(repo, "add", "--", rel)
+            git(repo, "commit", "-q", "-m", f"hand {step}")
+            memory.add(rel)
+            kept = False
+        elif action == "tamper":
+            kept = False
+            index = state / "distill-index"
+            if rng.random() < 0.5:
+                index.unlink(missing_ok=True)
+            elif index.exists():
+                git(repo, "read-tree", "--empty", env=base_env(GIT_INDEX_FILE=str(index)))
+        else:
+            paths = []
+            for _ in range(rng.randrange(1, 5)):
+                rel = f"{prefix}/agent-{rng.randrange(3)}/journal/e{rng.randrange(8)}.md"
+                if rel in memory and rng.random() < 0.4:
+                    (repo / rel).unlink()
+                    memory.discard(rel)
+                else:
+                    write(repo, rel, f"lesson {step} {rng.random()}\n")
+                    memory.add(rel)
+                paths.append(rel)
+            if memory and rng.random() < 0.15:  # everything goes: the folder too
+                for rel in sorted(memory):
+                    (repo / rel).unlink()
+                paths += sorted(memory)
+                memory.clear()
+            base = head(repo)
+            want = whole_index_tree(repo, base, sorted(set(paths)), tmp_path)
+            spy.calls.clear()
+            made = distill_commit(repo, prefix, sorted(set(paths)), state)
+            there = git(repo, "rev-parse", "-q", "--verify", f"{base}:{prefix}",
+                        check=False).returncode == 0
+            assert spy.calls.count("read-tree") == (0 if kept or not there else 1)
+            kept = True
+            built += 1
+            assert tree(repo) == want
+            assert (made == "") == (want == tree(repo, base))
+            if made:
+                assert head(repo) == made and git(repo, "rev-parse", "HEAD~1").stdout.strip() \
+                    == base
+            status = git(repo, "status", "--porcelain", "--", prefix).stdout
+            assert status == ""
+    assert built  # every seed distils at least once
+
+
+def test_the_kept_index_is_read_again_only_when_memory_changed_outside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    prefix = ".claude/agent-memory"
+    spy = Spy(monkeypatch)
+    write(repo, f"{prefix}/a/journal/one.md", "one\n")
+    assert distill_commit(repo, prefix, [f"{prefix}/a/journal/one.md"], state)
+    assert "read-tree" not in spy.calls  # HEAD had no memory folder: nothing to read
+
+    for n in range(2):  # code committed between distills: the kept index still holds it
+        write(repo, "src/app.py", f"v{n}\n")
+        git(repo, "add", "src/app.py")
+        git(repo, "commit", "-q", "-m", "code")
+        write(repo, f"{prefix}/a/journal/more{n}.md", f"{n}\n")
+        spy.calls.clear()
+        assert distill_commit(repo, prefix, [f"{prefix}/a/journal/more{n}.md"], state)
+        assert "read-tree" not in spy.calls
+        assert git(repo, "show", "HEAD:src/app.py").stdout == f"v{n}\n"
+
+    write(repo, f"{prefix}/a/hand.md", "by hand\n")  # memory changed by somebody else
+    git(repo, "add", f"{prefix}/a/hand.md")
+    git(repo, "commit", "-q", "-m", "hand")
+    write(repo, f"{prefix}/a/journal/last.md", "last\n")
+    spy.calls.clear()
+    assert distill_commit(repo, prefix, [f"{prefix}/a/journal/last.md"], state)
+    assert spy.calls.count("read-tree") == 1
+    assert git(repo, "show", f"HEAD:{prefix}/a/hand.md").stdout == "by hand\n"
+    names = git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
+    assert names == sorted(["README", "src/app.py", f"{prefix}/a/hand.md",
+                            *(f"{prefix}/a/journal/{n}.md"
+                              for n in ("last", "more0", "more1", "one"))])
+
+
+def test_a_kept_index_edited_behind_its_record_is_not_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    prefix = "mem"
+    write(repo, "mem/a/journal/one.md", "one\n")
+    distill_commit(repo, prefix, ["mem/a/journal/one.md"], state)
+    index = state / "distill-index"
+    env = base_env(GIT_INDEX_FILE=str(index))
+    write(repo, "junk.txt", "junk\n")
+    junk = git(repo, "hash-object", "-w", "junk.txt").stdout.strip()
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{junk},mem/x.md"],
+                   cwd=repo, env=env, check=True)
+    write(repo, "mem/a/journal/two.md", "two\n")
+    spy = Spy(monkeypatch)
+    distill_commit(repo, prefix, ["mem/a/journal/two.md"], state)
+    assert spy.calls.count("read-tree") == 1
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", "mem").stdout.split() == [
+        "mem/a/journal/one.md", "mem/a/journal/two.md"]
+
+
+def test_the_last_memory_file_gone_takes_its_empty_folders_and_keeps_their_siblings(
+        tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    prefix = ".claude/agent-memory"
+    write(repo, ".claude/settings.json", "{}\n")
+    write(repo, f"{prefix}/a/MEMORY.md", "m\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / prefix / "a" / "MEMORY.md").unlink()
+    assert distill_commit(repo, prefix, [f"{prefix}/a/MEMORY.md"], state)
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split() == [
+        ".claude/settings.json", "README"]
+    (repo / ".claude" / "settings.json").unlink()  # the parent folder goes next time
+    git(repo, "commit", "-q", "-am", "no settings")
+    write(repo, f"{prefix}/a/MEMORY.md", "again\n")
+    assert distill_commit(repo, prefix, [f"{prefix}/a/MEMORY.md"], state)
+    (repo / prefix / "a" / "MEMORY.md").unlink()
+    assert distill_commit(repo, prefix, [f"{prefix}/a/MEMORY.md"], state)
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD").stdout.split() == ["README"]
+    assert distill_commit(repo, prefix, [f"{prefix}/a/MEMORY.md"], state) == ""
+
+
+def test_a_file_where_a_folder_above_the_memory_root_goes_is_replaced(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    write(repo, ".claude", "a file, committed\n")
+    git(repo, "add", ".claude")
+    git(repo, "commit", "-q", "-m", "a file named .claude")
+    (repo / ".claude").unlink()
+    prefix = ".claude/agent-memory"
+    write(repo, f"{prefix}/a/MEMORY.md", "m\n")
+    base = head(repo)
+    want = whole_index_tree(repo, base, [f"{prefix}/a/MEMORY.md", ".claude"], tmp_path)
+    assert distill_commit(repo, prefix, [f"{prefix}/a/MEMORY.md"], state)
+    assert tree(repo) == want
+
+
+def test_a_path_outside_the_memory_root_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    write(repo, "mem/a.md", "a\n")
+    with pytest.raises(GitError, match="not under the memory root mem: README"):
+        distill_commit(repo, "mem", ["mem/a.md", "README"], state)
+    assert git(repo, "log", "--format=%s").stdout.splitlines() == ["first"]
