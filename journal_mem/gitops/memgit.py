@@ -18,6 +18,10 @@ from journal_mem.errors import GitError
 from journal_mem.gitops import gitcore, indexlock, logcache
 
 ZERO = "0" * 40
+# For the git commands that write the private indexes: each is one whole file. A split
+# index (`core.splitIndex`) would put its shared part in the git dir, whose change the
+# publishing step takes for a git command of the user's, and refuse every attempt.
+WHOLE = ("-c", "core.splitIndex=false")
 Blobs = dict[str, tuple[str, str] | None]  # {path: (mode, blob id), or None: remove it}
 _IN_PROGRESS = (
     ("MERGE_HEAD", "a merge"),
@@ -280,29 +284,28 @@ def _tree(root: str, state_dir: str, prefix: str, base: str | None,
         with contextlib.suppress(FileNotFoundError):
             os.unlink(index)
         if along.folder:
-            gitcore.run(["read-tree", f"--prefix={prefix}/", along.folder], root, env=env)
+            gitcore.run([*WHOLE, "read-tree", f"--prefix={prefix}/", along.folder], root, env=env)
     # no listing of what it holds (100k journal paths at 100k lessons): nothing reads
     # this index's stat data, so every path is simply set or removed
     info = _index_info(blobs, None)
     if info:
-        gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
-    folder = (gitcore.run(["write-tree", f"--prefix={prefix}/"], root, env=env).text().strip()
-              if _index_entries(index) else "")
+        gitcore.run([*WHOLE, "update-index", "-z", "--index-info"], root, env=env, stdin=info)
+    folder = _folder(root, env, prefix) if os.path.exists(index) else ""
     held.keep(folder)
     return along.splice(folder), along.tree
 
 
-def _index_entries(path: str) -> int:
-    """How many entries the index file at `path` holds (its header says; 0 when there is
-    no file): `write-tree --prefix` fails on a prefix with none."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(12)
-    except FileNotFoundError:
-        return 0
-    if len(head) < 12 or head[:4] != b"DIRC":
-        raise GitError(f"{path}: not a git index")
-    return int.from_bytes(head[8:12], "big")
+def _folder(root: str, env: dict[str, str], prefix: str) -> str:
+    """The tree id of the memory root's folder in the private index ("" when it holds
+    nothing): `write-tree --prefix` fails on a prefix with no entry, and only then is the
+    whole index written as a tree, which is empty when it holds nothing."""
+    res = gitcore.run([*WHOLE, "write-tree", f"--prefix={prefix}/"], root, env=env, check=False)
+    if res.ok:
+        return res.text().strip()
+    if gitcore.run([*WHOLE, "write-tree"], root, env=env).text().strip() == gitcore.EMPTY_TREE:
+        return ""
+    raise GitError(f"git write-tree --prefix={prefix}/ failed in {root}: "
+                   f"{res.stderr.decode('utf-8', 'replace').strip()}")
 
 
 class _Held:
@@ -452,7 +455,7 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs) -> bytes:
     # journal paths at 100k lessons). With no index yet, nothing is there to remove.
     info = _index_info(blobs, None if source else {})
     if info:
-        gitcore.run(["update-index", "-z", "--index-info"], root, env=env, stdin=info)
+        gitcore.run([*WHOLE, "update-index", "-z", "--index-info"], root, env=env, stdin=info)
         _refresh(root, env, [p for p, value in blobs.items() if value is not None])
     try:
         with open(path, "rb") as fh:
@@ -468,7 +471,7 @@ def _refresh(root: str, env: dict[str, str], paths: list[str]) -> None:
     read and hash its file again: ~45 ms per status after a distill of 10k lessons. Only
     speed is at stake: a failure here changes nothing."""
     if paths:
-        gitcore.run(["add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        gitcore.run([*WHOLE, "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul"],
                     root, env=env, check=False,
                     stdin="".join(f":(literal){p}\0" for p in paths).encode(
                         "utf-8", "surrogateescape"))

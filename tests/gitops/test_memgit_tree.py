@@ -33,7 +33,10 @@ class Spy:
         real = gitcore.run
 
         def run(args: list[str], cwd: str, **kw: object) -> gitcore.GitResult:
-            self.calls.append(args[0])
+            at = 0
+            while args[at] == "-c":  # a setting for this call: the subcommand follows
+                at += 2
+            self.calls.append(args[at])
             return real(args, cwd, **kw)  # type: ignore[arg-type]
 
         monkeypatch.setattr(gitcore, "run", run)
@@ -255,3 +258,35 @@ def test_a_path_outside_the_memory_root_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GitError, match="not under the memory root mem: README"):
         distill_commit(repo, "mem", ["mem/a.md", "README"], state)
     assert git(repo, "log", "--format=%s").stdout.splitlines() == ["first"]
+
+
+@pytest.mark.parametrize("config", [["core.splitIndex", "true"], ["index.version", "4"],
+                                    ["feature.manyFiles", "true"]])
+def test_the_kept_index_works_whatever_index_format_the_repository_asks_for(
+        tmp_path: Path, config: list[str]) -> None:
+    repo = make_repo(tmp_path / "r")
+    git(repo, "config", *config)
+    state = tmp_path / "state"
+    state.mkdir()
+    prefix = ".claude/agent-memory"
+    paths = []
+    for n in range(4):  # a split index keeps its first entries in a shared index file:
+        # before, no distill commit landed (each attempt saw the git dir change)
+        for m in range(3):
+            rel = f"{prefix}/a/journal/e{n}-{m}.md"
+            write(repo, rel, f"{n} {m}\n")
+            paths.append(rel)
+        base = head(repo)
+        want = whole_index_tree(repo, base, paths[-3:], tmp_path)
+        assert distill_commit(repo, prefix, paths[-3:], state)
+        assert tree(repo) == want
+        assert git(repo, "status", "--porcelain").stdout == ""
+        write(repo, f"src/n{n}.py", "code\n")  # the user's own commits go on as ever
+        git(repo, "add", "src")
+        git(repo, "commit", "-q", "-m", f"code {n}")
+    (repo / paths[0]).unlink()
+    assert distill_commit(repo, prefix, [paths[0]], state)
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", prefix).stdout.split() == sorted(
+        paths[1:])
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert git(repo, "ls-files", prefix).stdout.split() == sorted(paths[1:])
