@@ -290,3 +290,26 @@ def test_the_kept_index_works_whatever_index_format_the_repository_asks_for(
         paths[1:])
     assert git(repo, "status", "--porcelain").stdout == ""
     assert git(repo, "ls-files", prefix).stdout.split() == sorted(paths[1:])
+
+
+def test_every_kind_of_entry_beside_the_memory_root_is_kept(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    write(repo, ".claude/run.sh", "#!/bin/sh\n")
+    (repo / ".claude" / "run.sh").chmod(0o755)
+    os.symlink("run.sh", repo / ".claude" / "link")
+    os.symlink("README", repo / "top-link")
+    git(repo, "add", "-A")
+    commit = head(repo)  # a submodule's commit, as a gitlink beside and above the root
+    for path in (".claude/sub", "vendor/sub"):
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{commit},{path}")
+    git(repo, "commit", "-q", "-m", "kinds")
+    before = git(repo, "ls-tree", "-r", "HEAD").stdout
+    write(repo, ".claude/agent-memory/a/MEMORY.md", "m\n")
+    assert distill_commit(repo, ".claude/agent-memory", [".claude/agent-memory/a/MEMORY.md"],
+                          state)
+    after = git(repo, "ls-tree", "-r", "HEAD").stdout
+    assert [line for line in after.splitlines() if "agent-memory" not in line] == \
+        before.splitlines()
+    assert "160000 commit" in after and "120000 blob" in after and "100755 blob" in after
