@@ -97,11 +97,12 @@ class Context:
 
         root, memory_root = self.repo.main_root, self.layout.memory_root
         state = self.layout.state_dir  # where the logs read are kept (`gitops.logcache`)
-        result = fold(entries, agents=self.agents if agents is None else agents, date=date,
-                      ref_exists=ref_checker(root, rev, state), config=self.config,
-                      report_near=report_near,
-                      lineage=lambda: history(root, rev, memory_root, state), files=files,
-                      kept=kept)
+        with ref_checker(root, rev, state) as exists:
+            result = fold(entries, agents=self.agents if agents is None else agents,
+                          date=date, ref_exists=exists, config=self.config,
+                          report_near=report_near,
+                          lineage=lambda: history(root, rev, memory_root, state), files=files,
+                          kept=kept)
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 

@@ -12,8 +12,9 @@ import contextlib
 import hashlib
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Container
 
+from journal_mem import fsutil
 from journal_mem.errors import GitError
 from journal_mem.gitops import gitcore, indexlock, logcache
 
@@ -268,8 +269,8 @@ def _tree(root: str, state_dir: str, prefix: str, base: str | None,
     Only the memory root's folder is built in a private index, which holds nothing
     else: the rest of `base`'s tree (a monorepo's code) is never read into it. The index
     is kept for the next distill, and read again from `base` only when it no longer
-    holds `base`'s folder (`_Held`): one distill after another, with only code committed
-    between them, updates it in place. The new folder is then put in `base`'s tree,
+    holds `base`'s folder (`_KeptIndex`): one distill after another, with only code
+    committed between them, updates it in place. The new folder is then put in `base`'s tree,
     one `mktree` per folder above it."""
     outside = [path for path in blobs if not path.startswith(prefix + "/")]
     if outside:
@@ -277,7 +278,7 @@ def _tree(root: str, state_dir: str, prefix: str, base: str | None,
     along = _Along(root, base, prefix)
     index = os.path.join(state_dir, "distill-index")
     env = gitcore.clean_env({"GIT_INDEX_FILE": index})
-    held = _Held(state_dir, prefix)
+    held = _KeptIndex(state_dir, prefix)
     reuse = held.holds(along.folder)
     held.forget()  # until it holds a folder written whole again
     if not reuse:
@@ -308,7 +309,7 @@ def _folder(root: str, env: dict[str, str], prefix: str) -> str:
                    f"{res.stderr.decode('utf-8', 'replace').strip()}")
 
 
-class _Held:
+class _KeptIndex:
     """Which folder the private index holds, as recorded after its last `write-tree`
     (`distill-index.holds`: the memory root, its tree id, and the index file's size,
     mtime and inode then); trusted only while all three still say so."""
@@ -339,10 +340,7 @@ class _Held:
 
     def keep(self, folder: str) -> None:
         """Record that the index now holds `folder`."""
-        tmp = f"{self.path}.{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-            fh.write(self._record(folder))
-        os.replace(tmp, self.path)
+        fsutil.replace_atomic(self.path, self._record(folder).encode("utf-8", "surrogateescape"))
 
     def forget(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -618,24 +616,125 @@ def message_file(state_dir: str, message: str) -> str:
     return path
 
 
-def ref_checker(root: str, rev: str, state_dir: str | None = None) -> Callable[[str], bool]:
-    """`ref_exists(path)` against `rev`'s tree, read from git only when first asked. A
-    path that is gone but was renamed (`git mv`, git's rename detection) exists under its
-    new name: a fact citing a file that moved is not stale."""
-    cache: list[frozenset[str]] = []
-    renames: list[dict[str, str]] = []
+class InTree:
+    """Which paths `rev`'s tree holds (a file, a link, a submodule, or a folder above
+    one), as `tree_paths` says, asked of git one path at a time through one `git
+    cat-file --batch-check`, each answer kept. A distill asks about the few paths its
+    facts cite: listing a 100k-file tree for them cost ~230 ms. git answers a submodule
+    whose commit it lacks as it answers an absent path, so an absent path's folder is
+    listed (`FOLDERS` of them at most). Past `MANY` paths, or for a path that name syntax
+    would read otherwise (`./`, `..`, a newline), the whole tree is listed once instead.
+    `close()` ends the git process."""
 
-    def exists(path: str) -> bool:
-        if not cache:
-            cache.append(tree_paths(root, rev))
+    MANY = 2000
+    FOLDERS = 20  # folders listed to tell an absent path from a submodule git lacks
+
+    def __init__(self, root: str, rev: str) -> None:
+        self.root, self.rev = root, rev
+        self.known: dict[str, bool] = {}
+        self.folders: dict[str, frozenset[str]] = {}  # folder -> the names in it
+        self.whole: frozenset[str] | None = None
+        self.tree: str | None = None  # `rev`'s tree id ("": it has none)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        got = self.known.get(path)
+        if got is None:
+            got = self.known[path] = self._ask(path)
+        return got
+
+    def _ask(self, path: str) -> bool:
+        if self.whole is None and (len(self.known) >= self.MANY or "\n" in path
+                                   or any(p in ("", ".", "..") for p in path.split("/"))):
+            self.close()
+            self.whole = tree_paths(self.root, self.rev)
+        if self.whole is not None:
+            return path in self.whole
+        if self.tree is None:
+            res = gitcore.run(["rev-parse", "--verify", "--quiet", f"{self.rev}^{{tree}}"],
+                              self.root, clean=True, check=False)
+            self.tree = res.text().strip() if res.ok else ""
+        if not self.tree:
+            return False
+        if self.proc is None:
+            env = gitcore.git_env(gitcore.clean_env())
+            env.setdefault("LC_ALL", "C")
+            env.setdefault("GIT_OPTIONAL_LOCKS", "0")
+            self.proc = subprocess.Popen(
+                ["git", "cat-file", "--batch-check"], cwd=self.root, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                close_fds=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        name = f"{self.tree}:{path}".encode("utf-8", "surrogateescape")
+        try:
+            self.proc.stdin.write(name + b"\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except OSError as exc:
+            raise GitError(f"git cat-file --batch-check failed in {self.root}: {exc}") from exc
+        if not line.endswith(b"\n"):
+            raise GitError(f"git cat-file --batch-check ended early in {self.root}")
+        if line != name + b" missing\n":
+            return True  # its object's id, type and size
+        # Absent, or a submodule whose commit this repository lacks: its folder says.
+        folder, _, base = path.rpartition("/")
+        if folder and folder not in self:
+            return False
+        if folder not in self.folders:
+            if len(self.folders) >= self.FOLDERS:
+                self.close()
+                self.whole = tree_paths(self.root, self.rev)
+                return path in self.whole
+            got = _cat_trees(self.root, [f"{self.tree}:{folder}" if folder else self.tree])[0]
+            self.folders[folder] = frozenset(
+                name.decode("utf-8", "surrogateescape") for _, name, _ in got[1]
+            ) if got else frozenset()
+        return base in self.folders[folder]
+
+    def close(self) -> None:
+        """End the git process (asking again starts another)."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            assert proc.stdin is not None and proc.stdout is not None
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            proc.wait()
+            proc.stdout.close()
+
+
+class RefChecker:
+    """`ref_exists(path)` against `rev`'s tree (`InTree`). A path that is gone but was
+    renamed (`git mv`, git's rename detection) exists under its new name: a fact citing a
+    file that moved is not stale. `close()` ends its git process."""
+
+    def __init__(self, root: str, rev: str, state_dir: str | None = None) -> None:
+        self.root, self.rev, self.state_dir = root, rev, state_dir
+        self.tree = InTree(root, rev)
+        self.renames: dict[str, str] | None = None
+
+    def __call__(self, path: str) -> bool:
         path = path.strip("/")
-        if path in cache[0]:
+        if path in self.tree:
             return True
-        if not renames:
-            renames.append(renamed_in(root, rev, state_dir))
-        return moved_to(path, renames[0], cache[0]) is not None
+        if self.renames is None:
+            self.renames = renamed_in(self.root, self.rev, self.state_dir)
+        return moved_to(path, self.renames, self.tree) is not None
 
-    return exists
+    def close(self) -> None:
+        self.tree.close()
+
+    def __enter__(self) -> RefChecker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ref_checker(root: str, rev: str, state_dir: str | None = None) -> RefChecker:
+    """A `RefChecker` of `rev` (use it in a `with`, or `close()` it)."""
+    return RefChecker(root, rev, state_dir)
 
 
 def renamed_in(root: str, rev: str, state_dir: str | None = None) -> dict[str, str]:
@@ -676,7 +775,7 @@ def _renames_since(root: str, old: dict[str, str], base: str, tip: str) -> dict[
     return {**old, **new}
 
 
-def moved_to(path: str, renames: dict[str, str], tree: frozenset[str]) -> str | None:
+def moved_to(path: str, renames: dict[str, str], tree: Container[str]) -> str | None:
     """Where `path` (a file, or a folder of renamed files) lives in `tree` after the
     renames, following a chain of them; None when it was not renamed there."""
     seen: set[str] = set()

@@ -307,15 +307,16 @@ def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
 def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
                  config: Config) -> None:
     """Facts with recorded citations whose refs are all gone."""
-    exists = memgit.ref_checker(root, head)
     gone: dict[str, list[str]] = {}
-    for fact in facts:
-        if not fact.cited:
-            continue
-        recorded = recorded_refs(fact.cited)
-        deleted = {c.ref for c in result.code.get(fact.key, ()) if c.gone}
-        if all(r in deleted if r in recorded else not exists(split(r)[0]) for r in fact.refs):
-            gone[fact.key] = list(fact.refs)
+    with memgit.ref_checker(root, head) as exists:
+        for fact in facts:
+            if not fact.cited:
+                continue
+            recorded = recorded_refs(fact.cited)
+            deleted = {c.ref for c in result.code.get(fact.key, ()) if c.gone}
+            if all(r in deleted if r in recorded else not exists(split(r)[0])
+                   for r in fact.refs):
+                gone[fact.key] = list(fact.refs)
     stale(result, gone, config)
 
 
