@@ -14,6 +14,7 @@ Each step lives in `store/distill/`: `schedule`, `safety`, `folding`,
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from journal_mem.gitops import gitcore, memgit, mergedriver
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
-from journal_mem.journal.reader import Journal, collector_paused, read_journal
+from journal_mem.journal.reader import Journal, collector_paused, entry_cache, read_journal
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.repo import Context
 
@@ -125,12 +126,17 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
         memgit.recover(ctx.repo.main_root, layout.state_dir)
     # The branch the commit goes to, fixed now: the checkout may switch meanwhile.
     branch = config.distill.branch or gitcore.current_branch(ctx.repo.main_root)
-    status = safety.refuse_unsafe(ctx, commit=opts.commit) if writing else []
+    with contextlib.ExitStack() as stack:  # git lists the memory root as the cache loads
+        running = (stack.enter_context(memgit.Status(ctx.repo.main_root, layout.memory_root))
+                   if writing else None)
+        cache = entry_cache(layout, ctx.policy, use_cache=not opts.rebuild)
+        status = safety.refuse_unsafe(ctx, commit=opts.commit, running=running) if writing else []
     adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
     if writing:
         files.sweep_leftovers(layout)
     drained = drain(layout, ctx.policy) if writing else Drained()
-    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild)
+    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild, cache=cache)
+    del cache
     schedule.remember_invalid(layout, journal.invalid)
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
                              save=writing, rebuild=opts.rebuild)

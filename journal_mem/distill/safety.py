@@ -19,11 +19,13 @@ from journal_mem.layout import JOURNAL
 from journal_mem.repo import Context
 
 
-def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
+def refuse_unsafe(ctx: Context, commit: bool,
+                  running: memgit.Status | None = None) -> list[tuple[str, str]]:
     """Raise `PolicyViolation` (exit 1, nothing changed) when writing is not safe.
 
     `commit`: the distill means to commit (a detached HEAD is then refused).
-    Returns `git status` of the memory root (to know later what to commit).
+    Returns `git status` of the memory root (to know later what to commit): the one
+    `running` (started earlier) gives, if given.
     """
     root = ctx.repo.main_root
     _refuse_git_state(ctx, commit)
@@ -37,7 +39,8 @@ def refuse_unsafe(ctx: Context, commit: bool) -> list[tuple[str, str]]:
         )
     refuse_ignored(ctx.layout, ctx.agents,
                    "distill")
-    status = memgit.status(root, ctx.layout.memory_root)
+    status = (running.result() if running is not None
+              else memgit.status(root, ctx.layout.memory_root))
     problems = unsafe_edits(ctx, status)
     if problems:
         raise PolicyViolation(

@@ -83,6 +83,17 @@ class GitResult:
         return self.stdout.decode("utf-8", "surrogateescape")
 
 
+def run_env(env: dict[str, str] | None = None, *, clean: bool = False) -> dict[str, str]:
+    """The environment of a git call `run` makes (`env`, else ours; with `clean`, without a
+    hook's inherited GIT_* variables): for a git process started otherwise."""
+    env = git_env(env if env is not None else clean_env() if clean else None)
+    env.setdefault("LC_ALL", "C")
+    # `git status` and friends would otherwise rewrite the index opportunistically,
+    # taking index.lock: a user's `git add` at that moment would fail.
+    env.setdefault("GIT_OPTIONAL_LOCKS", "0")
+    return env
+
+
 def run(
     args: list[str],
     cwd: str,
@@ -100,11 +111,7 @@ def run(
     """
     import subprocess
 
-    env = git_env(env if env is not None else clean_env() if clean else None)
-    env.setdefault("LC_ALL", "C")
-    # `git status` and friends would otherwise rewrite the index opportunistically,
-    # taking index.lock: a user's `git add` at that moment would fail.
-    env.setdefault("GIT_OPTIONAL_LOCKS", "0")
+    env = run_env(env, clean=clean)
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, input=stdin, capture_output=True, check=False,
         close_fds=True,

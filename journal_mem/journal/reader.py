@@ -273,14 +273,28 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_journal(layout: Layout, policy: Policy, use_cache: bool = True) -> Journal:
-    """Judge (or recall from the cache) every entry of the main journal."""
+def read_journal(layout: Layout, policy: Policy, use_cache: bool = True,
+                 cache: Cache | None = None) -> Journal:
+    """Judge (or recall from the cache) every entry of the main journal; `cache`: the
+    entry cache loaded already (`entry_cache`)."""
     with collector_paused():
-        return _read_journal(layout, policy, use_cache)
+        return _read_journal(layout, policy, use_cache, cache)
 
 
-def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
-    path = os.path.join(cache_dir(layout.state_dir), "entries.pickle")
+def entry_cache(layout: Layout, policy: Policy, use_cache: bool = True) -> Cache:
+    """The entry cache `read_journal` reads, loaded now (the distiller loads it while
+    `git status` runs)."""
+    with collector_paused():
+        return Cache(_cache_path(layout), policy.key, use_cache, entries=True)
+
+
+def _cache_path(layout: Layout) -> str:
+    return os.path.join(cache_dir(layout.state_dir), "entries.pickle")
+
+
+def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
+                  cache: Cache | None) -> Journal:
+    path = _cache_path(layout)
     try:
         large = use_cache and os.stat(path).st_size >= STAT_FORK_BYTES
     except OSError:
@@ -288,8 +302,9 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool) -> Journal:
     # A large journal is listed and its files' `lstat`s made in a child while the cache
     # loads here (at 100k lessons each costs about half a second).
     listed_by_child = in_child(lambda: _listing(layout)) if large else None
-    files = _Files(Cache(path, policy.key, use_cache, entries=True), policy, share,
-                   from_row=shared_entry)
+    if cache is None:
+        cache = Cache(path, policy.key, use_cache, entries=True)
+    files = _Files(cache, policy, share, from_row=shared_entry)
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
