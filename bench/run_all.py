@@ -73,8 +73,10 @@ GOALS = (
      "only the new lessons after the replay the last distill kept (journal/replay.py), but "
      "same-title merges and corrections are still judged over every fact (~150 ms; the "
      "near-duplicates in a child meanwhile); it renders (~35 ms: only changed topics) and "
-     "commits through 27 git processes, 29 after a commit of code (~260 ms of git alone, "
-     "15× a bare start on this machine)"),
+     "commits through about 28 git processes (~250 ms of git alone, 15-20 bare starts): "
+     "`status` of the memory root (while the entry cache loads), `hash-object`, the "
+     "memory folder's tree from a kept private index, one `mktree` per folder above it, "
+     "`commit-tree`, the checkout's index updated and refreshed"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included; on two cores a forked "
      "child parses half), folding them, rendering 600 topic files and one commit"),
