@@ -14,12 +14,13 @@ from journal_mem.repo import Context
 
 
 def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
-              touched: list[str], drained: list[str]) -> list[str]:
+              touched: list[str], drained: list[str], new: list[str]) -> list[str]:
     """Repo-relative memory paths to commit: distilled files changed (now, or by an earlier
-    `--no-commit`) and new valid entries (untracked, staged, or just drained)."""
+    `--no-commit`) and new valid entries (untracked, staged, or just drained; `new`: the
+    entries this distill folds first, filed after `status` was read among them)."""
     layout = ctx.layout
     prefix = layout.memory_root + "/"
-    out = {prefix + rel for rel in touched}
+    out = {prefix + rel for rel in (*touched, *new)}
     out.update(layout.rel(path) for path in drained if path[len(layout.main_memory) + 1:] in valid)
     for xy, path in status:
         rel = path[len(prefix):] if path.startswith(prefix) else path

@@ -27,7 +27,13 @@ from journal_mem.gitops import gitcore, memgit, mergedriver
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
-from journal_mem.journal.reader import Journal, collector_paused, entry_cache, read_journal
+from journal_mem.journal.reader import (
+    Journal,
+    collector_paused,
+    entry_cache,
+    read_journal,
+    start_listing,
+)
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.repo import Context
 
@@ -126,16 +132,26 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
         memgit.recover(ctx.repo.main_root, layout.state_dir)
     # The branch the commit goes to, fixed now: the checkout may switch meanwhile.
     branch = config.distill.branch or gitcore.current_branch(ctx.repo.main_root)
-    with contextlib.ExitStack() as stack:  # git lists the memory root as the cache loads
-        running = (stack.enter_context(memgit.Status(ctx.repo.main_root, layout.memory_root))
-                   if writing else None)
-        cache = entry_cache(layout, ctx.policy, use_cache=not opts.rebuild)
-        status = safety.refuse_unsafe(ctx, commit=opts.commit, running=running) if writing else []
-    adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
-    if writing:
-        files.sweep_leftovers(layout)
-    drained = drain(layout, ctx.policy) if writing else Drained()
-    journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild, cache=cache)
+    # A child lists the journal and git lists the memory root while the cache loads and
+    # memory is adopted; the listing then catches up with what was filed meanwhile.
+    listing = start_listing(layout, use_cache=not opts.rebuild)
+    try:
+        with contextlib.ExitStack() as stack:
+            running = (stack.enter_context(memgit.Status(ctx.repo.main_root,
+                                                         layout.memory_root))
+                       if writing else None)
+            cache = entry_cache(layout, ctx.policy, use_cache=not opts.rebuild)
+            status = (safety.refuse_unsafe(ctx, commit=opts.commit, running=running)
+                      if writing else [])
+        adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
+        if writing:
+            files.sweep_leftovers(layout)
+        drained = drain(layout, ctx.policy) if writing else Drained()
+        journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild, cache=cache,
+                               listing=listing)
+    finally:
+        if listing is not None:
+            listing.close()
     del cache
     schedule.remember_invalid(layout, journal.invalid)
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
@@ -221,7 +237,7 @@ def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
     makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
     paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted, *adopted.removed],
-                             [*out.drained.moved, *adopted.paths])
+                             [*out.drained.moved, *adopted.paths], out.new_lessons)
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
                                     out.evicted, journal.invalid), branch)

@@ -22,7 +22,8 @@ from journal_mem.names import ENTRY_NAME_RE
 Found = tuple[str, str, str, bool]  # (agent folder, path, display path, in outbox)
 
 
-def _listdir(folder: str) -> list[str]:
+def listdir(folder: str) -> list[str]:
+    """The names in `folder`; none when it is missing or no folder."""
     try:
         return os.listdir(folder)
     except (FileNotFoundError, NotADirectoryError):
@@ -44,7 +45,7 @@ def entry_files(layout: Layout,
     """
     out = []
     for agent in layout.agents_on_disk():
-        names = _listdir(layout.journal_dir(agent))
+        names = listdir(layout.journal_dir(agent))
         out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names if ENTRY_NAME_RE.fullmatch(n)]
         if misnamed is not None:
             misnamed += [f"{agent}/{JOURNAL}/{n}" for n in names
@@ -105,7 +106,7 @@ def _pending_journal(layout: Layout, agents: list[str]) -> list[Found]:
         prefix = f"{agent}/{JOURNAL}/"
         # membership first: with 10k lessons, matching and sorting only the
         # few unfolded names is what keeps the wake-up hook fast
-        fresh = [n for n in _listdir(folder) if prefix + n not in done]
+        fresh = [n for n in listdir(folder) if prefix + n not in done]
         for name in sorted(n for n in fresh if ENTRY_NAME_RE.fullmatch(n)):
             out.append((agent, os.path.join(folder, name), prefix + name, False))
     if key is not None and key == _stats(layout, agents):  # nothing moved while listing
@@ -125,10 +126,10 @@ def pending_paths(layout: Layout, agents: list[str] | None = None) -> list[Found
     """
     out = _pending_journal(layout, layout.agents_on_disk() if agents is None else agents)
     outbox = os.path.join(layout.state_dir, "outbox")
-    for agent in sorted(_listdir(outbox)):
+    for agent in sorted(listdir(outbox)):
         if agents is not None and agent not in agents:
             continue
         folder = os.path.join(outbox, agent)
-        for name in sorted(n for n in _listdir(folder) if ENTRY_NAME_RE.fullmatch(n)):
+        for name in sorted(n for n in listdir(folder) if ENTRY_NAME_RE.fullmatch(n)):
             out.append((agent, os.path.join(folder, name), f"outbox/{agent}/{name}", True))
     return out

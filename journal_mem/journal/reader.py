@@ -29,15 +29,18 @@ import functools
 import gc
 import os
 import stat
+import time
 from collections.abc import Iterator
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal.cache import Cache, cache_dir, entry_row, share, shared_entry
 from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
+from journal_mem.journal.listing import listdir as _listdir
 from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
 from journal_mem.layout import JOURNAL, Layout
+from journal_mem.names import ENTRY_NAME_RE
 from journal_mem.progress import track
 
 TYPE_CHECKING = False
@@ -274,11 +277,12 @@ def collector_paused() -> Iterator[None]:
 
 
 def read_journal(layout: Layout, policy: Policy, use_cache: bool = True,
-                 cache: Cache | None = None) -> Journal:
+                 cache: Cache | None = None, listing: Listing | None = None) -> Journal:
     """Judge (or recall from the cache) every entry of the main journal; `cache`: the
-    entry cache loaded already (`entry_cache`)."""
+    entry cache loaded already (`entry_cache`); `listing`: the journal's listing started
+    already (`start_listing`)."""
     with collector_paused():
-        return _read_journal(layout, policy, use_cache, cache)
+        return _read_journal(layout, policy, use_cache, cache, listing)
 
 
 def entry_cache(layout: Layout, policy: Policy, use_cache: bool = True) -> Cache:
@@ -293,25 +297,19 @@ def _cache_path(layout: Layout) -> str:
 
 
 def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
-                  cache: Cache | None) -> Journal:
-    path = _cache_path(layout)
-    try:
-        large = use_cache and os.stat(path).st_size >= STAT_FORK_BYTES
-    except OSError:
-        large = False
-    # A large journal is listed and its files' `lstat`s made in a child while the cache
-    # loads here (at 100k lessons each costs about half a second).
-    listed_by_child = in_child(lambda: _listing(layout)) if large else None
+                  cache: Cache | None, listing: Listing | None) -> Journal:
+    if listing is None:
+        listing = start_listing(layout, use_cache)
     if cache is None:
-        cache = Cache(path, policy.key, use_cache, entries=True)
+        cache = Cache(_cache_path(layout), policy.key, use_cache, entries=True)
     files = _Files(cache, policy, share, from_row=shared_entry)
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
     listed: list[str] = []
     where = _paths(layout)
-    if listed_by_child is not None:
-        found, misnamed = listed_by_child()
+    if listing is not None:
+        found, misnamed = listing.result()
         for agent, rel, name, st in found:
             if files.verdict_of(agent, where(agent, name), rel, st) is not None:
                 listed.append(rel)
@@ -340,16 +338,112 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
 
 
 STAT_FORK_BYTES = 2_000_000  # an entry cache this large (~4k entries): stat in a child
+# A journal folder changed this recently when it was listed may have changed again within
+# the same tick of its mtime: it is listed again (git's "racy" entries, the same way).
+RACY_NS = 2_000_000_000
+
+# A listed entry file: (agent, memory-root-relative path, file name, its `lstat`)
+_Listed = tuple[str, str, str, _Stat | None]
+# A journal folder's stat as a listing saw it: (inode, mtime_ns, ctime_ns), None if none
+_Folder = tuple[int, int, int] | None
 
 
-def _listing(layout: Layout) -> tuple[list[tuple[str, str, str, _Stat | None]], list[str]]:
-    """Every journal entry file (`listing.entry_files`) with its `lstat` (`_stat`), and the
-    misnamed files."""
+def start_listing(layout: Layout, use_cache: bool = True) -> Listing | None:
+    """The listing of a large journal (an entry cache of `STAT_FORK_BYTES` or more),
+    started in a forked child now; None for a small one (`read_journal` lists it then)."""
+    try:
+        large = use_cache and os.stat(_cache_path(layout)).st_size >= STAT_FORK_BYTES
+    except OSError:
+        large = False
+    return Listing(layout) if large else None
+
+
+class Listing:
+    """Every journal entry file with its `lstat`, listed in a forked child from when it
+    is made (at 100k lessons that costs about half a second): the distiller starts it
+    before it loads the entry cache, reads `git status` and files adopted memory and the
+    outbox. `result()` then lists again each journal folder that changed since the child
+    listed it (or changed just before: `RACY_NS`), so a file filed meanwhile is read, and
+    one removed meanwhile is not; `close()` ends a listing whose result is not wanted."""
+
+    __slots__ = ("_child", "_layout")
+
+    def __init__(self, layout: Layout) -> None:
+        self._layout = layout
+        self._child: Callable[[], tuple[list[_Listed], list[str], dict[str, _Folder], int]
+                              ] | None = in_child(lambda: _listing(layout))
+
+    def result(self) -> tuple[list[_Listed], list[str]]:
+        """(every entry file, sorted by path; the misnamed files), as they are now."""
+        child, self._child = self._child, None
+        if child is None:
+            raise RuntimeError("a journal listing gives its result once")
+        found, misnamed, folders, at = child()
+        return _caught_up(self._layout, found, misnamed, folders, at)
+
+    def close(self) -> None:
+        """Wait for the child of a listing whose result was not taken."""
+        child, self._child = self._child, None
+        if child is not None:
+            child()
+
+
+def _folder(path: str) -> _Folder:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _listing(layout: Layout) -> tuple[list[_Listed], list[str], dict[str, _Folder], int]:
+    """Every journal entry file (`listing.entry_files`) with its `lstat` (`_stat`), the
+    misnamed files, and each journal folder's stat taken before it was listed, with the
+    time it was taken."""
+    at = time.time_ns()
+    folders = {agent: _folder(layout.journal_dir(agent)) for agent in layout.agents_on_disk()}
     misnamed: list[str] = []
     path = _paths(layout)
     found = [(agent, rel, name, _stat(path(agent, name)))
              for agent, rel, name in entry_files(layout, misnamed)]
-    return found, misnamed
+    return found, misnamed, folders, at
+
+
+def _caught_up(layout: Layout, found: list[_Listed], misnamed: list[str],
+               folders: dict[str, _Folder], at: int) -> tuple[list[_Listed], list[str]]:
+    """A listing made at `at` (`_listing`), brought up to date: each journal folder whose
+    stat is not the one it was listed under, or was changed within `RACY_NS` before, is
+    listed again, its new entry files `lstat`ed."""
+    agents = layout.agents_on_disk()
+    again = {agent for agent in agents
+             if (seen := folders.get(agent)) is None or at - seen[1] < RACY_NS
+             or _folder(layout.journal_dir(agent)) != seen}
+    again.update(set(folders) - set(agents))  # a folder gone: its files with it
+    if not again:
+        return found, misnamed
+    known: dict[str, set[str]] = {}
+    for agent, _, name, _ in found:
+        if agent in again:
+            known.setdefault(agent, set()).add(name)
+    now: dict[str, list[str]] = {agent: _listdir(layout.journal_dir(agent))
+                                 for agent in again if agent in agents}
+    names = {agent: set(listed) for agent, listed in now.items()}
+    kept = [row for row in found if row[0] not in again or row[2] in names.get(row[0], ())]
+    misfits = [rel for rel in misnamed if rel.split("/", 1)[0] not in again]
+    path = _paths(layout)
+    for agent, listed in now.items():
+        had = known.get(agent, set())
+        for name in listed:
+            if name in had:
+                continue
+            rel = f"{agent}/{JOURNAL}/{name}"
+            if ENTRY_NAME_RE.fullmatch(name):
+                kept.append((agent, rel, name, _stat(path(agent, name))))
+            elif not name.startswith("."):
+                misfits.append(rel)
+    kept.sort(key=lambda row: row[1])
+    misfits.sort()
+    return kept, misfits
 
 
 def _paths(layout: Layout) -> Callable[[str, str], str]:

@@ -38,13 +38,13 @@ def test_the_kept_list_follows_new_lessons_and_distills(repo: Path,
     assert len(first) == 1
     assert (Path(layout.state_dir) / "cache" / "pending-list.json").exists()
 
-    real = listing._listdir
+    real = listing.listdir
 
     def no_listing(folder: str) -> list[str]:
         assert not folder.endswith(os.sep + "journal"), f"listed {folder}"
         return real(folder)  # the outbox is listed every time (it is small)
 
-    monkeypatch.setattr(listing, "_listdir", no_listing)
+    monkeypatch.setattr(listing, "listdir", no_listing)
     assert rels(repo) == first  # nothing changed: the kept answer, no listing
     monkeypatch.undo()
 
