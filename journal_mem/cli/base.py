@@ -81,7 +81,7 @@ def emit(data: object, lines: list[str], as_json: bool) -> None:
 COMMANDS: dict[str, str] = {
     "init": "memory", "rescue": "memory", "write": "writing", "status": "status",
     "guard": "gitrun", "merge-driver": "gitrun",
-    "distill": "distilling", "check": "distilling", "watch": "distilling",
+    "distill": "distilling", "check": "checking", "watch": "distilling",
     "outbox": "outbox",
     "wake": "wakeup", "remind": "wakeup", "claude-plugin": "wakeup", "codex-trust": "wakeup",
     "mcp": "wakeup", "recall": "recalling",
