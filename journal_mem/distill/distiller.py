@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import time
 from dataclasses import dataclass, field
 
 from journal_mem.distill import adopt, commit, files, folding, safety, schedule
@@ -135,6 +136,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     # A child lists the journal and git lists the memory root while the cache loads and
     # memory is adopted; the listing then catches up with what was filed meanwhile.
     listing = start_listing(layout, use_cache=not opts.rebuild)
+    looked = time.time_ns()  # git looks at the memory root from now on: filed later is new
     try:
         with contextlib.ExitStack() as stack:
             running = (stack.enter_context(memgit.Status(ctx.repo.main_root,
@@ -164,7 +166,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     if writing:
         folding.keep_topics(ctx, step)
     if committing:
-        _commit(ctx, out, step, journal, status, adopted, branch)
+        _commit(ctx, out, step, journal, status, adopted, branch, looked)
     elif writing and out.status == "distilled":  # readable later by the blob id recorded
         memgit.store(ctx.repo.main_root, [files.repo_rel(layout, p) for p in out.written])
     if writing:  # every entry on disk is folded: a merge's request is met
@@ -232,12 +234,13 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome,
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], adopted: adopt.Adopted, branch: str) -> None:
-    """Commit the distilled files, new entries and the native files they replace; a commit
-    makes the status `distilled`."""
+            status: list[tuple[str, str]], adopted: adopt.Adopted, branch: str,
+            looked: int) -> None:
+    """Commit the distilled files, new entries and the native files they replace (`looked`:
+    when `git status` started); a commit makes the status `distilled`."""
     valid = {rel for rel, _ in journal.entries}
     paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted, *adopted.removed],
-                             [*out.drained.moved, *adopted.paths], out.new_lessons)
+                             [*out.drained.moved, *adopted.paths], out.new_lessons, looked)
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,
                                     out.evicted, journal.invalid), branch)

@@ -244,3 +244,24 @@ def test_a_distill_refused_leaves_no_listing_child_behind(repo: Path) -> None:
     with pytest.raises(PolicyViolation, match="append-only"):
         _distill(repo)
     assert FORKED and _no_child_left()
+
+
+def test_a_first_distill_of_committed_entries_commits_none_of_them_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from journal_mem.distill import commit
+    from journal_mem.gitops import memgit
+
+    for i in range(6):
+        lesson(repo, "api", f"k{i}", i)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lessons committed by hand")
+    monkeypatch.setattr(commit, "RACY_NS", 0)
+    time.sleep(0.05)  # their ctimes are now older than the status the distill starts
+    committed: list[list[str]] = []
+    real = memgit.commit
+    monkeypatch.setattr(memgit, "commit", lambda root, mem, paths, *rest: (
+        committed.append(list(paths)) or real(root, mem, paths, *rest)))
+    out = _distill(repo)
+    assert out.status == "distilled" and len(out.new_lessons) == 6
+    assert committed and not [p for p in committed[0] if "/journal/" in p]
+    assert git(repo, "status", "--porcelain", "--", MEM).stdout == ""
