@@ -68,8 +68,8 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill reads every cached entry (~115 ms at 10k: the cache unpickled while a "
-     "forked child lists the journal and makes every file's `lstat`); its fold replays "
+     "a distill reads every cached entry (~90 ms at 10k: the cache unpickled while "
+     "`git status` and a child forked at the distill's start list the journal); its fold replays "
      "only the new lessons after the replay the last distill kept (journal/replay.py), but "
      "same-title merges and corrections are still judged over every fact (~150 ms; the "
      "near-duplicates in a child meanwhile); it renders (~35 ms: only changed topics) and "

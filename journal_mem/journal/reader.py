@@ -301,7 +301,12 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
     if listing is None:
         listing = start_listing(layout, use_cache)
     if cache is None:
-        cache = Cache(_cache_path(layout), policy.key, use_cache, entries=True)
+        try:
+            cache = Cache(_cache_path(layout), policy.key, use_cache, entries=True)
+        except BaseException:
+            if listing is not None:
+                listing.close()
+            raise
     files = _Files(cache, policy, share, from_row=shared_entry)
     journal = Journal()
     plain: list[int] = []
