@@ -13,7 +13,7 @@ from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
 from journal_mem.distill import distiller
 from journal_mem.distill.background import detach
 from journal_mem.distill.outcome import distill_json, distill_lines
-from journal_mem.distill.push import push_distill
+from journal_mem.distill.push import ATTEMPTS, push_distill
 from journal_mem.repo import open_context
 
 
@@ -34,7 +34,7 @@ from journal_mem.repo import open_context
 @click.option("--push", "push_remote", is_flag=False, flag_value="", default=None,
               metavar="[REMOTE]", help="Distill on top of REMOTE's distill.branch and push; "
               "retry on the new tip when another writer wins (never forced).")
-@click.option("--attempts", type=click.IntRange(1, 50), default=8, show_default=True,
+@click.option("--attempts", type=click.IntRange(1, 50), default=ATTEMPTS, show_default=True,
               help="With --push: how many times to try before giving up.")
 @click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context

@@ -96,9 +96,9 @@ def take_theirs(ctx: Context, rev_: str, paths: list[str]) -> None:
                      [p for p in paths if p not in there])
 
 
-ATTEMPTS = 8
-BACKOFF_S = 0.25  # first wait; doubled each time, capped, with ±50 % jitter
-BACKOFF_CAP_S = 4.0
+ATTEMPTS = 20
+BACKOFF_S = 0.1  # first wait; doubled each time, capped, with ±50 % jitter
+BACKOFF_CAP_S = 2.0
 MERGE_MESSAGE = "jmem: merge {remote}/{branch} before distilling"
 
 
@@ -147,20 +147,25 @@ def push_distill(ctx: Context, opts: Options, remote_name: str | None,
     with DistillLock(ctx.layout.state_dir):
         for attempt in range(1, attempts + 1):
             report.attempts = attempt
+            started = time.monotonic()
             if _attempt(ctx, opts, report):
                 return report
             report.rejected += 1
             if attempt < attempts:
-                time.sleep(backoff(attempt))
+                time.sleep(backoff(attempt, time.monotonic() - started))
     raise PushRejected(
         f"{report.remote}/{branch} moved on during each of {attempts} attempts: nothing pushed",
         hint="every lesson is still here, committed or on disk; run `jmem distill --push` "
              "again (in CI: one concurrency group keeps distillers from racing)")
 
 
-def backoff(attempt: int) -> float:
-    """Seconds to wait after losing attempt `attempt` (1-based)."""
-    base: float = min(BACKOFF_CAP_S, BACKOFF_S * 2.0 ** (attempt - 1))
+def backoff(attempt: int, took: float) -> float:
+    """Seconds to wait after losing attempt `attempt` (1-based), which took `took` seconds:
+    doubling from `BACKOFF_S`, jittered, but never much past one attempt's length (nor
+    `BACKOFF_CAP_S`). A loser that waits longer than an attempt lets whole attempts of
+    the writers that won go through meanwhile, and loses again: with four machines
+    pushing without a pause, one waiting up to 4 s lost all of its 8 attempts."""
+    base: float = min(BACKOFF_CAP_S, max(BACKOFF_S, took), BACKOFF_S * 2.0 ** (attempt - 1))
     return base * random.uniform(0.5, 1.5)
 
 

@@ -232,3 +232,16 @@ env -u GIT_DIR -u GIT_INDEX_FILE -u GIT_WORK_TREE git -C "{one}" push -q origin 
     assert "moved on during each of 1 attempts" in proc.stderr
     assert lesson.exists()  # unwound: back to an untracked lesson, folded next time
     assert git(two, "status", "--porcelain", "--", MEM).stdout.startswith("??")
+
+
+@pytest.mark.parametrize("took", [0.05, 0.3, 1.0, 30.0])
+def test_a_loser_never_waits_much_longer_than_an_attempt(took: float) -> None:
+    from journal_mem.distill import push as push_module
+
+    for attempt in range(1, 51):
+        for _ in range(20):
+            wait = push_module.backoff(attempt, took)
+            base = min(push_module.BACKOFF_CAP_S, max(push_module.BACKOFF_S, took))
+            assert 0 < wait <= 1.5 * base  # past one attempt, the winners' next ones get in
+    first = [push_module.backoff(1, took) for _ in range(50)]
+    assert max(first) <= 1.5 * push_module.BACKOFF_S  # a first loss retries at once
