@@ -10,7 +10,9 @@ everything else goes through click. The Claude Code hooks run in hook mode
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
 import sys
 
 from journal_mem import boundary
@@ -56,8 +58,15 @@ def _is_claude_hook(args: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Run one command; returns its exit code. Run as the program (no `argv`), it ends the
+    process itself when nothing else would run at exit (`_leave`)."""
+    code = _run(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        _leave(code)
+    return code
+
+
+def _run(args: list[str]) -> int:
     if _is_claude_hook(args):  # an agent client's hook: `wake.hooks`, never click
         try:
             from journal_mem.wake import hooks
@@ -68,3 +77,25 @@ def main(argv: list[str] | None = None) -> int:
         hooks.begin(args[0])
         return boundary.run(args, lambda: _answer(args, hooks.dispatch), hooks.warn)
     return boundary.run(args, lambda: _answer(args, _fast))
+
+
+def _leave(code: int) -> None:
+    """End the process now with `code`, its output flushed, without the interpreter's
+    teardown: freeing every module and object one by one, and a last collection, took
+    ~7 ms of a hook and ~35 ms of a distill of 10k lessons. Only when nothing else would
+    run at exit: no other thread, and no exit handler registered (`logging`, a library's
+    finalizer); every file jmem writes is closed by then. Otherwise it returns, and the
+    process exits as usual."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    handlers = getattr(atexit, "_ncallbacks", None)  # CPython's; elsewhere exit as usual
+    if handlers is None or handlers():
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: started without that file descriptor
+                stream.flush()
+    except (OSError, ValueError):  # a closed or broken pipe: let the usual exit report it
+        return
+    os._exit(code)

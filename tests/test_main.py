@@ -100,3 +100,72 @@ def test_the_cli_uses_the_argv_it_was_given(repo: Path, tmp_path: Path,
     out = capsys.readouterr().out
     assert "hooks.distill_on_commit is false" in out
     assert "started in the background" not in out
+
+
+# --- the end of the process (`main._leave`) ------------------------------------------
+
+_PROGRAM = """
+import atexit, sys, threading, time
+from journal_mem.main import main
+what = sys.argv[1]
+if what == "handler":
+    atexit.register(lambda: print("exit handler ran", flush=True))
+if what == "thread":
+    def late() -> None:
+        time.sleep(0.3)
+        print("thread finished", flush=True)
+    threading.Thread(target=late).start()
+if sys.stdout is not None:  # None: started without a standard output
+    sys.stdout.write("x" * 1_000_003)  # most of it still in the buffer, or not yet read
+sys.argv = ["jmem", "hook", "pre-work"]  # its one JSON line is printed, not flushed
+code = main()
+print("after main", flush=True)  # never reached when the process ended in main
+sys.exit(code)
+"""
+
+
+def _program(what: str) -> tuple[int, str]:
+    import subprocess
+
+    from helpers import base_env
+
+    env = {k: v for k, v in base_env().items() if k != "PYTHONUNBUFFERED"}  # buffered
+    proc = subprocess.run([sys.executable, "-c", _PROGRAM, what], env=env,
+                          input="", capture_output=True, text=True)
+    return proc.returncode, proc.stdout
+
+
+def test_run_as_the_program_it_ends_the_process_with_every_byte_written() -> None:
+    code, out = _program("plain")
+    assert code == 0
+    assert out.startswith("x" * 1_000_003 + '{"point": "pre-work"')
+    assert out.endswith("}\n")  # its whole JSON line
+    assert "after main" not in out  # ended in main: no teardown
+
+
+@pytest.mark.parametrize("what, said", [("handler", "exit handler ran"),
+                                        ("thread", "thread finished")])
+def test_it_exits_as_usual_when_something_else_runs_at_exit(what: str, said: str) -> None:
+    code, out = _program(what)
+    assert code == 0
+    assert "after main" in out and said in out
+    assert out.startswith("x" * 1_000_003)
+
+
+def test_called_with_arguments_it_returns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert entry.main(["--version"]) == 0  # an embedding program goes on
+    assert "version" in capsys.readouterr().out
+
+
+def test_started_without_a_standard_output_it_still_ends_cleanly() -> None:
+    import os
+    import subprocess
+
+    from helpers import base_env
+
+    proc = subprocess.run([sys.executable, "-c", _PROGRAM, "plain"], env=base_env(),
+                          input="", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+
