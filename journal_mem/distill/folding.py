@@ -21,15 +21,17 @@ from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
     changed_rows,
+    load_rules,
     load_topics,
     save_replay_head,
+    save_rules,
     save_topics,
 )
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Earlier, Rendered, TopicCache, code_key, render
-from journal_mem.journal.replay import Kept, files_digest
+from journal_mem.journal.replay import Kept, Ruled, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
 
@@ -62,12 +64,12 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     layout, config = ctx.layout, ctx.config
     agents = ctx.agents
     replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
+    kept = FoldCache(layout.state_dir)
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
-                     kept=(lambda: _kept_replay(ctx, replays)) if replays and not rebuild
+                     kept=(lambda: _kept_replay(ctx, replays, kept)) if replays and not rebuild
                      else None)
     replay = _keep_replay(replays, after) if replays else ""
-    kept = FoldCache(layout.state_dir)
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
     before = previous_facts(journal, base, agents, ctx, kept)
@@ -82,6 +84,9 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     folded = tuple(sorted(rel for rel, _ in journal.entries))
     token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows,
                       (before, changed)) if save else ""
+    if after.ruled is not None:
+        save_rules(layout.state_dir, after.ruled.fields(), replay, token,
+                   {key: fact_row(fact) for key, fact in after.staled.items()})
     return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
                 replay, changed)
 
@@ -92,11 +97,12 @@ def _replay_key(ctx: Context, agents: list[str]) -> object:
     return sorted(set(agents)), ctx.policy.key
 
 
-def _kept_replay(ctx: Context, replays: ReplayCache | None) -> Kept | None:
+def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache) -> Kept | None:
     """The replay the last fold kept, when git history orders its entries as it did then:
     HEAD is the commit it was made against, or descends from it with no memory changed
     since (`replay.resume` checks the rest); not once what went on from it is a fifth of
-    it (the next fold replays everything and keeps that whole)."""
+    it (the next fold replays everything and keeps that whole). With it, when they were
+    kept with it: what the rules after it decided, and the facts they made (`facts`)."""
     if replays is None:
         return None
     replays.load()
@@ -106,8 +112,17 @@ def _kept_replay(ctx: Context, replays: ReplayCache | None) -> Kept | None:
                                           ctx.layout.memory_root, head)):
         replays.forget()
         return None
+    token = replays.token
     fields = replays.fields()
-    return Kept.of(fields) if fields is not None else None
+    if fields is None:
+        return None
+    kept = Kept.of(fields)
+    rules = load_rules(ctx.layout.state_dir, token)
+    rows = facts.rows_of(rules["fold"]) if rules is not None else None
+    if rules is not None and rows is not None:
+        kept.ruled = Ruled.of(rules["ruled"])
+        kept.facts = {**rows, **rules["staled"]} if rules["staled"] else rows
+    return kept
 
 
 def _keep_replay(replays: ReplayCache, after: Fold) -> str:

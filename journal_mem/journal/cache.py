@@ -453,6 +453,35 @@ class ReplayCache:
         return gen
 
 
+# --- what the rules after the last fold's replay decided, to go on from -----------------
+
+
+def rules_path(state_dir: str) -> str:
+    return os.path.join(cache_dir(state_dir), "rules.pickle")
+
+
+_RULES = ("rules", 1)
+
+
+def save_rules(state_dir: str, fields: dict[str, Any], replay: str, fold: str,
+               staled: dict[str, tuple[Any, ...]]) -> None:
+    """Keep the decisions of the rules after a fold's replay (`rules.Ruled`, as its
+    fields), with the token of the replay kept with them (`ReplayCache`), that of the
+    fold's facts (`FoldCache`) and the rows of the facts their citations removed after
+    (`fold.stale`): the next fold goes on from all of them together, or from none."""
+    if not (replay and fold):
+        return
+    with contextlib.suppress(OSError):  # only slower next time
+        dump(rules_path(state_dir), replay, _RULES,
+             {"ruled": fields, "fold": fold, "staled": staled}, entries=False, shared=True)
+
+
+def load_rules(state_dir: str, replay: str) -> dict[str, Any] | None:
+    """What `save_rules` kept with the replay saved as `replay`, or None."""
+    gen, items = load(rules_path(state_dir), _RULES)
+    return items if replay and gen == replay else None
+
+
 def save_replay_head(state_dir: str, token: str, commit: str) -> None:
     """Say that the kept replay saved as `token` was made against `commit` (or ends at
     it: the distill's own commit)."""

@@ -11,7 +11,9 @@ only its writer from the key's holders; a later entry that asserts a removed
 key again brings it back.
 Then the rules of the distill date drop expired, stale-ref'd and old
 episodic facts, and one writer's facts whose titles are equal once normalised
-are merged into the latest. Near-duplicate titles are only reported (found in a
+are merged into the latest (`journal/rules.py`; a fold that goes on from a kept
+replay goes on from the last fold's decisions and facts too, judging again only
+what the new entries changed). Near-duplicate titles are only reported (found in a
 forked child past `NEAR_FORK_AT` facts, while the corrections are judged here).
 """
 
@@ -20,18 +22,28 @@ from __future__ import annotations
 import datetime as dt
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from journal_mem.journal.anchor import CodeChange
-from journal_mem.journal.anchor import split as split_ref
 from journal_mem.journal.cache import builder
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.forked import in_child
 from journal_mem.journal.order import history_edges, related_entries
-from journal_mem.journal.replay import Kept, KeyState, Replay, keep, replay_all, resume
-from journal_mem.journal.similar import conflicts, normalise_title
+from journal_mem.journal.replay import (
+    Kept,
+    KeyState,
+    Replay,
+    Row,
+    Ruled,
+    keep,
+    replay_all,
+    resume,
+    touched,
+)
+from journal_mem.journal.rules import apply, go_on
+from journal_mem.journal.similar import conflicts
 from journal_mem.schema import Config
 
 if TYPE_CHECKING:
@@ -102,7 +114,14 @@ class Fold:
     # the replay kept for the next fold (`fold(files=...)`): all of it, or what changed
     # since the kept one it went on from (`replay.keep`)
     kept: Kept | None = field(default=None, compare=False, repr=False)
+    # what the rules after the replay decided, for the next fold to go on from
+    ruled: Ruled | None = field(default=None, compare=False, repr=False)
+    # facts the judgement of their citations removed (`stale`), as they were before it
+    staled: dict[str, Fact] = field(default_factory=dict, compare=False, repr=False)
     resumed: int = field(default=-1, compare=False)  # new entries it went on with; -1: none
+    # keys the rules judged again, going on from the last fold's (`rules.go_on`); -1: every
+    # live key was judged
+    rejudged: int = field(default=-1, compare=False)
 
     def lesson(self, key: str) -> Fact | None:
         """The live fact or retraction a key in `conflicts` names."""
@@ -127,56 +146,11 @@ def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
     )
 
 
-def _utc_date(value: dt.date | dt.datetime) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).date()
-    return value
-
-
-def _dated_rule(entry: Entry, date: dt.date, ttl_days: int) -> str | None:
-    """Why the distill date drops this fact, or None."""
-    if entry.valid_until is not None and _utc_date(entry.valid_until) < date:
-        return f"expired {entry.valid_until.isoformat()}"
-    if entry.type == "episodic" and (date - _utc_date(entry.created)).days > ttl_days:
-        return f"episodic older than {ttl_days} days"
-    return None
-
-
 def _to_fact(acc: KeyState) -> Fact:
     e = acc.entry
     return _make_fact(e.key, e.title, e.body, e.topic, e.type, e.confidence, e.importance,
                       e.created, tuple(sorted(acc.holders)), acc.path, e.tags, e.refs,
                       e.source, tuple(sorted(acc.writers)), e.cited)
-
-
-def _merge_same_titles(live: dict[str, KeyState], removed: dict[str, str],
-                       merged: dict[str, str]) -> None:
-    """Different keys, same normalised title, one writer: the latest wins and takes the
-    holders (an agent that wrote its lesson twice under two keys).
-
-    Across writers a same title is no proof of the same fact ("never against
-    prod" and "directly against prod" fold to one title once punctuation
-    goes): one agent must not replace another's fact without naming it, so
-    the pair stays and is reported as a probable correction. Episodic records
-    are events, not facts: one per run, never merged.
-    """
-    groups: dict[tuple[str, str], list[KeyState]] = {}
-    for acc in live.values():
-        if acc.entry.type == "episodic":
-            continue  # one record per run, whatever its title
-        norm = normalise_title(acc.entry.title)
-        if norm:
-            groups.setdefault((acc.entry.agent, norm), []).append(acc)
-    for group in groups.values():
-        if len(group) < 2:
-            continue
-        group.sort(key=lambda a: a.seq)
-        winner = group[-1]
-        for loser in group[:-1]:
-            winner.holders |= loser.holders
-            removed[loser.entry.key] = f"merged into {winner.entry.key} (same title)"
-            merged[loser.entry.key] = winner.entry.key
-            del live[loser.entry.key]
 
 
 def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
@@ -252,34 +226,35 @@ def fold(
             read.append(lineage())
         return read[0]
 
-    replay = _replayed(result, entries, sorted(set(agents)), files, kept, git_history)
-    accs, retractions = replay.accs, replay.retractions
-    result.removed, result.cycles = replay.removed, replay.cycles
-    del replay  # every key's replay state (`accs`): freed once the reports are made
-    live = {key: acc for key, acc in accs.items() if acc.live}
     ttl = config.distill.episodic_ttl_days
     drop_stale = config.distill.stale_refs == "drop"
-    for key, acc in list(live.items()):
-        reason = _dated_rule(acc.entry, date, ttl)
-        refs = acc.entry.refs
-        # refs recorded at filing are judged with their history (`journal.citations`)
-        if (reason is None and refs and not acc.entry.cited
-                and not any(ref_exists(split_ref(r)[0]) for r in refs)):
-            if drop_stale:
-                reason = "refs gone: " + ", ".join(refs)
-            else:
-                result.flagged[key] = "refs gone: " + ", ".join(refs)
-        if reason is not None:
-            result.removed[key] = reason
-            del live[key]
-    _merge_same_titles(live, result.removed, result.merged)
-    result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
+    replay, since, new = _replayed(result, entries, sorted(set(agents)), files, kept,
+                                   git_history, (date, ttl, drop_stale))
+    retractions = replay.retractions
+    result.removed, result.cycles = replay.removed, replay.cycles
+    redo = None
+    if since is not None and since.ruled is not None:  # gone on with lazily: so the rules
+        ruled = since.ruled
+        redo = go_on(ruled, replay, new, ref_exists)
+        if redo is None:
+            replay.materialize()
+    if redo is None or since is None or since.facts is None:
+        live, ruled = apply(replay.accs, date, ttl, drop_stale, ref_exists)
+        result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
+        order = {key: acc.seq for key, acc in live.items()}
+        del live
+    else:
+        order = _facts_since(result, since.facts, redo, since.rows)
+        result.rejudged = len(redo)
+    del replay, since, redo  # every key's replay state: ~40 MB at 100k lessons
+    result.removed.update(ruled.removals())
+    result.flagged = dict(sorted(ruled.flagged.items()))
+    result.merged = dict(ruled.merged)
+    result.ruled = ruled
     if report_near:
         said = {acc.entry.key: _to_fact(acc) for acc in retractions
-                if acc.entry.key not in live}
-        order = {key: acc.seq for key, acc in live.items()}
+                if acc.entry.key not in result.facts}
         order.update((acc.entry.key, acc.seq) for acc in retractions if acc.entry.key in said)
-        del accs, live  # every key's replay state: ~40 MB at 100k lessons, not needed now
         facts = result.facts.values()
         # two reports over every fact, each on its own: the near-duplicates in a child
         # while the corrections are judged here, once a fork costs less than it saves
@@ -302,24 +277,51 @@ def fold(
 def _replayed(result: Fold, entries: list[tuple[str, Entry]], agents: list[str],
               files: Callable[[Iterable[str]], int] | None,
               kept: Callable[[], Kept | None] | None,
-              history: Callable[[], Lineage | None]) -> Replay:
+              history: Callable[[], Lineage | None],
+              rules: tuple[dt.date, int, bool],
+              ) -> tuple[Replay, Kept | None, set[str]]:
     """The replay of `entries`: gone on with from the replay `kept()` gives when that
     gives the same (`replay.resume`), else from nothing; kept in `result` when `files`
-    is given. The kept replay is let go of here: 100k keys' rows at 100k lessons."""
+    is given. When it went on from a kept replay given with the decisions of the rules
+    (date, TTL, drop) that this fold applies and the facts they made, it went on lazily:
+    then that kept replay too, and the keys the new entries touched."""
     since = kept() if kept is not None and files is not None else None
-    went_on = resume(since, entries, agents, files) if since and files else None
+    lazy = (since is not None and since.ruled is not None and since.facts is not None
+            and since.ruled.fits(*rules))
+    went_on = resume(since, entries, agents, files, lazy=lazy) if since and files else None
     if went_on is None:
         known = history() if related_entries(entries) else None
         replay = replay_all(entries, agents,
                             history_edges(entries, known) if known is not None else None)
         if files is not None:
             result.kept = keep(replay, entries, files(p for p, _ in entries))
-        return replay
+        return replay, None, set()
     replay, new = went_on
     result.resumed = len(new)
     assert since is not None and files is not None
     result.kept = keep(replay, new, since.files ^ files(p for p, _ in new), since=since)
-    return replay
+    return replay, since if lazy else None, touched(new)
+
+
+def _facts_since(result: Fold, facts: Mapping[str, FactRow],
+                 redo: dict[str, KeyState | None], rows: dict[str, Row]) -> dict[str, int]:
+    """Set the facts of `result`: the last fold's `facts` (as rows), but for the keys in
+    `redo` (`rules.go_on`: the state each has as a fact, or None); the place of each in
+    the replay (its kept `rows` have it, unless it is in `redo`)."""
+    keys = facts.keys() - redo.keys()
+    keys.update(key for key, acc in redo.items() if acc is not None)
+    out: dict[str, Fact] = {}
+    order: dict[str, int] = {}
+    for key in sorted(keys):
+        acc = redo.get(key)
+        if acc is None:
+            out[key] = _make_fact(*facts[key])
+            order[key] = rows[key][3]
+        else:
+            out[key] = _to_fact(acc)
+            order[key] = acc.seq
+    result.facts = out
+    return order
 
 
 def _depth(history: Callable[[], Lineage | None], path: str, seq: int) -> float:
@@ -358,7 +360,9 @@ def stale(result: Fold, gone: dict[str, list[str]], config: Config) -> None:
         if config.distill.stale_refs == "flag":
             result.flagged[key] = why
             continue
-        result.facts.pop(key, None)
+        fact = result.facts.pop(key, None)
+        if fact is not None:
+            result.staled[key] = fact
         result.removed[key] = why
         result.conflicts = [c for c in result.conflicts if key not in c]
         result.near_duplicates = [g for g in result.near_duplicates if key not in g]

@@ -83,7 +83,7 @@ class Replay:
     """A replay in progress: every key seen (live or not), why each removed one is gone,
     the retractions with their places, and the entries placed by breaking a cycle."""
 
-    __slots__ = ("accs", "agents", "count", "cycles", "removed", "retractions")
+    __slots__ = ("accs", "agents", "count", "cycles", "removed", "retractions", "source")
 
     def __init__(self, agents: list[str]) -> None:
         self.agents = agents
@@ -92,6 +92,39 @@ class Replay:
         self.retractions: list[KeyState] = []
         self.cycles: list[str] = []
         self.count = 0  # entries replayed: the next one's place
+        # a replay gone on with lazily (`resume(lazy=True)`): the kept rows and the entries
+        # by path, from which `state` makes a key `accs` lacks
+        self.source: tuple[dict[str, Row], dict[str, Entry]] | None = None
+
+    def state(self, key: str) -> KeyState | None:
+        """The state of `key` (None: never seen), made from the kept replay when this one
+        went on lazily and no new entry touched it."""
+        acc = self.accs.get(key)
+        if acc is None and self.source is not None:
+            rows, by_path = self.source
+            row = rows.get(key)
+            if row is not None:
+                path, holders, live, seq, writers = row
+                acc = self.accs[key] = _key_state(path, by_path[path], set(holders), live,
+                                                  seq, set(writers))
+        return acc
+
+    def kept_row(self, key: str) -> Row | None:
+        """The state of `key` in the kept replay this one went on from lazily, as kept."""
+        return self.source[0].get(key) if self.source is not None else None
+
+    def kept_entry(self, key: str) -> Entry:
+        """The latest entry of `key` in the kept replay this one went on from lazily."""
+        assert self.source is not None
+        rows, by_path = self.source
+        return by_path[rows[key][0]]
+
+    def materialize(self) -> None:
+        """Make the state of every key the kept replay has (a lazy replay made whole)."""
+        if self.source is not None:
+            for key in self.source[0]:
+                self.state(key)
+            self.source = None
 
     def run(self, ordered: Iterable[tuple[str, Entry]]) -> None:
         """Apply `ordered` (in causal order) after what was replayed so far."""
@@ -180,10 +213,16 @@ class Kept:
     and `self_named` those named by an entry of their own key; `knew`: paths an
     entry knew that it did not replay; `last`: the greatest (`created`, path);
     `files`: the `digest` of the entry files; the rest as `Replay` has them.
+
+    Not kept with it, but given with it to the fold that goes on from it: `ruled`, the
+    decisions of the rules after the replay (`rules.Ruled`), and `facts`, the facts of
+    that fold before their citations were judged (as rows, `fold.fact_row`); None when
+    not known.
     """
 
-    __slots__ = ("count", "cycles", "files", "knew", "last", "named", "paths", "removed",
-                 "retractions", "rows", "said", "self_named", "whole")
+    FIELDS = ("count", "cycles", "files", "knew", "last", "named", "paths", "removed",
+              "retractions", "rows", "said", "self_named", "whole")
+    __slots__ = (*FIELDS, "facts", "ruled")
 
     def __init__(self) -> None:
         self.whole = True
@@ -199,16 +238,18 @@ class Kept:
         self.self_named: set[str] = set()
         self.knew: set[str] = set()
         self.files = 0
+        self.ruled: Ruled | None = None
+        self.facts: Mapping[str, tuple[Any, ...]] | None = None
 
     def fields(self) -> dict[str, Any]:
         """Its fields by name (`cache.ReplayCache` keeps them)."""
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self.FIELDS}
 
     @classmethod
     def of(cls, fields: dict[str, Any]) -> Kept:
         """The kept replay whose `fields` these are."""
         kept = cls()
-        for name in cls.__slots__:
+        for name in cls.FIELDS:
             setattr(kept, name, fields[name])
         return kept
 
@@ -216,6 +257,55 @@ class Kept:
         """Whether a new entry of `key` may be the earliest of it that an entry here named."""
         return key in self.named and (key in self.self_named
                                       or (key not in self.rows and key not in self.said))
+
+
+# A same-title group: (the writer of the key's latest entry, its normalised title)
+Group = tuple[str, str]
+
+
+class Ruled:
+    """What the rules after a fold's replay decided (`journal/rules.py`), for the next
+    fold to go on from.
+
+    `ruled`: why the date or a fact's refs removed a key live in the replay;
+    `flagged`: why a fact was flagged (refs gone, `stale_refs = flag`);
+    `refs`: the refs of each live key judged by the tree (refs not cited, no date
+    rule); `groups`: the keys that passed the rules by same-title group (episodic
+    ones and empty titles have none); `merged`: loser -> winner of a group.
+    """
+
+    __slots__ = ("date", "drop", "flagged", "groups", "merged", "refs", "ruled", "ttl")
+
+    def __init__(self, date: dt.date, ttl: int, drop: bool) -> None:
+        self.date, self.ttl, self.drop = date, ttl, drop
+        self.ruled: dict[str, str] = {}
+        self.flagged: dict[str, str] = {}
+        self.refs: dict[str, tuple[str, ...]] = {}
+        self.groups: dict[Group, list[str]] = {}
+        self.merged: dict[str, str] = {}
+
+    def fields(self) -> dict[str, object]:
+        """Its fields by name (the cache keeps them)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def of(cls, fields: dict[str, object]) -> Ruled:
+        """The decisions whose `fields` these are."""
+        ruled = cls.__new__(cls)
+        for name in cls.__slots__:
+            setattr(ruled, name, fields[name])
+        return ruled
+
+    def fits(self, date: dt.date, ttl: int, drop: bool) -> bool:
+        """Whether a fold on `date` by these rules may go on from these decisions."""
+        return (self.date, self.ttl, self.drop) == (date, ttl, drop)
+
+    def removals(self) -> dict[str, str]:
+        """Why each key the rules removed is gone: its date or refs, or its merge."""
+        out = dict(self.ruled)
+        out.update((loser, f"merged into {winner} (same title)")
+                   for loser, winner in self.merged.items())
+        return out
 
 
 def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
@@ -230,9 +320,8 @@ def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
         kept.rows = {key: acc.row(share) for key, acc in replay.accs.items()}
     else:
         kept.whole = False
-        touched = {k for _, entry in entries
-                   for k in (entry.key, *entry.supersedes, *entry.retracts, *entry.drops)}
-        kept.rows = {key: replay.accs[key].row(share) for key in touched if key in replay.accs}
+        kept.rows = {key: replay.accs[key].row(share) for key in touched(entries)
+                     if key in replay.accs}
         kept.last = since.last
         kept.said, kept.named = set(since.said), set(since.named)
         kept.self_named, kept.knew = set(since.self_named), set(since.knew)
@@ -259,11 +348,20 @@ def keep(replay: Replay, entries: Sequence[tuple[str, Entry]], files: int,
     return kept
 
 
+def touched(new: Iterable[tuple[str, Entry]]) -> set[str]:
+    """The keys entries state or name: the only ones their replay changes."""
+    return {k for _, entry in new
+            for k in (entry.key, *entry.supersedes, *entry.retracts, *entry.drops)}
+
+
 def resume(kept: Kept, entries: Sequence[tuple[str, Entry]], agents: list[str],
-           files: Callable[[Iterable[str]], int]) -> tuple[Replay, list[tuple[str, Entry]]] | None:
+           files: Callable[[Iterable[str]], int],
+           lazy: bool = False) -> tuple[Replay, list[tuple[str, Entry]]] | None:
     """The replay of `entries` continued from `kept` (see the module docstring), with the
     new entries it applied; None when that would not be the replay of all of them.
-    `files(paths)` is the `digest` of those entry files as they are now."""
+    `files(paths)` is the `digest` of those entry files as they are now. `lazy`: only
+    the keys the new entries touch get their state now, any other when first asked
+    (`Replay.state`): 100k keys at 100k lessons, for a fold that reads few of them."""
     if kept.cycles:
         return None
     paths = kept.paths
@@ -281,8 +379,13 @@ def resume(kept: Kept, entries: Sequence[tuple[str, Entry]], agents: list[str],
     replay = Replay(agents)
     by_path = dict(entries)
     make = _key_state  # 100k keys at 100k lessons: half the cost of `KeyState(...)`
-    replay.accs = {key: make(path, by_path[path], set(holders), live, seq, set(writers))
-                   for key, (path, holders, live, seq, writers) in kept.rows.items()}
+    if lazy:
+        replay.source = (kept.rows, by_path)
+        for key in sorted(touched(new)):
+            replay.state(key)
+    else:
+        replay.accs = {key: make(path, by_path[path], set(holders), live, seq, set(writers))
+                       for key, (path, holders, live, seq, writers) in kept.rows.items()}
     replay.removed = dict(kept.removed)
     for path, seq in kept.retractions:
         said = KeyState(path, by_path[path], {by_path[path].agent})

@@ -8,18 +8,18 @@ import dataclasses
 import datetime as dt
 import hashlib
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from journal_mem.journal.cache import ReplayCache
+from journal_mem.journal.cache import FoldCache, ReplayCache, load_rules, save_rules
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import Fold, fold
-from journal_mem.journal.replay import Kept, digest
+from journal_mem.journal.fold import Fold, fact_row, fold
+from journal_mem.journal.replay import Kept, Ruled, digest
 from journal_mem.schema import Config
 
 DAY = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
@@ -45,40 +45,57 @@ def files_of(items: Iterable[Item]) -> Any:
 
 
 class Store:
-    """Replays kept as the distiller keeps them: `cache.ReplayCache` in a folder."""
+    """Replays kept as the distiller keeps them: `cache.ReplayCache` in a folder, with
+    the decisions of the rules after them and the facts they made (`cache.save_rules`,
+    `cache.FoldCache`) unless `rules` is False."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, rules: bool = True) -> None:
         self.folder = folder
+        self.rules = rules
         self.cache: ReplayCache | None = None
 
     def load(self) -> Kept | None:
         self.cache = ReplayCache(self.folder, "key")
         self.cache.load()
+        token = self.cache.token
         fields = self.cache.fields()
-        return Kept.of(fields) if fields is not None else None
+        if fields is None:
+            return None
+        kept = Kept.of(fields)
+        kept_rules = load_rules(self.folder, token)
+        if self.rules and kept_rules is not None:
+            rows = FoldCache(self.folder).rows_of(kept_rules["fold"])
+            assert rows is not None
+            kept.ruled, kept.facts = Ruled.of(kept_rules["ruled"]), rows
+        return kept
 
-    def save(self, kept: Kept | None) -> None:
+    def save(self, result: Fold) -> None:
         """As the distiller saves it: through the cache it went on from, if any."""
-        assert kept is not None
+        assert result.kept is not None and result.ruled is not None
         cache = self.cache or ReplayCache(self.folder, "key")
-        assert cache.save(kept.fields())
+        replay = cache.save(result.kept.fields())
+        assert replay
+        rows = {key: fact_row(fact) for key, fact in result.facts.items()}
+        fold_token = FoldCache(self.folder).save("signature", rows)
+        save_rules(self.folder, result.ruled.fields(), replay, fold_token, {})
         self.cache = None
 
 
-def run(items: list[Item], store: Store | None = None, date: dt.date = DATE) -> Fold:
+def run(items: list[Item], store: Store | None = None, date: dt.date = DATE,
+        exists: Callable[[str], bool] = lambda p: True, config: Config | None = None) -> Fold:
     """Fold `items`; with `store`, going on from the replay it keeps, and keeping this
-    one there."""
-    result = fold(list(items), agents=AGENTS, date=date, ref_exists=lambda p: True,
-                  config=Config(), files=files_of(items),
+    one there. `exists`: which ref paths the tree has."""
+    result = fold(list(items), agents=AGENTS, date=date, ref_exists=exists,
+                  config=config or Config(), files=files_of(items),
                   kept=store.load if store is not None else None)
     if store is not None:
-        store.save(result.kept)
+        store.save(result)
     return result
 
 
 def kept_fields(kept: Kept | None) -> dict[str, Any]:
     assert kept is not None
-    return {name: getattr(kept, name) for name in Kept.__slots__ if name != "whole"}
+    return {name: getattr(kept, name) for name in Kept.FIELDS if name != "whole"}
 
 
 @pytest.fixture
@@ -226,3 +243,104 @@ def test_a_new_correction_of_a_key_only_a_kept_retraction_has_orders_nothing(sto
     assert later.resumed == 2
     assert later == run(old + new)
     assert "r" in later.facts
+
+
+# --- the rules after the replay, going on from the last fold's (`journal/rules.py`) ------
+
+PATHS = ["src/a.py", "src/b.py", "docs/c.md"]
+
+
+def ruled_fields(result: Fold) -> dict[str, Any]:
+    """The decisions of a fold's rules, a group's keys as a set (their order is the
+    order the keys were judged in)."""
+    assert result.ruled is not None
+    fields = result.ruled.fields()
+    fields["groups"] = {g: set(keys) for g, keys in result.ruled.groups.items()}
+    return fields
+
+
+@st.composite
+def cited_journals(draw: st.DrawFn) -> list[Item]:
+    """Journals whose entries cite paths, with titles one writer repeats."""
+    items = draw(journals())
+    out = []
+    for path, item in items:
+        refs = tuple(draw(st.lists(st.sampled_from(PATHS), max_size=2, unique=True)))
+        out.append((path, dataclasses.replace(item, refs=refs)))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(cited_journals(), st.lists(st.integers(0, 30), min_size=1, max_size=4),
+       st.lists(st.sets(st.sampled_from(PATHS)), min_size=5, max_size=5),
+       st.sampled_from(["drop", "flag"]), st.integers(0, 60))
+def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
+        items: list[Item], cuts: list[int], trees: list[set[str]], stale: str,
+        days: int) -> None:
+    """Growing journals by clock, each folded on a tree that has some of the cited paths
+    (a code commit between two distills removes or brings back a ref)."""
+    date = DATE + dt.timedelta(days)
+    config = dataclasses.replace(Config(), distill=dataclasses.replace(
+        Config().distill, stale_refs="drop" if stale == "drop" else "flag", episodic_ttl_days=days % 7 + 1))
+    with tempfile.TemporaryDirectory() as folder:
+        kept = Store(folder)
+        for journal, tree in zip(split(items, cuts, False), trees, strict=False):
+            went_on = run(journal, kept, date=date, exists=tree.__contains__, config=config)
+            whole = run(journal, date=date, exists=tree.__contains__, config=config)
+            assert went_on == whole
+            assert went_on.facts == whole.facts and went_on.removed == whole.removed
+            assert list(went_on.flagged.items()) == list(whole.flagged.items())
+            assert ruled_fields(went_on) == ruled_fields(whole)
+            event("judged again" if went_on.rejudged >= 0 else "judged whole")
+
+
+def _rejudged(old: list[Item], new: list[Item], store: Store, **kw: Any) -> Fold:
+    run(old, store, **kw)
+    later = run(old + new, store, **kw)
+    assert later == run(old + new, **kw)
+    return later
+
+
+def test_a_new_lesson_under_an_old_title_merges_going_on_from_the_last_rules(
+        store: Store) -> None:
+    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i, title=f"Fact {i}"))
+           for i in range(6)]
+    new = [("api/journal/n.md", entry("api", "n1", 10, title="fact   3!"))]
+    later = _rejudged(old, new, store)
+    assert 0 <= later.rejudged <= 3  # the new key and its group, not all six
+    assert later.merged == {"k3": "n1"} and "k3" not in later.facts
+    # the winner is corrected away: the loser is a fact again
+    again = run([*old, *new, ("web/journal/r.md", entry("web", "r", 20, retracts=("n1",)))],
+                store)
+    assert "k3" in again.facts and again.rejudged >= 0 and not again.merged
+
+
+def test_a_ref_gone_from_the_tree_drops_an_untouched_fact_and_brings_it_back(
+        store: Store) -> None:
+    old = [("api/journal/a.md", entry("api", "k1", 1, refs=("src/a.py",))),
+           ("api/journal/b.md", entry("api", "k2", 2))]
+    both, gone = {"src/a.py"}.__contains__, set().__contains__
+    run(old, store, exists=both)
+    new = [("web/journal/c.md", entry("web", "k3", 10))]
+    later = run(old + new, store, exists=gone)
+    assert later.rejudged >= 0 and later == run(old + new, exists=gone)
+    assert "k1" not in later.facts and later.removed["k1"] == "refs gone: src/a.py"
+    back = old + new + [("web/journal/d.md", entry("web", "k4", 11))]
+    again = run(back, store, exists=both)
+    assert again.rejudged >= 0 and "k1" in again.facts and again == run(back, exists=both)
+
+
+def test_another_date_judges_every_key(store: Store) -> None:
+    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i)) for i in range(3)]
+    run(old, store)
+    new = [("api/journal/n.md", entry("api", "n", 10))]
+    later = run(old + new, store, date=DATE + dt.timedelta(1))
+    assert later.resumed == 1 and later.rejudged == -1
+
+
+def test_without_the_last_rules_every_key_is_judged(tmp_path: Path) -> None:
+    store = Store(str(tmp_path), rules=False)
+    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i)) for i in range(3)]
+    run(old, store)
+    later = run([*old, ("api/journal/n.md", entry("api", "n", 10))], store)
+    assert later.resumed == 1 and later.rejudged == -1
