@@ -177,7 +177,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("intake.pipeline", "difflib", "hot"),
     ("journal.cache", "dataclasses", "hot"),
     ("journal.cache", "datetime", "hot"),
-    ("journal.cache", "journal_mem.journal.entry.Entry", "hot"),
+    ("journal.cache", "journal_mem.journal.lazy", "hot"),
     ("journal.entry", "difflib", "hot"),
     ("journal.entry", "journal_mem.journal.secrets.scan", "hot"),
     ("journal.entry", "unicodedata", "hot"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
+import io
 import itertools
 import operator
 import os
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
     Since = tuple[dict[str, tuple[Any, ...]], set[str]]
 
 # 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
-# plain entries (no frontmatter) marked
-CACHE_VERSION = 9  # 9: a pending view holds its knew (8: its topic, its body's first words)
+# plain entries (no frontmatter) marked; 9: a pending view holds its knew (8: its topic,
+# its body's first words)
+CACHE_VERSION = 10  # 10: an entry is the pickle of its field values (`lazy.LazyEntry`)
 _Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 
@@ -44,17 +46,23 @@ def _entry_fields() -> tuple[str, ...]:
     if not _FIELDS:
         import dataclasses
 
-        from journal_mem.journal.entry import Entry
+        from journal_mem.journal import lazy  # and the entry model
 
+        Entry = lazy.Entry
         _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
-        _ENTRY.append(Entry)
+        _ENTRY.extend((Entry, lazy.LazyEntry))
         _BUILD.append(builder(Entry, _FIELDS, _SHARED_FIELDS))
+        _ROW.append(operator.attrgetter(*_FIELDS))
+        _LAZY.extend((lazy.lazy, lazy.row_of))
+        fill: Callable[..., Any] = builder(Entry, _FIELDS, _SHARED_FIELDS, fill=True)
+        lazy.setup(_ROW[0], fill)
     return tuple(_FIELDS)
 
 
 _FIELDS: list[str] = []
-_ENTRY: list[type[Entry]] = []
+_ENTRY: list[type[Entry]] = []  # Entry, lazy.LazyEntry
 _BUILD: list[Callable[..., Entry]] = []
+_LAZY: list[Callable[..., Any]] = []  # lazy.lazy, lazy.row_of
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
 # 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
 _SHARED_FIELDS = frozenset({"agent", "topic", "type", "importance", "key", "supersedes",
@@ -63,19 +71,23 @@ _SHARED: dict[object, object] = {}
 
 
 def builder(cls: type[_T], names: list[str] | tuple[str, ...],
-            shared: frozenset[str] = frozenset()) -> Callable[..., _T]:
+            shared: frozenset[str] = frozenset(), fill: bool = False) -> Callable[..., _T]:
     """`cls(*values)` with the shared fields shared, as one function made for its fields:
     it sets each slot through its descriptor, as the frozen dataclass's `__init__` does
     through `object.__setattr__`, at half the cost (10k entries come back from the cache
     at each distill; a fold makes a fact of each live key). A class with a
-    `__post_init__` or without slots gets its own `__init__`."""
+    `__post_init__` or without slots gets its own `__init__`. With `fill`: a function
+    `fill(obj, *values)` that sets the slots of an object made already (of `cls` or a
+    subclass of it that adds slots: `lazy.LazyEntry`)."""
     args = ", ".join(f"v{i}" for i in range(len(names)))
     values = [f"share(v{i}, v{i})" if name in shared else f"v{i}"
               for i, name in enumerate(names)]
-    if hasattr(cls, "__post_init__") or "__slots__" not in cls.__dict__:
+    sets = "".join(f"    s{i}(o, {value})\n" for i, value in enumerate(values))
+    if fill:
+        source = f"def build(o, {args}):\n{sets}"
+    elif hasattr(cls, "__post_init__") or "__slots__" not in cls.__dict__:
         source = f"def build({args}):\n    return cls({', '.join(values)})\n"
     else:
-        sets = "".join(f"    s{i}(o, {value})\n" for i, value in enumerate(values))
         source = f"def build({args}):\n    o = new(cls)\n{sets}    return o\n"
     space: dict[str, Any] = {"cls": cls, "new": object.__new__, "share": _SHARED.setdefault}
     space.update((f"s{i}", getattr(cls, name).__set__) for i, name in enumerate(names))
@@ -99,7 +111,7 @@ def share(entry: Entry) -> Entry:
 def entry_row(entry: Entry) -> tuple[object, ...]:
     """An entry's field values, in field order (one `attrgetter`, made in C)."""
     if not _ROW:
-        _ROW.append(operator.attrgetter(*_entry_fields()))
+        _entry_fields()
     row: tuple[object, ...] = _ROW[0](entry)
     return row
 
@@ -107,10 +119,33 @@ def entry_row(entry: Entry) -> tuple[object, ...]:
 _ROW: list[Callable[[Entry], tuple[object, ...]]] = []
 
 
+def entry_bytes(entry: Entry) -> bytes:
+    """The pickle of an entry's field values: what the entry cache keeps of it, and what
+    `lazy_entry` makes it again from (the very bytes a lazy entry was made from)."""
+    if not _LAZY:
+        _entry_fields()
+    row: bytes | None = _LAZY[1](entry)
+    if row is None:
+        buffer = io.BytesIO()
+        _pickler(buffer, entries=False).dump(entry_row(entry))
+        row = buffer.getvalue()
+    return row
+
+
+def lazy_entry(row: bytes) -> Entry:
+    """The entry whose field values `entry_bytes` pickled, its fields set when first read
+    (`lazy.LazyEntry`): the entry cache loads 100k of them without making one."""
+    if not _LAZY:
+        _entry_fields()
+    made: Entry = _LAZY[0](row)
+    return made
+
+
 def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
-    # Pickle an entry as its field values: the dataclass default (a state dict
-    # through __setstate__) is about three times slower for 100k entries.
-    return shared_entry, entry_row(entry)
+    # Pickle an entry as the bytes of its field values: loading it back makes a lazy entry
+    # (`lazy_entry`) and reads none of them. The dataclass default (a state dict through
+    # __setstate__) was about three times slower than the field values for 100k entries.
+    return lazy_entry, (entry_bytes(entry),)
 
 
 def _utc_types() -> list[Any]:
@@ -148,7 +183,7 @@ def _pickler(fh: Any, entries: bool, shared: bool = False) -> pickle.Pickler:
     table: dict[Any, Any] = {**copyreg.dispatch_table, _utc_types()[0]: _datetime_reduce}
     if entries:
         _entry_fields()
-        table[_ENTRY[0]] = _entry_reduce
+        table.update(dict.fromkeys(_ENTRY, _entry_reduce))
     pickler.dispatch_table = table
     # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
     # Nothing pickled here refers to itself; shared values are re-shared on load. With

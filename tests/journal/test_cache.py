@@ -11,13 +11,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fold import journals, run
 
 from journal_mem.journal import cache
+from journal_mem.journal import lazy as lazy_module
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import FACT_FIELDS, Fact, fact_of, fact_row
+from journal_mem.journal.lazy import LazyEntry, row_of
 
 HOLDERS = FACT_FIELDS.index("holders")
 
@@ -288,3 +291,98 @@ def test_a_fold_cache_base_keeps_a_value_its_rows_share_once(tmp_path: Path) -> 
     kept = cache.FoldCache(state).facts("one")
     assert kept == rows and kept is not None
     assert kept["k0"][HOLDERS] is kept["k2"][HOLDERS]
+
+
+# --- entries the cache gives back lazily (`journal/lazy.py`) ----------------------------
+
+
+def _lazy_copies(items: list[tuple[str, Entry]], tmp: str) -> list[Entry]:
+    """The entries of `items` as a cache file gives them back."""
+    path = os.path.join(tmp, "entries.pickle")
+    cache.dump(path, "g", ("k",), {rel: (1, 2, 3, b"d", e, False) for rel, e in items},
+               entries=True)
+    return [item[4] for item in cache.load(path, ("k",))[1].values()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(journals())
+def test_an_entry_the_cache_gives_back_is_made_when_first_read(
+        items: list[tuple[str, Entry]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        back = _lazy_copies(items, tmp)
+    for (_, entry), lazy in zip(items, back, strict=True):
+        assert isinstance(lazy, LazyEntry) and isinstance(lazy, Entry)
+        assert row_of(lazy) is not None  # nothing read yet: only its bytes
+        assert lazy == entry and entry == lazy and hash(lazy) == hash(entry)
+        assert _values(lazy) == _values(entry) and lazy.holders_hint == entry.holders_hint
+        assert pickle.loads(pickle.dumps(lazy)) == entry
+        assert dataclasses.replace(lazy, title="other") == dataclasses.replace(entry,
+                                                                                title="other")
+        assert cache.share(lazy) == entry
+
+
+def test_a_lazy_entry_reads_its_bytes_once_and_writes_them_back_as_they_came(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    day = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+    items = [(f"api/journal/{i}.md", Entry(agent="api", key=f"k{i}", title=f"T {i}",
+                                           topic="t", created=day, tags=("a",)))
+             for i in range(3)]
+    back = _lazy_copies(items, str(tmp_path))
+    made = []
+    fill = lazy_module._fill
+    monkeypatch.setattr(lazy_module, "_fill", lambda e: (made.append(e), fill(e)))
+    rows = [row_of(entry) for entry in back]
+    assert back[0].title == "T 0" and back[0].key == "k0" and back[0].tags == ("a",)
+    assert made == [back[0]]  # one entry made, once
+    assert not hasattr(back[1], "nothing") and made == [back[0]]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back[1].title = "changed"  # type: ignore[misc]
+    # written back as the bytes it came from, read or not
+    assert [cache.entry_bytes(entry) for entry in back] == rows
+    assert all(cache.entry_bytes(e) is row for e, row in zip(back, rows, strict=True))
+    assert made == [back[0]]
+    again = _lazy_copies(list(zip([p for p, _ in items], back, strict=True)), str(tmp_path))
+    assert made == [back[0]] and again == [e for _, e in items]
+    # two with equal fields share the repetitive ones, as `shared_entry` does
+    assert again[0].topic is again[1].topic is back[0].topic
+
+
+def test_a_distill_of_a_few_new_lessons_makes_few_of_the_journal_s_entries(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """A distill that goes on from the last fold (its replay and its rules) makes only the
+    entries of the keys the new lessons touch, of 400."""
+    from fixtures.generate import generate, lessons, write_lessons
+    from journal_mem.distill import distiller
+    from journal_mem.gitops import indexlock
+    from journal_mem.journal import fold as fold_module
+    from journal_mem.repo import open_context
+
+    monkeypatch.setattr(indexlock, "QUIET_S", 0.0)
+    dest = generate(tmp_path / "repo", 4, 400, seed=3)
+    ctx = open_context(str(dest))
+    assert distiller.distill(ctx, distiller.Options()).status == "distilled"
+    names = [f"agent-{i:02d}" for i in range(4)]
+    now = dt.datetime.now(dt.UTC)
+    fresh = [dataclasses.replace(e, created=now - dt.timedelta(seconds=10 - i))
+             for i, e in enumerate(lessons(names, 5, seed=50))]
+    write_lessons(dest, fresh, start=10**6)
+    made: list[Entry] = []
+    fill = lazy_module._fill
+    monkeypatch.setattr(lazy_module, "_fill", lambda e: (made.append(e), fill(e)))
+    judged: list[int] = []
+    go_on = fold_module.go_on
+
+    def counted(*args: Any) -> Any:
+        redo = go_on(*args)
+        judged.append(-1 if redo is None else len(redo))
+        return redo
+
+    monkeypatch.setattr(fold_module, "go_on", counted)
+    out = distiller.distill(open_context(str(dest)), distiller.Options())
+    assert out.status == "distilled" and len(out.new_lessons) == 5
+    assert judged and 0 < judged[0] <= 20
+    assert 0 < len(made) <= 20, len(made)
+    monkeypatch.undo()
+    check = distiller.distill(open_context(str(dest)), distiller.Options(check=True,
+                                                                         rebuild=True))
+    assert check.status == "unchanged" and check.exit_code == 0

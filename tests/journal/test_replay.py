@@ -281,7 +281,8 @@ def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
     (a code commit between two distills removes or brings back a ref)."""
     date = DATE + dt.timedelta(days)
     config = dataclasses.replace(Config(), distill=dataclasses.replace(
-        Config().distill, stale_refs="drop" if stale == "drop" else "flag", episodic_ttl_days=days % 7 + 1))
+        Config().distill, stale_refs="drop" if stale == "drop" else "flag",
+        episodic_ttl_days=days % 7 + 1))
     with tempfile.TemporaryDirectory() as folder:
         kept = Store(folder)
         for journal, tree in zip(split(items, cuts, False), trees, strict=False):

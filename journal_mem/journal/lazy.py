@@ -1,0 +1,79 @@
+"""An entry the entry cache gave back, made from its pickled field values when first read.
+
+The entry cache (`cache.Cache`, `entries.pickle`) keeps each valid entry as the
+pickle of its field values (`cache.entry_bytes`). Loading 100k of them as
+`Entry` objects took most of a second at every distill, and a distill that goes
+on from the last fold reads a few dozen of them (`journal/rules.py`). So the
+cache gives back a `LazyEntry`: an `Entry` whose fields are set from those bytes
+the first time one is read. Its slots are empty until then, and reading an
+empty slot is what calls `__getattr__`. It equals and hashes as the `Entry` with
+the same fields, and the cache writes it back as the bytes it came from.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+from journal_mem.journal.entry import Entry
+
+__all__ = ["Entry", "LazyEntry", "lazy", "row_of", "setup"]
+
+
+class LazyEntry(Entry):
+    """An `Entry` made from `_row` (its pickled field values) when a field is first read."""
+
+    __slots__ = ("_row",)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _FIELDS:
+            raise AttributeError(name)
+        _fill(self)
+        return object.__getattribute__(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Entry):
+            return _values(self) == _values(other)
+        return NotImplemented
+
+    __hash__ = Entry.__hash__
+
+
+_FIELDS = frozenset(Entry.__dataclass_fields__)
+_values: Callable[[Entry], tuple[object, ...]]
+_fill_from: Callable[..., None]
+
+
+def setup(values: Callable[[Entry], tuple[object, ...]],
+          fill_from: Callable[..., None]) -> None:
+    """Set how an entry's field values are read and set (`cache` makes both)."""
+    global _values, _fill_from
+    _values, _fill_from = values, fill_from
+
+
+def _fill(entry: LazyEntry) -> None:
+    """Set every field of `entry` from its bytes."""
+    row = object.__getattribute__(entry, "_row")
+    _fill_from(entry, *pickle.loads(row))
+
+
+def lazy(row: bytes) -> LazyEntry:
+    """The entry whose pickled field values are `row`, made when first read."""
+    entry = object.__new__(LazyEntry)
+    _ROW_SLOT(entry, row)
+    return entry
+
+
+def row_of(entry: Entry) -> bytes | None:
+    """The bytes a lazy entry was made from (None: another entry, or one made with fields)."""
+    if type(entry) is LazyEntry:
+        try:
+            row: bytes = object.__getattribute__(entry, "_row")
+        except AttributeError:
+            return None
+        return row
+    return None
+
+
+_ROW_SLOT = LazyEntry._row.__set__  # type: ignore[attr-defined]
