@@ -85,12 +85,15 @@ class Context:
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
              agents: list[str] | None = None, report_near: bool = True,
              files: Callable[[Iterable[str]], int] | None = None,
-             kept: Callable[[], Kept | None] | None = None) -> Fold:
+             kept: Callable[[], Kept | None] | None = None, settle: bool = True) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
         the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks;
         going on from the replay `kept()` gives, kept by an earlier fold, when that
-        gives the same (`journal.replay`; `files`: the digest of entry files)."""
+        gives the same (`journal.replay`; `files`: the digest of entry files).
+        `settle=False`: the near-duplicates may still be being found in a child (forked
+        once the git process that read refs has ended); the caller waits for them with
+        `Fold.settle`."""
         from journal_mem.gitops.lineage import read as history  # and its pickled cache
         from journal_mem.gitops.memgit import ref_checker
         from journal_mem.journal.fold import fold
@@ -102,7 +105,9 @@ class Context:
                           date=date, ref_exists=exists, config=self.config,
                           report_near=report_near,
                           lineage=lambda: history(root, rev, memory_root, state), files=files,
-                          kept=kept)
+                          kept=kept, settle=settle)
+        if result.waiting:  # the git process that read refs has ended: fork now
+            result.start()
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 

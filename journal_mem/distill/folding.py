@@ -61,14 +61,26 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold
     for the next distill (its renderings are kept once written: `keep_topics`) and its
     replay, going on from the replay the last one kept unless `rebuild`."""
-    layout, config = ctx.layout, ctx.config
+    layout = ctx.layout
     agents = ctx.agents
     replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
     kept = FoldCache(layout.state_dir)
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
                      kept=(lambda: _kept_replay(ctx, replays, kept)) if replays and not rebuild
-                     else None)
+                     else None, settle=False)
+    try:
+        return _rendered(ctx, journal, date, after, agents, kept, replays, committing=committing,
+                         save=save)
+    finally:  # the near-duplicates were found in a child meanwhile
+        after.settle()
+
+
+def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents: list[str],
+              kept: FoldCache, replays: ReplayCache | None, *, committing: bool,
+              save: bool) -> Step:
+    """The rest of `fold_step`, once `after` is folded."""
+    layout, config = ctx.layout, ctx.config
     replay = _keep_replay(replays, after) if replays else ""
     state = read_state(layout.distill_state)
     base = committed_state(ctx) if committing else state
@@ -120,7 +132,10 @@ def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache) ->
     rules = load_rules(ctx.layout.state_dir, token)
     rows = facts.rows_of(rules["fold"]) if rules is not None else None
     if rules is not None and rows is not None:
-        kept.ruled = Ruled.of(rules["ruled"])
+        try:
+            kept.ruled = Ruled.of(rules["ruled"])
+        except (KeyError, TypeError):  # disposable: another shape is no cache
+            return kept
         kept.facts = {**rows, **rules["staled"]} if rules["staled"] else rows
     return kept
 

@@ -495,7 +495,7 @@ def rules_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "rules.pickle")
 
 
-_RULES = ("rules", 1)
+_RULES = ("rules", 2)  # 2: the index of probable corrections (`similar.Index`)
 
 
 def save_rules(state_dir: str, fields: dict[str, Any], replay: str, fold: str,

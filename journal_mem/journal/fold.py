@@ -13,23 +13,26 @@ Then the rules of the distill date drop expired, stale-ref'd and old
 episodic facts, and one writer's facts whose titles are equal once normalised
 are merged into the latest (`journal/rules.py`; a fold that goes on from a kept
 replay goes on from the last fold's decisions and facts too, judging again only
-what the new entries changed). Near-duplicate titles are only reported (found in a
-forked child past `NEAR_FORK_AT` facts, while the corrections are judged here).
+what the new entries changed). Probable corrections are judged the same way
+(`journal/corrections.py`). Near-duplicate titles are only reported
+(`journal/near.py`: found in a forked child past `NEAR_FORK_AT` facts, while the
+fold and what follows it go on: `Fold.start`, `Fold.settle`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import operator
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.cache import builder
+from journal_mem.journal.corrections import go_on as go_on_judging
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.forked import in_child
+from journal_mem.journal.near import near_duplicates
 from journal_mem.journal.order import history_edges, related_entries
 from journal_mem.journal.replay import (
     Kept,
@@ -43,15 +46,15 @@ from journal_mem.journal.replay import (
     touched,
 )
 from journal_mem.journal.rules import apply, go_on
-from journal_mem.journal.similar import conflicts
+from journal_mem.journal.similar import Index, conflicts
 from journal_mem.schema import Config
 
 if TYPE_CHECKING:
     from journal_mem.journal.order import Lineage
+    from journal_mem.journal.similar import Dated
 
-_TOKEN = re.compile(r"\w+")
 # facts from which the near-duplicates are found in a forked child (`forked.in_child`)
-# while the corrections are judged: ~40 ms of each at 10k lessons, a fork ~2 ms
+# while the fold goes on: ~40 ms at 10k lessons, a fork ~2 ms
 NEAR_FORK_AT = 5000
 
 
@@ -122,6 +125,33 @@ class Fold:
     # keys the rules judged again, going on from the last fold's (`rules.go_on`); -1: every
     # live key was judged
     rejudged: int = field(default=-1, compare=False)
+    # whether the probable corrections went on from the last fold's (`corrections.go_on`)
+    went_on: bool = field(default=False, compare=False)
+    # the near-duplicates being found (`start`), or still to find (`waiting`), and the
+    # keys to leave out of them
+    pending: Callable[[], list[tuple[str, ...]]] | None = field(default=None, compare=False,
+                                                               repr=False)
+    waiting: bool = field(default=False, compare=False, repr=False)
+    unnear: set[str] = field(default_factory=set, compare=False, repr=False)
+
+    def start(self) -> None:
+        """Start finding the near-duplicate titles of the facts: in a forked child past
+        `NEAR_FORK_AT` facts, while the fold and what follows it go on (`settle`). The
+        fold of a distill leaves this to its caller (`fold(settle=False)`), to fork once
+        the git processes the fold read refs through are ended: a child would hold their
+        pipes open, and they would not end until it did."""
+        facts = self.facts.values()
+        self.waiting = False
+        self.pending = (in_child(lambda: near_duplicates(facts))
+                        if len(facts) >= NEAR_FORK_AT else lambda: near_duplicates(facts))
+
+    def settle(self) -> None:
+        """Wait for the near-duplicates being found (`start`)."""
+        if self.waiting:
+            self.start()
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.near_duplicates = [g for g in pending() if not self.unnear.intersection(g)]
 
     def lesson(self, key: str) -> Fact | None:
         """The live fact or retraction a key in `conflicts` names."""
@@ -153,45 +183,6 @@ def _to_fact(acc: KeyState) -> Fact:
                       e.source, tuple(sorted(acc.writers)), e.cited)
 
 
-def near_duplicates(facts: Iterable[Fact]) -> list[tuple[str, ...]]:
-    """Groups of keys whose titles differ by one word ("use X" / "never use X").
-
-    A title's word set, and that set minus any one word, are its signatures;
-    facts sharing a signature of two or more words are near-duplicates. A set
-    is hashed as the XOR of its words' hashes, so "minus one word" is one XOR:
-    linear in the number of facts, no pairwise comparison.
-    """
-    # A signature maps to its first key, and to a list only once a second key shares
-    # it: most signatures are unique, and a list each cost ~40 MB at 100k facts.
-    by_sig: dict[int, str | list[str]] = {}
-
-    def add(sig: int, key: str) -> None:
-        seen = by_sig.setdefault(sig, key)
-        if seen is key:
-            return
-        if isinstance(seen, str):
-            by_sig[sig] = [seen, key]
-        else:
-            seen.append(key)
-
-    for fact in facts:
-        if fact.type == "episodic":
-            continue  # runs of the same job share their titles by design
-        words = set(_TOKEN.findall(fact.title.casefold()))
-        if len(words) < 2 or len(words) > 24:
-            continue  # one word is no signature; long titles rarely collide anyway
-        hashes = [hash(w) for w in words]
-        whole = 0
-        for h in hashes:
-            whole ^= h
-        add(whole, fact.key)
-        if len(words) >= 3:
-            for h in hashes:
-                add(whole ^ h, fact.key)
-    groups = {tuple(sorted(set(keys))) for keys in by_sig.values() if isinstance(keys, list)}
-    return sorted(g for g in groups if len(g) > 1)
-
-
 def fold(
     entries: list[tuple[str, Entry]],
     *,
@@ -200,6 +191,7 @@ def fold(
     ref_exists: Callable[[str], bool],
     config: Config,
     report_near: bool = True,
+    settle: bool = True,
     lineage: Callable[[], Lineage] | None = None,
     files: Callable[[Iterable[str]], int] | None = None,
     kept: Callable[[], Kept | None] | None = None,
@@ -233,12 +225,14 @@ def fold(
     retractions = replay.retractions
     result.removed, result.cycles = replay.removed, replay.cycles
     redo = None
+    was: dict[str, str] = {}  # the title of each key the rules judged again, if a fact
     if since is not None and since.ruled is not None:  # gone on with lazily: so the rules
         ruled = since.ruled
         redo = go_on(ruled, replay, new, ref_exists)
         if redo is None:
             replay.materialize()
     if redo is None or since is None or since.facts is None:
+        redo = None
         live, ruled = apply(replay.accs, date, ttl, drop_stale, ref_exists)
         result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
         order = {key: acc.seq for key, acc in live.items()}
@@ -246,32 +240,66 @@ def fold(
     else:
         order = _facts_since(result, since.facts, redo, since.rows)
         result.rejudged = len(redo)
-    del replay, since, redo  # every key's replay state: ~40 MB at 100k lessons
+        was = {key: str(since.facts[key][_TITLE]) for key in redo if key in since.facts}
+    del replay, since  # every key's replay state: ~40 MB at 100k lessons
     result.removed.update(ruled.removals())
     result.flagged = dict(sorted(ruled.flagged.items()))
     result.merged = dict(ruled.merged)
     result.ruled = ruled
-    if report_near:
+    if not report_near:
+        ruled.index = None  # no report made: nothing to go on from
+    else:
         said = {acc.entry.key: _to_fact(acc) for acc in retractions
                 if acc.entry.key not in result.facts}
         order.update((acc.entry.key, acc.seq) for acc in retractions if acc.entry.key in said)
-        facts = result.facts.values()
-        # two reports over every fact, each on its own: the near-duplicates in a child
-        # while the corrections are judged here, once a fork costs less than it saves
-        near = (in_child(lambda: near_duplicates(facts)) if len(facts) >= NEAR_FORK_AT
-                else lambda: near_duplicates(facts))
+        if settle:  # the near-duplicates in a child while the corrections are judged
+            result.start()
         try:
-            result.conflicts = conflicts(facts, date, order,
-                                         newer=lambda new, old: _committed_after(
-                                             git_history, new.path, old.path),
-                                         correctors=said.values(),
-                                         place=lambda fact: _depth(git_history, fact.path,
-                                                                   order.get(fact.key, 0)))
+            result.conflicts = _conflicts(result, ruled, redo, was, date, order, said,
+                                          git_history)
         finally:
-            result.near_duplicates = near()
+            if settle:
+                result.settle()
+            else:
+                result.waiting = True  # started by the caller: `Fold.start`
         used = {new for _, new in result.conflicts}
         result.retractions = {key: fact for key, fact in said.items() if key in used}
     return result
+
+
+_TITLE = FACT_FIELDS.index("title")
+
+
+def _conflicts(result: Fold, ruled: Ruled, redo: dict[str, KeyState | None] | None,
+               was: dict[str, str], date: dt.date, order: dict[str, int],
+               said: dict[str, Fact], history: Callable[[], Lineage | None],
+               ) -> list[tuple[str, str]]:
+    """The probable corrections among `result`'s facts (`similar.conflicts`): going on from
+    the index the last fold judged them by when the rules went on from its (`redo`: the
+    keys whose fact may differ from its; `was`: the title each had then), else judging
+    every fact; the index is kept in `ruled` either way."""
+    def newer(new: Dated, old: Dated) -> bool | None:
+        return _committed_after(history, new.path, old.path)
+
+    def place(fact: Dated) -> float:
+        return _depth(history, fact.path, order.get(fact.key, 0))
+
+    kept = ruled.index
+    ruled.index = None
+    if redo is not None and kept is not None:
+        index = Index.of(kept)
+        pairs = go_on_judging(index, result.facts, was, redo, date, order, newer,
+                              said.values(), place)
+        if pairs is not None:
+            ruled.index = index.fields()
+            result.went_on = True
+            return pairs
+
+    def keep(index: Index) -> None:
+        ruled.index = index.fields()
+
+    return conflicts(result.facts.values(), date, order, newer=newer,
+                     correctors=said.values(), place=place, keep=keep)
 
 
 def _replayed(result: Fold, entries: list[tuple[str, Entry]], agents: list[str],
@@ -366,6 +394,7 @@ def stale(result: Fold, gone: dict[str, list[str]], config: Config) -> None:
         result.removed[key] = why
         result.conflicts = [c for c in result.conflicts if key not in c]
         result.near_duplicates = [g for g in result.near_duplicates if key not in g]
+        result.unnear.add(key)  # and from those still being found
 
 
 def today() -> dt.date:

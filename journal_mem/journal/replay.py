@@ -271,10 +271,13 @@ class Ruled:
     `flagged`: why a fact was flagged (refs gone, `stale_refs = flag`);
     `refs`: the refs of each live key judged by the tree (refs not cited, no date
     rule); `groups`: the keys that passed the rules by same-title group (episodic
-    ones and empty titles have none); `merged`: loser -> winner of a group.
+    ones and empty titles have none); `merged`: loser -> winner of a group;
+    `index`: what the probable corrections were judged by (`similar.Index`, as its
+    fields), None when they were not judged.
     """
 
-    __slots__ = ("date", "drop", "flagged", "groups", "merged", "refs", "ruled", "ttl")
+    __slots__ = ("date", "drop", "flagged", "groups", "index", "merged", "refs", "ruled",
+                 "ttl")
 
     def __init__(self, date: dt.date, ttl: int, drop: bool) -> None:
         self.date, self.ttl, self.drop = date, ttl, drop
@@ -283,6 +286,7 @@ class Ruled:
         self.refs: dict[str, tuple[str, ...]] = {}
         self.groups: dict[Group, list[str]] = {}
         self.merged: dict[str, str] = {}
+        self.index: dict[str, object] | None = None
 
     def fields(self) -> dict[str, object]:
         """Its fields by name (the cache keeps them)."""

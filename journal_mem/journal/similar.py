@@ -53,7 +53,7 @@ _STOP = frozenset(
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs the wake hook ~2 ms
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class Comparable(Protocol):
         """What is compared: an `Entry` or a `Fact` has these."""
@@ -236,7 +236,8 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
               order: dict[str, int] | None = None,
               newer: Callable[[Dated, Dated], bool | None] | None = None,
               correctors: Iterable[Dated] = (),
-              place: Callable[[Dated], float] | None = None) -> list[tuple[str, str]]:
+              place: Callable[[Dated], float] | None = None,
+              keep: Callable[[Index], None] | None = None) -> list[tuple[str, str]]:
     """(old key, newer key) pairs: a recent fact probably corrects the old one.
 
     "Newer" is what `newer(new, old)` says (git history: committed after), and
@@ -253,22 +254,30 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
     lesson on the chat retry limit scores close to the search retry limit's fact,
     `_unsaid`), then the newest (`place`: its depth in git history, else its place in
     the replay; it has seen the others), then the closest.
+
+    `keep` is given the index this judged by, for a later fold to go on from
+    (`journal/corrections.py`).
     """
     live = list(facts)
     cut = stems.__wrapped__  # every title once: through the cache it would evict the rest
     titles = [cut(fact.title) for fact in live]
+    cap = KEEP_DF if keep is not None else MAX_DF  # past it a posting only grows in `df`
+    df: dict[str, int] = {}
     by_stem: dict[str, list[int]] = {}
     for index, words in enumerate(titles):
         for stem in words:
             posting = by_stem.get(stem)
             if posting is None:
                 by_stem[stem] = [index]
-            elif len(posting) <= MAX_DF:  # past MAX_DF it is never read: stop growing it
+            elif len(posting) <= cap:  # past MAX_DF it is never read: stop growing it
                 posting.append(index)
+            if keep is not None:
+                df[stem] = df.get(stem, 0) + 1
     since = date - dt.timedelta(days=WINDOW_DAYS)
     found: dict[str, tuple[tuple[float, float, float], str]] = {}
     extra = list(correctors)
     whole: dict[int, Stems[str]] = {}  # index -> title and body stems, cut once
+    recent: list[str] = []
 
     def stems_of(index: int, item: Dated, title: Stems[str]) -> Stems[str]:
         got = whole.get(index)
@@ -276,11 +285,16 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
             got = whole[index] = title | stems(item.body)
         return got
 
+    def count(stem: str) -> int:
+        return min(len(by_stem.get(stem, ())), MAX_DF + 1)
+
     for at, (new, words) in enumerate(zip([*live, *extra],
                                           [*titles, *(stems(x.title) for x in extra)],
                                           strict=True)):
         if new.created.date() < since:
             continue
+        if at < len(live):
+            recent.append(new.key)
         seen: set[int] = set()
         for stem in words:
             posting = by_stem.get(stem, [])
@@ -288,29 +302,74 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
                 seen.update(posting)
         for index in seen:
             old = live[index]
-            if old.key == new.key or not _newer(new, old, order, newer):
-                continue
-            score = _scored(words, stems_of(at, new, words), titles[index],
-                            stems_of(index, old, titles[index]), new.topic == old.topic)
-            least = SAME_WRITER_MIN if writer(old) == writer(new) else MIN_SCORE
-            if score < least:
-                continue
-            if not speaks_of(new, old):
-                continue
-            rank = (-_unsaid(new, old, by_stem),
-                    place(new) if place is not None else _when(new, order), score)
-            if (rank > found.get(old.key, _NONE)[0]
+            rank = _rank(new, old, words, stems_of(at, new, words), titles[index],
+                         stems_of(index, old, titles[index]), count, order, newer, place)
+            if (rank is not None and rank > found.get(old.key, _NONE)[0]
                     and change(new, old, values=at < len(live)) is not None):
                 found[old.key] = (rank, new.key)
+    if keep is not None:
+        keep(Index(date, df, {stem: [live[i].key for i in posting]
+                              for stem, posting in by_stem.items() if df[stem] <= KEEP_DF},
+                   {old: new for old, (_, new) in found.items()}, set(recent),
+                   {x.key: tuple(sorted(stems(x.title))) for x in extra}))
     return sorted((old, new) for old, (_, new) in found.items())
+
+
+def _rank(new: Dated, old: Dated, new_title: Stems[str], new_whole: Stems[str],
+          old_title: Stems[str], old_whole: Stems[str], count: Callable[[str], int],
+          order: dict[str, int] | None, newer: Callable[[Dated, Dated], bool | None] | None,
+          place: Callable[[Dated], float] | None) -> tuple[float, float, float] | None:
+    """How a newer lesson ranks as the correction of an older fact it shares a rarer
+    title word with (`conflicts`), before its `change` is judged; None when it is no
+    candidate: the same key, not newer, not close, or not about it."""
+    if old.key == new.key or not _newer(new, old, order, newer):
+        return None
+    score = _scored(new_title, new_whole, old_title, old_whole, new.topic == old.topic)
+    least = SAME_WRITER_MIN if writer(old) == writer(new) else MIN_SCORE
+    if score < least or not speaks_of(new, old):
+        return None
+    return (-_unsaid(new, old, count),
+            place(new) if place is not None else _when(new, order), score)
+
+
+# A stem in this many titles or fewer keeps the keys of its facts in a kept `Index`: one
+# that falls to MAX_DF is then read again without judging every fact.
+KEEP_DF = 4 * MAX_DF
+
+
+class Index:
+    """What `conflicts` judged by, kept for the next fold to go on from
+    (`journal/corrections.py`), as plain data: the distill `date`; `df`, how many
+    facts' titles have each stem; `posts`, the keys of those facts for a stem in
+    `KEEP_DF` titles or fewer; `found`, the fact each probably corrected fact is
+    corrected by; `recent`, the facts in the window of the date; `said`, the title
+    stems of each retraction that is no fact."""
+
+    __slots__ = ("date", "df", "found", "posts", "recent", "said")
+
+    def __init__(self, date: dt.date, df: dict[str, int], posts: dict[str, list[str]],
+                 found: dict[str, str], recent: set[str],
+                 said: dict[str, tuple[str, ...]]) -> None:
+        self.date, self.df, self.posts, self.found = date, df, posts, found
+        self.recent, self.said = recent, said
+
+    def fields(self) -> dict[str, object]:
+        """Its fields by name (the cache keeps them)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def of(cls, fields: dict[str, Any]) -> Index:
+        """The index whose `fields` these are."""
+        return cls(*(fields[name] for name in ("date", "df", "posts", "found", "recent",
+                                               "said")))
 
 
 _NONE: tuple[tuple[float, float, float], str] = ((float("-inf"), 0.0, 0.0), "")
 
 
-def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float:
+def _unsaid(new: Comparable, old: Comparable, df: Callable[[str], int]) -> float:
     """How much of the older title (its values apart) the newer lesson never says, each
-    word weighed by its rarity among the titles (`df`: stem -> the titles that have it):
+    word weighed by its rarity among the titles (`df`: how many titles have a stem):
     a lesson about the chat retry limit scores close to one about the search retry
     limit, and another that names search again is the better candidate for correcting
     it; a word every other title has ("has") weighs little. The older fact's topic counts
@@ -318,7 +377,7 @@ def _unsaid(new: Comparable, old: Comparable, df: dict[str, list[int]]) -> float
     change ("was changed to", "now", "set to": `_subject`) say what happened to the
     subject, not what it is: they are left out of it."""
     said = stems(f"{new.title} {new.body}")
-    words = sum(1 / max(len(df.get(stem, ())), 1) for stem in _subject(old.title)
+    words = sum(1 / max(df(stem), 1) for stem in _subject(old.title)
                 if stem not in said and not any(c.isdigit() for c in stem))
     topic = new.topic == old.topic or stems(old.topic.replace("-", " ")) <= said
     return round(words + (0.0 if topic else 1.0), 2)
@@ -415,12 +474,16 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
     for index, fact in enumerate(facts):
         for stem in stems(fact.title):
             by_stem.setdefault(stem, []).append(index)
+
+    def count(stem: str) -> int:
+        return len(by_stem.get(stem, ()))
+
     found: dict[str, tuple[tuple[float, float, float], str]] = {}
     for fact in facts:
         title = (marked or {}).get(fact.key)
         if title:  # cut to fit its line, a mark's words no longer say all it said
             standing = _Held("", title, fact.topic)
-            unsaid = 0.0 if "…" in title else _unsaid(standing, fact, by_stem)
+            unsaid = 0.0 if "…" in title else _unsaid(standing, fact, count)
             found[fact.key] = ((-unsaid, float("-inf"), 0.0), "")
     for age, (key, lesson) in enumerate(lessons):
         seen = {i for stem in stems(lesson.title) for i in by_stem.get(stem, ())
@@ -438,7 +501,7 @@ def held_corrections(lessons: Iterable[tuple[str, Comparable]],
                 continue
             if not speaks_of(lesson, fact):
                 continue
-            rank = (-_unsaid(lesson, fact, by_stem), float(-age), score)
+            rank = (-_unsaid(lesson, fact, count), float(-age), score)
             if (rank > found.get(fact.key, _NONE)[0]
                     and change(lesson, fact, values=key not in retractions) is not None):
                 found[fact.key] = (rank, key)

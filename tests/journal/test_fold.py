@@ -15,7 +15,8 @@ from fixtures import six_agents
 from journal_mem.journal import fold as fold_module
 from journal_mem.journal import forked
 from journal_mem.journal.entry import Entry
-from journal_mem.journal.fold import Fact, fold, near_duplicates
+from journal_mem.journal.fold import Fact, fold
+from journal_mem.journal.near import near_duplicates
 from journal_mem.journal.similar import normalise_title
 from journal_mem.schema import Config, Distill
 

@@ -11,11 +11,13 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from journal_mem.journal import similar
 from journal_mem.journal.cache import FoldCache, ReplayCache, load_rules, save_rules
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fold, fact_row, fold
@@ -252,10 +254,14 @@ PATHS = ["src/a.py", "src/b.py", "docs/c.md"]
 
 def ruled_fields(result: Fold) -> dict[str, Any]:
     """The decisions of a fold's rules, a group's keys as a set (their order is the
-    order the keys were judged in)."""
+    order the keys were judged in), and so the facts of a stem in the index of
+    probable corrections."""
     assert result.ruled is not None
     fields = result.ruled.fields()
     fields["groups"] = {g: set(keys) for g, keys in result.ruled.groups.items()}
+    index = fields["index"]
+    if isinstance(index, dict):  # a stem's facts in the order they came in
+        fields["index"] = {**index, "posts": {s: set(k) for s, k in index["posts"].items()}}
     return fields
 
 
@@ -345,3 +351,64 @@ def test_without_the_last_rules_every_key_is_judged(tmp_path: Path) -> None:
     run(old, store)
     later = run([*old, ("api/journal/n.md", entry("api", "n", 10))], store)
     assert later.resumed == 1 and later.rejudged == -1
+
+
+# --- probable corrections, going on from the last fold's (`journal/corrections.py`) -----
+
+SUBJECTS = ["retry limit", "batch size", "cache ttl", "deploy window", "port"]
+VALUES = ["3", "5", "40", "InfluxDB", "Redis", "uPlot"]
+
+
+@st.composite
+def correcting_journals(draw: st.DrawFn) -> list[Item]:
+    """Lessons on a few subjects that restate, correct, supersede and retract each other,
+    some dated out of the window of the distill date."""
+    out: list[Item] = []
+    for i in range(draw(st.integers(1, 30))):
+        agent = draw(st.sampled_from(AGENTS))
+        subject = draw(st.sampled_from(SUBJECTS))
+        value = draw(st.sampled_from(VALUES))
+        cue = draw(st.sampled_from(["", "", "now ", "no longer ", "was changed to "]))
+        topic = draw(st.sampled_from(["ops", "api", subject.split()[0]]))
+        title = f"The {subject} is {cue}{value}"
+        rare = st.one_of(st.just(()), st.just(()), st.just(()),
+                         st.lists(st.sampled_from(KEYS), max_size=1).map(tuple))
+        out.append((f"{agent}/journal/{i:03d}.md", entry(
+            agent, draw(st.sampled_from(KEYS)), draw(st.integers(-100 * 1440, 400)),
+            title=title, topic=topic, body=draw(st.sampled_from(["", f"Set in {topic}."])),
+            supersedes=draw(rare), retracts=draw(rare),
+            applies_to=tuple(draw(st.lists(st.sampled_from([*AGENTS, "all"]), max_size=2)))
+            or (agent,))))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(correcting_journals(), st.lists(st.integers(0, 30), min_size=1, max_size=4),
+       st.integers(1, 3))
+def test_corrections_judged_going_on_from_the_last_fold_equal_those_of_everything(
+        items: list[Item], cuts: list[int], max_df: int) -> None:
+    """With words in few titles (`MAX_DF` 1-3, kept up to twice that), a word's facts are
+    paired, unpaired, weighed anew and dropped from the index as the journal grows."""
+    with mock.patch.object(similar, "MAX_DF", max_df), \
+            mock.patch.object(similar, "KEEP_DF", 2 * max_df), \
+            tempfile.TemporaryDirectory() as folder:
+        kept = Store(folder)
+        for journal in split(items, cuts, False):
+            went_on = run(journal, kept)
+            whole = run(journal)
+            assert went_on.conflicts == whole.conflicts
+            assert went_on.retractions == whole.retractions
+            assert went_on == whole
+            assert ruled_fields(went_on) == ruled_fields(whole)
+            event("went on" if went_on.went_on else "judged all")
+            event(f"pairs {min(len(whole.conflicts), 3)}")
+
+
+def test_a_new_correction_is_judged_going_on_from_the_last_fold(store: Store) -> None:
+    old = [("api/journal/a.md", entry("api", "k1", 1, title="The retry limit is 3")),
+           ("api/journal/b.md", entry("api", "k2", 2, title="The batch size is 40"))]
+    run(old, store)
+    new = [("web/journal/c.md", entry("web", "k3", 10, title="The retry limit is now 5"))]
+    later = run(old + new, store)
+    assert later.went_on and later.conflicts == [("k1", "k3")]
+    assert later == run(old + new)
