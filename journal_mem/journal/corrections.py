@@ -145,7 +145,7 @@ def _judge(index: Index, facts: Mapping[str, Dated], keys: list[str],
         for stem in title(old):
             if df.get(stem, 0) > similar.MAX_DF:
                 continue
-            for other in posts[stem]:
+            for other in posts.get(stem, ()):
                 if other in recent and other not in seen:
                     seen.add(other)
                     candidates.append(facts[other])

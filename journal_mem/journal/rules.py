@@ -160,18 +160,18 @@ def go_on(ruled: Ruled, replay: Replay, touched: set[str],
         for key in was_in:
             ruled.merged.pop(key, None)
             out.setdefault(key, None)
+    merging: list[list[KeyState]] = []
     for group in before:
         members = groups.get(group)
         if not members:
             groups.pop(group, None)
             continue
-        states: list[KeyState] = []
-        for key in members:
-            acc = state(key)
-            if acc is None:
-                return None
-            states.append(acc)
-            out[key] = None
+        states = [acc for acc in map(state, members) if acc is not None]
+        if len(states) != len(members):
+            return None  # before any merge: no state's holders changed yet
+        merging.append(states)
+        out.update(dict.fromkeys(members))
+    for states in merging:
         winner = _merge(states, ruled.merged) if len(states) > 1 else states[0]
         out[winner.entry.key] = winner
     return out

@@ -18,7 +18,15 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from journal_mem.journal import similar
-from journal_mem.journal.cache import FoldCache, ReplayCache, load_rules, save_rules
+from journal_mem.journal.cache import (
+    FoldCache,
+    ReplayCache,
+    dump,
+    load,
+    load_rules,
+    rules_path,
+    save_rules,
+)
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fold, fact_row, fold
 from journal_mem.journal.replay import Kept, Ruled, digest
@@ -412,3 +420,35 @@ def test_a_new_correction_is_judged_going_on_from_the_last_fold(store: Store) ->
     later = run(old + new, store)
     assert later.went_on and later.conflicts == [("k1", "k3")]
     assert later == run(old + new)
+
+
+@pytest.mark.parametrize("damage", ["groups", "posts", "index-field", "said"])
+def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
+        store: Store, damage: str) -> None:
+    """A damaged `rules.pickle` (it is a disposable cache) makes the fold judge every key
+    and fact again: it still equals a fold of everything."""
+    old = [("api/journal/a.md", entry("api", "k1", 1, title="The retry limit is 3")),
+           ("api/journal/b.md", entry("api", "k2", 2, title="the retry limit is 3!")),
+           ("web/journal/c.md", entry("web", "k3", 3, title="The batch size is 40"))]
+    run(old, store)
+    path = rules_path(store.folder)
+    gen, items = load(path, ("rules", 2))
+    ruled = items["ruled"]
+    if damage == "groups":
+        ruled["groups"] = {}
+    elif damage == "posts":
+        ruled["index"]["posts"] = {}
+    elif damage == "index-field":
+        del ruled["index"]["recent"]
+    else:
+        ruled["index"]["said"] = {"nothing": ("gone",)}
+    dump(path, gen, ("rules", 2), items, entries=False)
+    new = [("web/journal/d.md", entry("web", "k4", 10, title="The retry limit is now 5",
+                                      supersedes=("k2",)))]
+    later = run(old + new, store)
+    assert later == run(old + new)
+    assert later.conflicts == [("k1", "k4")] and "k1" in later.facts
+    if damage == "groups":
+        assert later.rejudged == -1
+    elif damage != "said":  # a retraction said to have gone changes no pair here
+        assert later.rejudged >= 0 and not later.went_on
