@@ -198,12 +198,13 @@ def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str
 def _changed(layout: Layout, step: folding.Step,
              dirty: set[str]) -> tuple[dict[str, bytes], list[str]]:
     """(memory-root-relative path: bytes to write, paths to delete) for a fold. A topic
-    file the render reused is not read when it stands as the last distill left it (its
-    stamp) and git does not list it as changed (`dirty`)."""
+    file the render reused is not rendered again when it stands as the last distill left
+    it (its stamp, or its digest: `files.holds`) and git does not list it as changed
+    (`dirty`)."""
     rendered = step.rendered
     changed = {p: d for p, d in rendered.files.items() if files.read_distilled(layout, p) != d}
     for rel, (stamp, again, name) in rendered.kept.items():
-        if stamp is not None and rel not in dirty and files.stamp(layout, rel) == stamp:
+        if stamp is not None and rel not in dirty and files.holds(layout, rel, stamp):
             continue  # the very file the last distill found equal to this rendering
         data = again.data(name)  # changed or gone since, or not settled then: render it
         if files.read_distilled(layout, rel) != data:

@@ -7,6 +7,7 @@ The blob record lets the next distill tell its own uncommitted files (a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -105,6 +106,23 @@ def fs_clock(layout: Layout) -> int:
     except FileNotFoundError:
         fsutil.create_new(path, b"")
     return os.stat(path).st_mtime_ns
+
+
+def digest(data: bytes) -> bytes:
+    """The digest a topic file's bytes are kept by when its stamp cannot say (`keep`)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def holds(layout: Layout, rel: str, kept: tuple[int, ...] | bytes) -> bool:
+    """Whether the memory-root-relative file is as the last distill left it: its stamp is
+    `kept`, or (a `digest`, when the file was too new to stamp) its bytes' digest is."""
+    if isinstance(kept, tuple):
+        return stamp(layout, rel) == kept
+    try:
+        with open(os.path.join(layout.main_memory, rel), "rb") as fh:
+            return digest(fh.read()) == kept
+    except OSError:
+        return False
 
 
 def settled_stamp(layout: Layout, rel: str, now_ns: int) -> tuple[int, ...] | None:

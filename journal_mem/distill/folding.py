@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from journal_mem.distill.files import fs_clock, settled_stamp
+from journal_mem.distill.files import digest, fs_clock, settled_stamp
 from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.cache import (
     FoldCache,
@@ -30,7 +30,7 @@ from journal_mem.journal.cache import (
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
 from journal_mem.journal.reader import Journal
-from journal_mem.journal.render import Earlier, Rendered, TopicCache, code_key, render
+from journal_mem.journal.render import Earlier, Rendered, Stamp, TopicCache, code_key, render
 from journal_mem.journal.replay import Kept, Ruled, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
@@ -159,7 +159,9 @@ def keep_replay_head(ctx: Context, step: Step, commit: str | None) -> None:
 def keep_topics(ctx: Context, step: Step) -> None:
     """Keep the topic renderings of `step` for the next distill, once its files are on
     disk: under the token of its fold (none: nothing is kept, the renderings on disk name
-    another fold), each file with its stamp when it has settled (`files.settled_stamp`)."""
+    another fold), each file with its stamp when it has settled (`files.settled_stamp`),
+    else with the digest of the bytes it was rendered as (`files.digest`), which the next
+    distill compares with the file's instead of rendering it again."""
     if not step.token:
         return
     layout = ctx.layout
@@ -167,10 +169,20 @@ def keep_topics(ctx: Context, step: Step) -> None:
         now = fs_clock(layout)
     except OSError:
         return  # no cache to keep them in: only slower next time
+    rendered = step.rendered
     topics: TopicCache = {}
-    for (agent, topic), (keys, inputs, names, evicted, where) in step.rendered.topics.items():
-        stamped = [(name, settled_stamp(layout, f"{agent}/{TOPICS}/{name}.md", now))
-                   for name, _ in names]
+
+    def stamp(rel: str, name: str) -> Stamp | None:
+        settled = settled_stamp(layout, rel, now)
+        if settled is not None:
+            return settled
+        data = rendered.files.get(rel)
+        if data is None and rel in rendered.kept:
+            data = rendered.kept[rel][1].rendered(name)
+        return digest(data) if data is not None else None
+
+    for (agent, topic), (keys, inputs, names, evicted, where) in rendered.topics.items():
+        stamped = [(name, stamp(f"{agent}/{TOPICS}/{name}.md", name)) for name, _ in names]
         topics[(agent, topic)] = (keys, inputs, stamped, evicted, where)
     save_topics(layout.state_dir, topics, code_key(), step.token)
 

@@ -280,9 +280,11 @@ class AgentReport:
 # A topic's rendering, with what decides its reuse: the keys of its facts in order, the
 # rest of its input (`_inputs`), its files [(name, stamp)], the keys with no room, {key:
 # file name#anchor}. A file's stamp is how the distill that kept it found it on disk
-# (`distill.files.stamp`), or None. No text: a reused file is on disk as it was rendered
-# (its stamp says so), or is rendered again (`Again`).
-Stamp = tuple[int, ...]
+# (`distill.files.stamp`); for a file changed too recently for its stamp to say (the
+# last distill wrote it), the digest of its bytes (`distill.files.digest`); or None. No
+# text: a reused file is on disk as it was rendered (its stamp or digest says so), or is
+# rendered again (`Again`).
+Stamp = tuple[int, ...] | bytes
 TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
                                           list[tuple[str, Stamp | None]], list[str],
                                           dict[str, str]]]
@@ -349,6 +351,10 @@ class Again:
         self.agent, self.topic, self.facts, self.max_lines = agent, topic, facts, max_lines
         self.taken, self.code = taken, code
         self.texts: dict[str, bytes] | None = None
+
+    def rendered(self, name: str) -> bytes | None:
+        """The bytes of its file `name` if they were rendered again already."""
+        return self.texts.get(name) if self.texts is not None else None
 
     def data(self, name: str) -> bytes:
         """The bytes of its file `name`."""
