@@ -53,7 +53,7 @@ def _entry_fields() -> tuple[str, ...]:
         _ENTRY.extend((Entry, lazy.LazyEntry))
         _BUILD.append(builder(Entry, _FIELDS, _SHARED_FIELDS))
         _ROW.append(operator.attrgetter(*_FIELDS))
-        _LAZY.extend((lazy.lazy, lazy.row_of))
+        _LAZY.extend((lazy.lazy, lazy.row_of, lazy.made))
         fill: Callable[..., Any] = builder(Entry, _FIELDS, _SHARED_FIELDS, fill=True)
         lazy.setup(_ROW[0], fill)
     return tuple(_FIELDS)
@@ -62,7 +62,7 @@ def _entry_fields() -> tuple[str, ...]:
 _FIELDS: list[str] = []
 _ENTRY: list[type[Entry]] = []  # Entry, lazy.LazyEntry
 _BUILD: list[Callable[..., Entry]] = []
-_LAZY: list[Callable[..., Any]] = []  # lazy.lazy, lazy.row_of
+_LAZY: list[Callable[..., Any]] = []  # lazy.lazy, lazy.row_of, lazy.made
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
 # 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
 _SHARED_FIELDS = frozenset({"agent", "topic", "type", "importance", "key", "supersedes",
@@ -141,6 +141,15 @@ def lazy_entry(row: bytes) -> Entry:
     return made
 
 
+def parsed_entry(values: tuple[object, ...], row: bytes) -> Entry:
+    """An entry parsed just now, from its field `values`, that the cache keeps as `row`
+    (their pickle, `entry_bytes`: made where it was parsed)."""
+    if not _LAZY:
+        _entry_fields()
+    made: Entry = _LAZY[2](row, values)
+    return made
+
+
 def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:
     # Pickle an entry as the bytes of its field values: loading it back makes a lazy entry
     # (`lazy_entry`) and reads none of them. The dataclass default (a state dict through
@@ -180,16 +189,21 @@ def _datetime_reduce(value: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _pickler(fh: Any, entries: bool, shared: bool = False) -> pickle.Pickler:
     pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
-    table: dict[Any, Any] = {**copyreg.dispatch_table, _utc_types()[0]: _datetime_reduce}
-    if entries:
+    if not _TABLES:  # made once: an entry's fields are pickled one entry at a time
+        _TABLES.append({**copyreg.dispatch_table, _utc_types()[0]: _datetime_reduce})
+    if entries and len(_TABLES) < 2:  # the entry model only for a cache of entries
         _entry_fields()
-        table.update(dict.fromkeys(_ENTRY, _entry_reduce))
-    pickler.dispatch_table = table
+        _TABLES.append({**_TABLES[0], **dict.fromkeys(_ENTRY, _entry_reduce)})
+    pickler.dispatch_table = _TABLES[1 if entries else 0]
     # No memo: it holds an entry for every object pickled (~80 MB at 100k entries).
     # Nothing pickled here refers to itself; shared values are re-shared on load. With
     # `shared`, an object pickled twice is kept once and loads as one object again.
     pickler.fast = not shared
     return pickler
+
+
+# the pickler's dispatch tables: without entries (datetimes only), with them
+_TABLES: list[dict[Any, Any]] = []
 
 
 def load(path: str, key: object) -> tuple[str, dict[str, Any]]:

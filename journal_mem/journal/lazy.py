@@ -18,7 +18,7 @@ from typing import Any
 
 from journal_mem.journal.entry import Entry
 
-__all__ = ["Entry", "LazyEntry", "lazy", "row_of", "setup"]
+__all__ = ["Entry", "LazyEntry", "lazy", "made", "row_of", "setup"]
 
 
 class LazyEntry(Entry):
@@ -62,6 +62,15 @@ def lazy(row: bytes) -> LazyEntry:
     """The entry whose pickled field values are `row`, made when first read."""
     entry = object.__new__(LazyEntry)
     _ROW_SLOT(entry, row)
+    return entry
+
+
+def made(row: bytes, values: tuple[object, ...]) -> LazyEntry:
+    """The entry of field `values`, made now, whose pickle `row` is (`lazy`'s, without
+    reading it: an entry parsed just now, which a fold reads at once)."""
+    entry = object.__new__(LazyEntry)
+    _ROW_SLOT(entry, row)
+    _fill_from(entry, *values)
     return entry
 
 

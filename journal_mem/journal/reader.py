@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator
 
 from journal_mem.errors import InvalidEntry
-from journal_mem.journal.cache import Cache, cache_dir, entry_bytes, lazy_entry, share
+from journal_mem.journal.cache import Cache, cache_dir, entry_bytes, entry_row, parsed_entry, share
 from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, pending_paths
 from journal_mem.journal.listing import listdir as _listdir
@@ -125,8 +125,8 @@ def _judge(data: bytes, name: str, agent: str, policy: Policy) -> Entry | tuple[
 class _Files:
     """Read files through one cache; `keep` turns a valid entry into what is cached.
 
-    With `from_row` (what is cached for a valid entry, from the pickle of its field
-    values: `cache.entry_bytes`), a file that must be parsed is only read here:
+    With `from_row` (what is cached for a valid entry, from its field values and their
+    pickle: `cache.parsed_entry`), a file that must be parsed is only read here:
     `judge_later` parses them all at once, shared with forked children when they are
     many (`journal.forked`).
     """
@@ -202,7 +202,7 @@ class _Files:
                 continue
             self.parsed += 1
             self.new[rel] = (st[1], st[2], st[3], digest,
-                             from_row(value) if valid else value,  # type: ignore[misc]
+                             from_row(*value) if valid else value,  # type: ignore[misc]
                              plain)
 
     def save(self) -> None:
@@ -247,11 +247,11 @@ FORK_AT = 1000  # files to parse before children share the work (a fork costs ~m
 
 
 def _judged_file(job: _Later, policy: Policy) -> tuple[bytes, bool, bool, object]:
-    """(digest, plain, True, the pickle of the entry's field values) or (digest, False,
-    False, its problems) of a file put off (`_Later`: read now when its bytes are None;
-    the digest is empty when it cannot be read): plain values, which pickle fast
-    (`journal.forked` sends them back from a child), and which the entry cache keeps
-    as they are (`cache.entry_bytes`)."""
+    """(digest, plain, True, (the entry's field values, their pickle)) or (digest,
+    False, False, its problems) of a file put off (`_Later`: read now when its bytes are
+    None; the digest is empty when it cannot be read): plain values, which pickle fast
+    (`journal.forked` sends them back from a child); the entry cache keeps the pickle as
+    it is (`cache.entry_bytes`), and the entry is made from the values."""
     rel, agent, path, _, data = job
     if data is None:
         try:
@@ -262,7 +262,7 @@ def _judged_file(job: _Later, policy: Policy) -> tuple[bytes, bool, bool, object
     judged = _judge(data, os.path.basename(path), agent, policy)
     if isinstance(judged, tuple):
         return _digest(rel, data), False, False, judged
-    return _digest(rel, data), _plain(data), True, entry_bytes(judged)
+    return _digest(rel, data), _plain(data), True, (entry_row(judged), entry_bytes(judged))
 
 
 @contextlib.contextmanager
@@ -311,7 +311,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
             if listing is not None:
                 listing.close()
             raise
-    files = _Files(cache, policy, share, from_row=lazy_entry)
+    files = _Files(cache, policy, share, from_row=parsed_entry)
     journal = Journal()
     plain: list[int] = []
     misnamed: list[str] = []
