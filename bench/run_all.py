@@ -68,15 +68,16 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "a distill reads every cached entry (~90 ms at 10k: the cache unpickled while "
-     "`git status` and a child forked at the distill's start list the journal); its fold replays "
-     "only the new lessons after the replay the last distill kept (journal/replay.py), but "
-     "same-title merges and corrections are still judged over every fact (~150 ms; the "
-     "near-duplicates in a child meanwhile); it renders (~35 ms: only changed topics) and "
-     "commits through about 28 git processes (~250 ms of git alone, 15-20 bare starts): "
-     "`status` of the memory root (while the entry cache loads), `hash-object`, the "
-     "memory folder's tree from a kept private index, one `mktree` per folder above it, "
-     "`commit-tree`, the checkout's index updated and refreshed"),
+     "~110 ms of imports; the entry cache's load (~60 ms at 10k: one lazy entry each, "
+     "while `git status` and a child forked at the distill's start list the journal); a "
+     "fold that goes on from the last one (~60 ms: the replay, the rules and the "
+     "corrections judge only what the new lessons touch, journal/rules.py and "
+     "corrections.py, but every fact is made from its kept row and the kept state is "
+     "loaded and written whole); the render of every agent's MEMORY.md and the changed "
+     "topics (~50 ms) and what changed written (~45 ms); and about 28 git processes "
+     "(~130 ms of git): `status` of the memory root, `hash-object`, the memory folder's "
+     "tree from a kept private index, one `mktree` per folder above it, `commit-tree`, "
+     "the checkout's index updated and refreshed"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included; on two cores a forked "
      "child parses half), folding them, rendering 600 topic files and one commit"),
