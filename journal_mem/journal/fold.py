@@ -140,7 +140,7 @@ class Fold:
         fold of a distill leaves this to its caller (`fold(settle=False)`), to fork once
         the git processes the fold read refs through are ended: a child would hold their
         pipes open, and they would not end until it did."""
-        facts = self.facts.values()
+        facts = list(self.facts.values())  # as they are now: `stale` may drop some after
         self.waiting = False
         self.pending = (in_child(lambda: near_duplicates(facts))
                         if len(facts) >= NEAR_FORK_AT else lambda: near_duplicates(facts))

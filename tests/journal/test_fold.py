@@ -352,3 +352,26 @@ def test_a_fact_takes_each_field_from_its_entry() -> None:
                                                         ("api",))
     assert (fact.tags, fact.refs, fact.source, fact.cited) == (
         ("t1",), ("src/a.py",), "native:api/x.md", one.cited)
+
+
+@pytest.mark.parametrize("in_a_child", [False, True])
+def test_near_duplicates_are_those_of_the_facts_before_their_citations_were_judged(
+        monkeypatch: pytest.MonkeyPatch, in_a_child: bool) -> None:
+    """A fold left unsettled (`fold(settle=False)`, as a distill folds) finds its
+    near-duplicates among its facts as they were when it started finding them; a group
+    with a fact its citations then removed (`stale`) is left out whole, in a child or
+    not, as a settled fold leaves it out."""
+    if in_a_child:
+        monkeypatch.setattr(fold_module, "NEAR_FORK_AT", 1)
+        monkeypatch.setattr(forked, "children", lambda: 1)
+    items = [(f"api/journal/{k}.md", entry("api", k, i, title=title)) for i, (k, title) in
+             enumerate([("a", "Use the cache layer"), ("b", "Never use the cache layer"),
+                        ("c", "Always use the cache layer")])]
+    result = fold([*items], agents=AGENTS, date=DATE, ref_exists=lambda p: True,
+                  config=Config(), settle=False)
+    assert result.waiting
+    result.start()
+    fold_module.stale(result, {"c": ["src/gone.py"]}, Config())
+    result.settle()
+    assert "c" not in result.facts and result.near_duplicates == []
+    assert run(*items).near_duplicates == [("a", "b", "c")]
