@@ -59,7 +59,7 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
         except ValueError:
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = distiller.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
-                        commit=not no_commit, if_due=if_due, date=date)
+                             commit=not no_commit, if_due=if_due, date=date, one_shot=True)
 
     # a bar on a terminal for long work; never in --json or for the post-commit hook
     progress.allow(not (as_json or if_due))

@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from journal_mem import boundary
 from journal_mem.distill import adopt, commit, files, folding, safety, schedule
 from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
@@ -52,6 +53,9 @@ class Options:
     commit: bool = True
     if_due: bool = False
     date: dt.date | None = None
+    # the process ends with the command: the journal and fold are left for its end, not
+    # freed one object at a time (`boundary.leave_to_exit`)
+    one_shot: bool = False
 
 
 @dataclass
@@ -172,6 +176,8 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     if writing:  # every entry on disk is folded: a merge's request is met
         folding.keep_replay_head(ctx, step, out.commit)
         mergedriver.done(layout.state_dir)
+    if opts.one_shot:
+        boundary.leave_to_exit(journal, step)
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from distill_helpers import MEM, head, lesson, memory_md, snapshot
 from helpers import base_env, git, jmem, journal_files
 
@@ -438,3 +439,30 @@ def test_distill_refuses_to_drop_the_facts_of_an_entry_that_became_invalid(
     assert head(repo) == before
     assert "A long fact" in memory_md(repo, "api")
     assert "Lesson newer" not in memory_md(repo, "api")
+
+
+def test_a_one_shot_distill_leaves_its_journal_for_the_process_end(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`jmem distill` ends with the process (no teardown: `main._leave`), so its journal and
+    fold are kept to the end, not freed one object at a time; a distill of a long-running
+    caller (`jmem watch`, the MCP server) keeps nothing, and a second one-shot distill
+    keeps its own in place of the first's."""
+    from journal_mem import boundary
+    from journal_mem.distill import distiller
+    from journal_mem.journal.reader import Journal
+    from journal_mem.main import main
+    from journal_mem.repo import open_context
+
+    monkeypatch.setattr(boundary, "_LEFT", [])
+    monkeypatch.chdir(repo)
+    lesson(repo, "api", "k1")
+    distiller.distill(open_context(str(repo)), distiller.Options())
+    assert boundary._LEFT == []
+    lesson(repo, "api", "k2")
+    assert main(["distill"]) == 0
+    first = [o for o in boundary._LEFT if isinstance(o, Journal)]
+    assert len(first) == 1 and len(first[0].entries) == 2
+    lesson(repo, "web", "k3")
+    assert main(["distill"]) == 0
+    kept = [o for o in boundary._LEFT if isinstance(o, Journal)]
+    assert len(kept) == 1 and kept[0] is not first[0] and len(kept[0].entries) == 3

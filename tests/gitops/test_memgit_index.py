@@ -1,0 +1,138 @@
+"""The main checkout's index after a distill commit: every committed path holds the
+committed blob (nothing staged); the plain files unchanged since they were hashed carry
+their stat data; a file changed, removed or put back after it was hashed shows as a change
+not staged, never as a staged one."""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+from pathlib import Path
+
+import pytest
+from helpers import git, make_repo
+
+from journal_mem.gitops import indexlock, memgit
+
+ROOT = ".claude/agent-memory"
+
+
+@pytest.fixture(autouse=True)
+def _quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indexlock, "wait_quiet",
+                        functools.partial(indexlock.wait_quiet, quiet_s=0.0))
+
+
+def write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def index_entries(repo: Path, paths: list[str]) -> dict[str, tuple[str, bool]]:
+    """{path: (blob id in the index, whether the entry has stat data)}."""
+    out = {}
+    for path in paths:
+        debug = git(repo, "ls-files", "--debug", "--", path).stdout
+        staged = git(repo, "ls-files", "-s", "--", path).stdout.split()
+        if staged:
+            out[path] = (staged[1], "mtime: 0:0" not in debug and "size: 0\t" not in debug)
+    return out
+
+
+def committed(repo: Path, path: str) -> str | None:
+    res = git(repo, "rev-parse", "--verify", "--quiet", f"HEAD:{path}", check=False)
+    return res.stdout.strip() or None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_what_changed_after_its_hash_is_committed_as_hashed_and_shown_not_staged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    rng = random.Random(seed)
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    if seed % 2:  # git's clean filter applies to both hashes alike
+        (repo / ".gitattributes").write_text("*.md filter=upper\n")
+        git(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+        git(repo, "config", "filter.upper.smudge", "cat")
+        git(repo, "add", ".gitattributes")
+        git(repo, "commit", "-q", "-m", "filter")
+    if seed % 3 == 2:  # git takes no mode from a file's executable bit (as on Windows)
+        git(repo, "config", "core.fileMode", "false")
+    paths = [f"{ROOT}/a{i % 3}/topics/t{i}.md" for i in range(12)]
+    for path in paths[:6]:  # some committed before, some new
+        write(repo, path, f"old {path}\n")
+    was_executable = paths[rng.randrange(6)]
+    git(repo, "add", "-A")
+    git(repo, "update-index", "--chmod=+x", was_executable)  # whatever core.fileMode says
+    git(repo, "commit", "-q", "-m", "before")
+    for path in paths:
+        write(repo, path, f"new {path} {rng.random()}\n")
+    (repo / was_executable).chmod(0o644)  # committed as 100644 now, whatever core.fileMode
+    executable = rng.choice(paths)
+    (repo / executable).chmod(0o755)
+    gone = rng.choice([p for p in paths[:6] if p != executable])  # removed by the distill
+    (repo / gone).unlink()
+    others = [p for p in paths if p not in (executable, gone)]
+    touched = rng.sample(others, 4)  # changed by someone between the hash and the index
+    kinds = dict(zip(touched, ["same size", "longer", "removed", "removed and back"],
+                     strict=True))
+    real = memgit._hash
+
+    def hash_then_touch(root: str, hashed: list[str]) -> tuple[memgit.Blobs,
+                                                               dict[str, memgit.Stat]]:
+        out = real(root, hashed)
+        for path, kind in kinds.items():
+            file = repo / path
+            st = file.stat()
+            if kind == "same size":  # same length, another time: only the stat says so
+                file.write_text(file.read_text().replace("new", "wen"))
+                os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns + 7_000_000))
+            elif kind == "longer":
+                file.write_text(file.read_text() + "edited\n")
+            elif kind == "removed":
+                file.unlink()
+            else:
+                file.unlink()
+                file.write_text("put back\n")
+        return out
+
+    monkeypatch.setattr(memgit, "_hash", hash_then_touch)
+    new = memgit.commit(str(repo), ROOT, paths, "jmem distill: test", str(state))
+    assert new
+    monkeypatch.undo()
+
+    entries = index_entries(repo, paths)
+    assert git(repo, "diff", "--cached", "--name-only").stdout == ""  # nothing staged
+    for path in paths:
+        assert entries.get(path, (None,))[0] == committed(repo, path), path
+    assert committed(repo, gone) is None
+    assert git(repo, "ls-tree", "HEAD", "--", executable).stdout.startswith("100755")
+    for path in others:  # clean, and with stat data: `git status` need not hash them
+        if path not in kinds:
+            assert entries[path][1], path
+    unstaged = set(git(repo, "diff", "--name-only").stdout.split())
+    assert unstaged == set(kinds), git(repo, "status", "--porcelain").stdout
+    # the blob committed is the content hashed, before anyone touched the file
+    for path in kinds:
+        text = git(repo, "cat-file", "-p", committed(repo, path) or "").stdout
+        assert text.lower().startswith(f"new {path}".lower()), text
+
+
+def test_a_first_commit_with_no_index_yet(tmp_path: Path) -> None:
+    """A repository with no commit and no index: the index made holds the committed paths
+    with their stat data."""
+    repo = make_repo(tmp_path / "r", commit=False)
+    state = tmp_path / "state"
+    state.mkdir()
+    paths = [f"{ROOT}/a/MEMORY.md", f"{ROOT}/a/topics/t.md", f"{ROOT}/gone.md"]
+    write(repo, paths[0], "m\n")
+    write(repo, paths[1], "t\n")
+    assert not (repo / ".git" / "index").exists()
+    assert memgit.commit(str(repo), ROOT, paths, "jmem distill: first", str(state), "main")
+    entries = index_entries(repo, paths)
+    assert set(entries) == set(paths[:2])
+    assert all(has_stat for _, has_stat in entries.values())
+    assert git(repo, "status", "--porcelain").stdout == ""
