@@ -159,7 +159,7 @@ class Fold:
 
     def held_by(self, agent: str) -> list[Fact]:
         """The live facts `agent` holds, in rank order."""
-        return sorted((f for f in self.facts.values() if agent in f.holders), key=rank)
+        return ranked(f for f in self.facts.values() if agent in f.holders)
 
 
 def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
@@ -174,6 +174,39 @@ def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
         -fact.created.timestamp(),
         fact.key,
     )
+
+
+def ranked(facts: Iterable[Fact]) -> list[Fact]:
+    """`sorted(facts, key=rank)`, sorted by one field at a time from the last: each sort is
+    stable, so facts equal in a field keep the order the fields after it gave them, and
+    each compares one kind of value in C. 55k facts at 100k lessons took 150-450 ms by
+    `rank`'s tuples (five-field comparisons, and `timestamp()` for each)."""
+    out = sorted(facts, key=_KEY)
+    try:
+        out.sort(key=_CREATED, reverse=True)  # newest first; ties keep the key order
+    except TypeError:  # a date without a zone beside one with: as `timestamp()` says
+        out.sort(key=_timestamp, reverse=True)
+    out.sort(key=_CONFIDENCE, reverse=True)
+    out.sort(key=_importance)
+    out.sort(key=_not_principle)
+    return out
+
+
+_KEY = operator.attrgetter("key")
+_CREATED = operator.attrgetter("created")
+_CONFIDENCE = operator.attrgetter("confidence")
+
+
+def _timestamp(fact: Fact) -> float:
+    return fact.created.timestamp()
+
+
+def _importance(fact: Fact) -> int:
+    return IMPORTANCE.index(fact.importance)
+
+
+def _not_principle(fact: Fact) -> bool:
+    return fact.type != "principle"
 
 
 def _to_fact(acc: KeyState) -> Fact:

@@ -42,7 +42,7 @@ from journal_mem.journal import anchor as anchor_source
 from journal_mem.journal import entry as entry_source
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
-from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, rank
+from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, ranked
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
@@ -675,7 +675,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
     same = set() if earlier is None else (
         earlier.same if earlier.same is not None else _unchanged(fold.facts, earlier.rows))
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
-    for fact in sorted(fold.facts.values(), key=rank):
+    for fact in ranked(fold.facts.values()):
         for holder in fact.holders:
             by_agent.setdefault(holder, []).append(fact)
     for agent in sorted(by_agent):

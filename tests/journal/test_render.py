@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.cache import changed_rows
-from journal_mem.journal.fold import Fact, Fold, fact_row
+from journal_mem.journal.entry import IMPORTANCE
+from journal_mem.journal.fold import Fact, Fold, fact_row, rank, ranked
 from journal_mem.journal.render import Earlier, Rendered, fact_line, over_budget, render
 from journal_mem.layout import TOPICS
 from journal_mem.schema import Budget
@@ -448,3 +449,35 @@ def test_a_topic_is_rendered_again_when_its_code_room_or_sibling_topics_change()
     again = render(cited, ["api"], Budget(topic_lines=20), earlier_of(earlier, was))
     assert any(b"moved the retry loop" in data for rel, data in again.files.items()
                if "/topics/" in rel)
+
+
+ZONES = [dt.UTC, dt.timezone(dt.timedelta(hours=2)), dt.timezone(dt.timedelta(hours=-7))]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]),
+                          st.sampled_from(["semantic", "principle", "episodic"]),
+                          st.sampled_from(IMPORTANCE),
+                          st.sampled_from([0.5, 0.8, 0.8, 1.0, 0.0]),
+                          st.integers(-3, 3), st.sampled_from(range(len(ZONES)))),
+                max_size=40))
+def test_ranked_is_the_order_rank_gives(rows: list[tuple[str, str, str, float, int, int]]
+                                        ) -> None:
+    """Sorting field by field gives the order of `rank`'s tuples, ties of every field and
+    one instant in several zones included."""
+    facts = [Fact(key=f"{key}{n}" if n % 3 else key, title="t", body="", topic="x",
+                  type=kind, confidence=confidence, importance=importance,
+                  created=(DAY + dt.timedelta(hours=hours)).astimezone(ZONES[zone]),
+                  holders=("api",), path=f"api/journal/{n}.md")
+             for n, (key, kind, importance, confidence, hours, zone) in enumerate(rows)]
+    assert ranked(facts) == sorted(facts, key=rank)
+    assert [id(f) for f in ranked(facts)] == [id(f) for f in sorted(facts, key=rank)]
+
+
+def test_ranked_orders_a_date_without_a_zone_as_rank_does() -> None:
+    """A fact made with a date that has no zone (never a valid entry's) beside zoned ones:
+    the dates cannot be compared, so they are ordered by `timestamp()`, as by `rank`."""
+    zoned = [fact(f"k{n}", minutes=n * 90) for n in range(4)]
+    naive = dataclasses.replace(fact("naive"), created=dt.datetime(2026, 5, 1, 2, 0))
+    facts = [*zoned, naive]
+    assert ranked(facts) == sorted(facts, key=rank)
