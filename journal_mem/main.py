@@ -60,6 +60,7 @@ def _is_claude_hook(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code. Run as the program (no `argv`), it ends the
     process itself when nothing else would run at exit (`_leave`)."""
+    boundary.ONE_SHOT = argv is None
     code = _run(list(sys.argv[1:] if argv is None else argv))
     if argv is None:
         _leave(code)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from journal_mem import progress
+from journal_mem import boundary, progress
 from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
 from journal_mem.distill import distiller
 from journal_mem.distill.background import detach
@@ -59,7 +59,8 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
         except ValueError:
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
     opts = distiller.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
-                             commit=not no_commit, if_due=if_due, date=date, one_shot=True)
+                             commit=not no_commit, if_due=if_due, date=date,
+                             one_shot=boundary.ONE_SHOT)
 
     # a bar on a terminal for long work; never in --json or for the post-commit hook
     progress.allow(not (as_json or if_due))

@@ -53,8 +53,8 @@ class Options:
     commit: bool = True
     if_due: bool = False
     date: dt.date | None = None
-    # the process ends with the command: the journal and fold are left for its end, not
-    # freed one object at a time (`boundary.leave_to_exit`)
+    # the process ends with the command (`boundary.ONE_SHOT`): the journal and fold are
+    # left for its end, not freed one object at a time (`boundary.leave_to_exit`)
     one_shot: bool = False
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from distill_helpers import MEM, head, lesson, memory_md, snapshot
 from helpers import base_env, git, jmem, journal_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixtures import six_agents
 from journal_mem.journal.lock import DistillLock
@@ -296,6 +298,21 @@ def test_a_huge_group_of_near_duplicates_is_told_as_a_group_not_listed_pair_by_p
     assert pairs([("x", "y", "z"), ("x", "y")]) == ([("x", "y"), ("x", "z"), ("y", "z")], 3)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefghij"), min_size=2, max_size=5, unique=True)
+                .map(tuple), max_size=8), st.integers(0, 25))
+def test_near_duplicate_pairs_are_the_sorted_distinct_pairs_and_their_count(
+        groups: list[tuple[str, ...]], limit: int) -> None:
+    """Groups that share keys or not: the first pairs and the count are those of the set
+    of every pair."""
+    from itertools import combinations
+
+    from journal_mem.distill.outcome import pairs
+
+    every = sorted({p for g in groups for p in combinations(sorted(g), 2)})
+    assert pairs(groups, limit) == (every[:limit], len(every))
+
+
 def test_a_ref_written_as_dot_slash_matches_and_every_stale_drop_is_reported(
         repo: Path) -> None:
     (repo / "src").mkdir()
@@ -443,10 +460,13 @@ def test_distill_refuses_to_drop_the_facts_of_an_entry_that_became_invalid(
 
 def test_a_one_shot_distill_leaves_its_journal_for_the_process_end(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`jmem distill` ends with the process (no teardown: `main._leave`), so its journal and
-    fold are kept to the end, not freed one object at a time; a distill of a long-running
-    caller (`jmem watch`, the MCP server) keeps nothing, and a second one-shot distill
-    keeps its own in place of the first's."""
+    """`jmem distill` run as the program ends with the process (no teardown:
+    `main._leave`), so its journal and fold are kept to the end, not freed one object at a
+    time, and left out of the collector's passes; a distill of a process that goes on
+    (`jmem watch`, the MCP server, `main` called with arguments) keeps nothing, and a
+    second one-shot distill keeps its own in place of the first's."""
+    import gc
+
     from journal_mem import boundary
     from journal_mem.distill import distiller
     from journal_mem.journal.reader import Journal
@@ -457,12 +477,22 @@ def test_a_one_shot_distill_leaves_its_journal_for_the_process_end(
     monkeypatch.chdir(repo)
     lesson(repo, "api", "k1")
     distiller.distill(open_context(str(repo)), distiller.Options())
-    assert boundary._LEFT == []
     lesson(repo, "api", "k2")
-    assert main(["distill"]) == 0
-    first = [o for o in boundary._LEFT if isinstance(o, Journal)]
-    assert len(first) == 1 and len(first[0].entries) == 2
-    lesson(repo, "web", "k3")
-    assert main(["distill"]) == 0
-    kept = [o for o in boundary._LEFT if isinstance(o, Journal)]
-    assert len(kept) == 1 and kept[0] is not first[0] and len(kept[0].entries) == 3
+    assert main(["distill"]) == 0  # called with arguments: the process goes on
+    assert boundary._LEFT == [] and not boundary.ONE_SHOT and gc.get_freeze_count() == 0
+    exits: list[int] = []  # run as the program, but the test goes on after its end (when
+    monkeypatch.setattr(os, "_exit", exits.append)  # pytest's threads let `_leave` end it)
+    monkeypatch.setattr(boundary, "ONE_SHOT", False)  # put back after the test
+    monkeypatch.setattr(sys, "argv", ["jmem", "distill"])
+    try:
+        lesson(repo, "api", "k3")
+        assert main() == 0 and boundary.ONE_SHOT
+        first = [o for o in boundary._LEFT if isinstance(o, Journal)]
+        assert len(first) == 1 and len(first[0].entries) == 3
+        assert gc.get_freeze_count() > 0
+        lesson(repo, "web", "k4")
+        assert main() == 0
+        kept = [o for o in boundary._LEFT if isinstance(o, Journal)]
+        assert len(kept) == 1 and kept[0] is not first[0] and len(kept[0].entries) == 4
+    finally:
+        gc.unfreeze()
