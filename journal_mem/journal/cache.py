@@ -33,6 +33,16 @@ if TYPE_CHECKING:
 # plain entries (no frontmatter) marked; 9: a pending view holds its knew (8: its topic,
 # its body's first words)
 CACHE_VERSION = 10  # 10: an entry is the pickle of its field values (`lazy.LazyEntry`)
+
+# The functions a cache names once per item (each entry of the entry cache; each UTC date
+# of a pickle with no memo), written as an extension code of two bytes instead of their
+# module and name: a load looks such a code up in a dict, where a name was looked up
+# again for every item (100k at 100k lessons: 120 of the entry cache's 300 ms). Codes
+# 240-255 are for private use (`copyreg`). A cache written with them does not load where
+# they are not registered (an older journal-mem): it is then no cache, parsed again.
+EXTENSIONS = {"lazy_entry": 241, "_at_utc": 242}
+for _name, _code in EXTENSIONS.items():
+    copyreg.add_extension(__name__, _name, _code)
 _Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 

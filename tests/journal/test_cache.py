@@ -221,8 +221,53 @@ def test_utc_dates_are_cached_without_their_timezone(tmp_path: Path) -> None:
     dates = [dt.datetime(2026, 5, 1, tzinfo=dt.UTC) + dt.timedelta(minutes=i) for i in range(50)]
     cache.dump(path, "gen", ("dates",), {"dates": dates}, entries=False)
     data = (tmp_path / "dates.pickle").read_bytes()
-    assert b"_at_utc" in data and b"timezone" not in data
+    assert globals_named(data) == {("ext", cache.EXTENSIONS["_at_utc"]): 50}
+    assert b"timezone" not in data
     assert cache.load(path, ("dates",))[1]["dates"] == dates
+
+
+def globals_named(data: bytes) -> dict[tuple[str, object], int]:
+    """How often a pickle names each global: by module and name, or by extension code."""
+    import pickletools
+
+    named: dict[tuple[str, object], int] = {}
+    strings: list[str] = []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE"):
+            strings = [*strings[-1:], str(arg)]
+        found = (("name", tuple(strings)) if op.name == "STACK_GLOBAL" else
+                 ("ext", arg) if op.name.startswith("EXT") else None)
+        if found is not None:
+            named[found] = named.get(found, 0) + 1
+    return named
+
+
+def test_an_entry_cache_names_lazy_entry_by_its_extension_code_and_reads_older_ones(
+        tmp_path: Path) -> None:
+    """Each entry names the function that makes it again: by a two-byte extension code,
+    looked up once per load, not by module and name, looked up per entry. A cache written
+    with the names (before) loads alike."""
+    items = {f"a/{i}": (1, 2, 3, b"d", Entry(agent="api", key=f"k{i}", title=f"T {i}",
+                                             topic="t", created=dt.datetime(
+                                                 2026, 5, 1, i, tzinfo=dt.UTC)), False)
+             for i in range(6)}
+    path = str(tmp_path / "entries.pickle")
+    cache.dump(path, "g", ("key",), items, entries=True)
+    assert globals_named(Path(path).read_bytes()) == {("ext", 241): 6}
+    assert cache.load(path, ("key",)) == ("g", items)
+    import copyreg
+
+    older = str(tmp_path / "older.pickle")
+    for name, code in cache.EXTENSIONS.items():
+        copyreg.remove_extension(cache.__name__, name, code)
+    try:
+        cache.dump(older, "g", ("key",), items, entries=True)
+    finally:
+        for name, code in cache.EXTENSIONS.items():
+            copyreg.add_extension(cache.__name__, name, code)
+    assert globals_named(Path(older).read_bytes()) == {
+        ("name", ("journal_mem.journal.cache", "lazy_entry")): 6}
+    assert cache.load(older, ("key",)) == ("g", items)
 
 
 @st.composite
