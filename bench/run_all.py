@@ -68,16 +68,17 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "~110 ms of imports; the entry cache's load (~60 ms at 10k: one lazy entry each, "
+     "~110 ms of imports; the entry cache's load (~40 ms at 10k: one lazy entry each, "
      "while `git status` and a child forked at the distill's start list the journal); a "
      "fold that goes on from the last one (~60 ms: the replay, the rules and the "
      "corrections judge only what the new lessons touch, journal/rules.py and "
      "corrections.py, but every fact is made from its kept row and the kept state is "
      "loaded and written whole); the render of every agent's MEMORY.md and the changed "
-     "topics (~50 ms) and what changed written (~45 ms); and about 28 git processes "
-     "(~130 ms of git): `status` of the memory root, `hash-object`, the memory folder's "
-     "tree from a kept private index, one `mktree` per folder above it, `commit-tree`, "
-     "the checkout's index updated and refreshed"),
+     "topics (~50 ms) and what changed written (~45 ms); and about 27 git processes "
+     "(~120 ms of git): `status` of the memory root, `hash-object` (the 0.8 MB "
+     "distill-state.json among them), the memory folder's tree from a kept private "
+     "index, one `mktree` per folder above it, `commit-tree`, the checkout's index "
+     "updated by path"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included; on two cores a forked "
      "child parses half), folding them, rendering 600 topic files and one commit"),
