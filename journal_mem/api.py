@@ -195,7 +195,8 @@ def fast_main(args: list[str]) -> int | None:
 def cli_main(args: list[str]) -> int:
     """`jmem hook NAME`: the JSON context on stdin, one JSON result on stdout, exit 0."""
     name = args[0] if args else ""
-    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    stdin = sys.stdin  # None: started without one
+    raw = stdin.buffer.read() if stdin is not None and not stdin.isatty() else b""
     context: Any = {}
     problem = ""
     if raw.strip():

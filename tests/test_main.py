@@ -157,15 +157,24 @@ def test_called_with_arguments_it_returns(capsys: pytest.CaptureFixture[str]) ->
     assert "version" in capsys.readouterr().out
 
 
-def test_started_without_a_standard_output_it_still_ends_cleanly() -> None:
+def test_started_without_a_standard_output_it_still_ends_cleanly(tmp_path: Path) -> None:
+    """And finds its repository: with fd 1 closed, git's answers once went nowhere, and
+    the hook wrote its log into the work tree (`journal-mem/logs/`), where a commit took
+    it."""
     import os
     import subprocess
 
-    from helpers import base_env
+    from helpers import base_env, make_repo
 
-    proc = subprocess.run([sys.executable, "-c", _PROGRAM, "plain"], env=base_env(),
-                          input="", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, preexec_fn=lambda: os.close(1))
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    repo = make_repo(tmp_path / "r")
+    for runs, closed in enumerate(((1,), (0, 1), (0, 1, 2)), 1):
+        proc = subprocess.run([sys.executable, "-c", _PROGRAM, "plain"], env=base_env(),
+                              cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda fds=closed: [os.close(fd) for fd in fds])
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert not (repo / "journal-mem").exists()
+        log = repo / ".git" / "journal-mem" / "logs" / "hooks.jsonl"
+        assert len(log.read_text().splitlines()) == runs, closed
 

@@ -134,8 +134,11 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
         if not quiet and result.stderr:
             os.write(2, result.stderr)
         return result.returncode, result.stdout
-    read_fd, write_fd = os.pipe()
-    devnull = os.open(os.devnull, os.O_RDWR)
+    # each above 2: with this process's stdout closed, the pipe took fd 1, and the child,
+    # closing the pipe's read end after making its write end fd 1, lost its stdout (git
+    # answered nothing, and `locate` took the work tree for the git dir)
+    read_fd, write_fd = (_above_2(fd) for fd in os.pipe())
+    devnull = _above_2(os.open(os.devnull, os.O_RDWR))
     try:
         pid = os.posix_spawnp(
             "git",
@@ -157,6 +160,18 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
             chunks.append(chunk)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+
+def _above_2(fd: int) -> int:
+    """`fd`, or a copy of it numbered 3 or more (0-2 are free: this process was started
+    without them)."""
+    low = []
+    while fd < 3:
+        low.append(fd)
+        fd = os.dup(fd)
+    for spare in low:
+        os.close(spare)
+    return fd
 
 
 class Repo:
@@ -203,7 +218,7 @@ def locate(cwd: str) -> Repo:
             f"{cwd} is a bare repository: there is no main checkout to hold the journal",
             hint="clone it (git clone) and run journal-mem in the clone",
         )
-    if code != 0 or len(lines) != 4:
+    if code != 0 or len(lines) != 4 or not all(lines[i] for i in (0, 1, 3)):
         raise _not_a_repo(cwd, "git rev-parse found no work tree here")
     git_dir, common_dir, top = (os.path.realpath(lines[i]) for i in (0, 1, 3))
     if "GIT_DIR" in os.environ and "GIT_WORK_TREE" not in os.environ:

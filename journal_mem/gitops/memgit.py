@@ -484,7 +484,7 @@ def _mktree(root: str, entries: Listing) -> str:
 
 
 def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
-               hashed: dict[str, Stat]) -> bytes:
+               hashed: dict[str, Stat], mtime: int | None = None) -> bytes:
     """The main checkout's index `source` with `blobs` applied (computed on a copy).
 
     The files of `hashed` are given to `update-index` by path: git hashes each again and
@@ -493,11 +493,18 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
     changed since) is set to the committed blob instead, with no stat data: git shows the
     change as not staged, as for every path not in `hashed` (gone). Setting
     every blob and then refreshing the stat data with `git add --refresh PATHS` matched
-    every index entry against every path: 200 ms for 80 paths at 100k lessons."""
+    every index entry against every path: 200 ms for 80 paths at 100k lessons.
+
+    The copy keeps the index file's `mtime`: git trusts an entry whose stat data matches
+    its file unless the entry is as new as the index file ("racily clean"), so a file
+    rewritten within its old mtime's tick, with its size, is hashed again only when the
+    copy is as old as the index it copies."""
     path = os.path.join(state_dir, "distill-main-index")
     if source:
         with open(path, "wb") as fh:
             fh.write(source)
+        if mtime is not None:
+            os.utime(path, ns=(mtime, mtime))
     else:  # a repository with no index yet: git reads a missing file as empty, not a 0-byte one
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -522,6 +529,14 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
             return fh.read()
     except FileNotFoundError:  # nothing to apply to no index: still none
         return b""
+
+
+def _mtime(git_dir: str) -> int | None:
+    """The checkout's index file's mtime (None: no index)."""
+    try:
+        return os.stat(os.path.join(git_dir, "index")).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def _read_index(git_dir: str) -> bytes:
@@ -549,7 +564,7 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
-    index = _new_index(root, state_dir, source, blobs, hashed)
+    index = _new_index(root, state_dir, source, blobs, hashed, _mtime(git_dir))
     subject = message.split("\n", 1)[0]
     with RefUpdate(root, f"commit: {subject}") as update:
         # A `git commit` reads HEAD as it starts, takes index.lock for a moment, and

@@ -176,9 +176,10 @@ def describe_related(found: list[Related]) -> list[str]:
 def read_body(body: str | None, body_file: str | None) -> str:
     """The lesson's body: --body, else --body-file (`-` is stdin), else piped stdin (the
     caller refuses both at once)."""
+    stdin = sys.stdin  # None: started without one, so nothing to read
     if body is None:
-        if body_file == "-" or (body_file is None and not sys.stdin.isatty()):
-            body = decode_text(sys.stdin.buffer.read(), "stdin")
+        if body_file == "-" or (body_file is None and stdin is not None and not stdin.isatty()):
+            body = decode_text(stdin.buffer.read() if stdin is not None else b"", "stdin")
         elif body_file is not None:
             with open(body_file, "rb") as fh:
                 body = decode_text(fh.read(), "--body-file")

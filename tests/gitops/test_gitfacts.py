@@ -72,3 +72,14 @@ def test_bare_repository_with_worktrees_is_unsupported(tmp_path: Path) -> None:
 def test_not_a_repository(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedRepo, match="not inside a git work tree"):
         locate(str(tmp_path))
+
+
+def test_empty_answers_from_rev_parse_are_no_repository(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """git that exits 0 with nothing to say (its stdout lost) is not a repository at the
+    current folder: `realpath("")` is the folder, where the state would then go."""
+    from journal_mem.gitops import gitcore
+
+    monkeypatch.setattr(gitcore, "_rev_parse", lambda cwd: (0, ["", "", "false", ""]))
+    with pytest.raises(UnsupportedRepo, match="not inside a git work tree"):
+        gitcore.locate(str(tmp_path))

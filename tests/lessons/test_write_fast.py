@@ -74,3 +74,22 @@ def test_the_fast_path_and_click_agree(tmp_path: Path) -> None:
                                   ["--body", "x", "--body-file", "-"], ["--json=yes"]])
 def test_what_the_fast_path_leaves_to_click(args: list[str]) -> None:
     assert parse_args(args) is None
+
+
+def test_a_write_started_without_stdin_files_its_lesson(repo: Path) -> None:
+    """No stdin at all (a daemon, a closed descriptor): no body to read, the lesson filed;
+    `--body-file -` then reads an empty body, not a crash."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import base_env
+
+    for extra in ([], ["--body-file", "-"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "journal_mem", "write", "--agent", "api", "--topic", "t",
+             "--title", f"Filed without stdin {len(extra)}", *extra], cwd=repo, env=base_env(),
+            capture_output=True, text=True, preexec_fn=lambda: os.close(0))
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+    assert git(repo, "status", "--porcelain").stdout.count("journal/") == 2
