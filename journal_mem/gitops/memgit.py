@@ -484,32 +484,33 @@ def _mktree(root: str, entries: Listing) -> str:
 
 
 def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
-               hashed: dict[str, Stat], mtime: int | None = None) -> bytes:
+               hashed: dict[str, Stat]) -> bytes:
     """The main checkout's index `source` with `blobs` applied (computed on a copy).
 
-    The files of `hashed` are given to `update-index` by path: git hashes each again and
-    records its stat data with its blob, for the price of one read and write of the index.
-    A file whose stat is no longer the one taken before it was hashed for the commit (it
-    changed since) is set to the committed blob instead, with no stat data: git shows the
-    change as not staged, as for every path not in `hashed` (gone). Setting
-    every blob and then refreshing the stat data with `git add --refresh PATHS` matched
-    every index entry against every path: 200 ms for 80 paths at 100k lessons.
-
-    The copy keeps the index file's `mtime`: git trusts an entry whose stat data matches
-    its file unless the entry is as new as the index file ("racily clean"), so a file
-    rewritten within its old mtime's tick, with its size, is hashed again only when the
-    copy is as old as the index it copies."""
+    Every path is set to its committed blob (`--index-info`), which leaves its entry with
+    no stat data. The plain files of `hashed` whose stat is still the one taken before
+    they were hashed for the commit are then given to `update-index` by path: git hashes
+    each again (an entry with no stat data is never taken for up to date: one that kept
+    its old stat data would be, were the file rewritten in place within its mtime's tick
+    with its size) and records its stat data. One whose stat moved meanwhile is set to
+    the committed blob again: git shows its change as not staged. Refreshing the stat
+    data with `git add --refresh PATHS` instead matched every index entry against every
+    path: 200 ms for 80 paths at 100k lessons, where the second `update-index` takes ~80."""
     path = os.path.join(state_dir, "distill-main-index")
     if source:
         with open(path, "wb") as fh:
             fh.write(source)
-        if mtime is not None:
-            os.utime(path, ns=(mtime, mtime))
     else:  # a repository with no index yet: git reads a missing file as empty, not a 0-byte one
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     env = gitcore.clean_env({"GIT_INDEX_FILE": path})
-    by_path = sorted(p for p in hashed if blobs.get(p) is not None)
+    # The paths written (few), set as the tree has them; no listing of the index (100k
+    # journal paths at 100k lessons). With no index yet, nothing is there to remove.
+    info = _index_info(blobs, None if source else {})
+    if info:
+        gitcore.run([*WHOLE, "update-index", "-z", "--index-info"], root, env=env, stdin=info)
+    by_path = sorted(p for p, seen in hashed.items() if blobs.get(p) is not None
+                     and seen == _stat(os.path.join(root, p)))
     if by_path:
         # each is committed with the mode its file's executable bit says (`_hash`): so is
         # its entry, whatever mode it had and core.fileMode says; `--replace`: a file where
@@ -517,26 +518,15 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
         gitcore.run([*WHOLE, "-c", "core.fileMode=true", "update-index", "--add", "--remove",
                      "--replace", "-z", "--stdin"], root, env=env,
                     stdin="".join(f"{p}\0" for p in by_path).encode("utf-8", "surrogateescape"))
-    # The paths written (few), set as the tree has them; no listing of the index (100k
-    # journal paths at 100k lessons). With no index yet, nothing is there to remove.
-    rest = {p: value for p, value in blobs.items()
-            if p not in hashed or hashed[p] != _stat(os.path.join(root, p))}
-    info = _index_info(rest, None if source or by_path else {})
-    if info:
-        gitcore.run([*WHOLE, "update-index", "-z", "--index-info"], root, env=env, stdin=info)
+        moved = {p: blobs[p] for p in by_path if hashed[p] != _stat(os.path.join(root, p))}
+        if moved:
+            gitcore.run([*WHOLE, "update-index", "-z", "--index-info"], root, env=env,
+                        stdin=_index_info(moved, None))
     try:
         with open(path, "rb") as fh:
             return fh.read()
     except FileNotFoundError:  # nothing to apply to no index: still none
         return b""
-
-
-def _mtime(git_dir: str) -> int | None:
-    """The checkout's index file's mtime (None: no index)."""
-    try:
-        return os.stat(os.path.join(git_dir, "index")).st_mtime_ns
-    except FileNotFoundError:
-        return None
 
 
 def _read_index(git_dir: str) -> bytes:
@@ -564,7 +554,7 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
-    index = _new_index(root, state_dir, source, blobs, hashed, _mtime(git_dir))
+    index = _new_index(root, state_dir, source, blobs, hashed)
     subject = message.split("\n", 1)[0]
     with RefUpdate(root, f"commit: {subject}") as update:
         # A `git commit` reads HEAD as it starts, takes index.lock for a moment, and

@@ -139,25 +139,26 @@ def test_a_first_commit_with_no_index_yet(tmp_path: Path) -> None:
 
 
 def test_a_file_rewritten_within_its_mtime_s_tick_is_hashed_again(tmp_path: Path) -> None:
-    """A distilled file rewritten with its size within the tick of its recorded mtime,
-    in the tick the index was written in, has stat data equal to its entry's: git hashes
-    it again only because the entry is as new as the index file ("racily clean"). The
-    index is updated on a copy, which must keep the index file's mtime for that (with
-    the copy's own, one run in ~50 of a test committing every few milliseconds left the
-    old blob in the index). ctime, which a write moves, is left out (core.trustctime)."""
+    """A distilled file rewritten in place with its size within the tick of its recorded
+    mtime has stat data equal to its entry's (ctime, which a write moves, is left out
+    here by core.trustctime; the mtime is an old one, so git does not take the entry for
+    "racily clean"): `update-index PATH` alone would keep the old blob. The commit's
+    index takes the new one, as the commit does: the entry is first set with no stat
+    data (`--index-info`), which never matches a file's."""
     repo = make_repo(tmp_path / "r")
     git(repo, "config", "core.trustctime", "false")
     state = tmp_path / "state"
     state.mkdir()
     rel = f"{ROOT}/a/MEMORY.md"
     write(repo, rel, "aaaa\n")
+    old = 1_767_225_600_000_000_000  # long before the index: not "racily clean" for git
+    os.utime(repo / rel, ns=(old, old))
     assert memgit.commit(str(repo), ROOT, [rel], "jmem distill: 1", str(state))
     assert index_entries(repo, [rel])[rel][1]  # its stat data recorded
-    file, index = repo / rel, repo / ".git" / "index"
+    file = repo / rel
     mtime = file.stat().st_mtime_ns
     file.write_text("bbbb\n")  # the same size, in place
     os.utime(file, ns=(mtime, mtime))  # within the same tick: the same mtime
-    os.utime(index, ns=(mtime, mtime))  # and the index written in that tick too
     assert memgit.commit(str(repo), ROOT, [rel], "jmem distill: 2", str(state))
     assert git(repo, "show", f"HEAD:{rel}").stdout == "bbbb\n"
     assert git(repo, "diff", "--cached", "--name-only").stdout == ""
