@@ -184,7 +184,8 @@ def ranked(facts: Iterable[Fact]) -> list[Fact]:
     out = sorted(facts, key=_KEY)
     try:
         out.sort(key=_CREATED, reverse=True)  # newest first; ties keep the key order
-    except TypeError:  # a date without a zone beside one with: as `timestamp()` says
+    except TypeError:  # a date without a zone beside one with: as `timestamp()` says,
+        out.sort(key=_KEY)  # from the key order again (a failed sort leaves it half done)
         out.sort(key=_timestamp, reverse=True)
     out.sort(key=_CONFIDENCE, reverse=True)
     out.sort(key=_importance)
