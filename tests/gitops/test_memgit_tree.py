@@ -313,3 +313,38 @@ def test_every_kind_of_entry_beside_the_memory_root_is_kept(tmp_path: Path) -> N
     assert [line for line in after.splitlines() if "agent-memory" not in line] == \
         before.splitlines()
     assert "160000 commit" in after and "120000 blob" in after and "100755 blob" in after
+
+
+def _zlib_level_bits(repo: Path, oid: str) -> int:
+    """The FLEVEL bits of a loose object's zlib header (0: zlib's fastest level; the
+    default level gives 2)."""
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    header = path.read_bytes()[:2]
+    assert header[0] & 0x0F == 8, header  # deflate
+    return header[1] >> 6
+
+
+def test_the_commit_s_objects_are_written_at_zlib_s_fastest_level(tmp_path: Path) -> None:
+    """The distill state, and the tree of each journal folder it touches, are megabytes at
+    100k lessons: they are written loose at zlib's fastest level (git's default for loose
+    objects), whatever the repository's `core.compression` says."""
+    root = ROOTS[0]
+    repo = make_repo(tmp_path / "r")
+    git(repo, "config", "core.compression", "9")
+    state = tmp_path / "state"
+    state.mkdir()
+    rels = [f"{root}/a/journal/2026-01-0{i}-l{i}.md" for i in range(1, 4)]
+    rels.append(f"{root}/distill-state.json")
+    for i, rel in enumerate(rels):
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"lesson {i}\n" + "".join(f"line {n} of {rel}\n" for n in range(400)))
+    (tmp_path / "theirs.txt").write_text("a blob of the repository's\n")
+    blob = git(repo, "hash-object", "-w", str(tmp_path / "theirs.txt")).stdout.strip()
+    assert _zlib_level_bits(repo, blob) == 3  # level 9 here
+    assert memgit.commit(str(repo), root, rels, "jmem distill: test", str(state))
+    made = [git(repo, "rev-parse", f"HEAD:{rel}").stdout.strip() for rel in rels]
+    made += [git(repo, "rev-parse", f"HEAD:{folder}").stdout.strip()
+             for folder in (root, f"{root}/a", f"{root}/a/journal")]  # `write-tree`'s
+    for oid in made:
+        assert _zlib_level_bits(repo, oid) == 0, oid
