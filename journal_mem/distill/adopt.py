@@ -23,20 +23,20 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from journal_mem.distill.files import ever_written, is_distilled, recorded
+from journal_mem.distill.files import ever_written, fs_clock, is_distilled, recorded
 from journal_mem.distill.folding import previous_facts
 from journal_mem.distill.handedit import Edit, edit_lessons
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers import native
 from journal_mem.importers.markdown import Resolver
-from journal_mem.importers.memfiles import MemFile, drafts_of, memory_files
+from journal_mem.importers.memfiles import Heads, MemFile, drafts_of, memory_files
 from journal_mem.intake.pipeline import Proposal, Refused, file
 from journal_mem.journal.entry import now as stamp_now
 from journal_mem.journal.fold import Fact, fact_of
 from journal_mem.journal.foldstate import read_state
 from journal_mem.journal.reader import Journal, read_journal
-from journal_mem.layout import DISTILL_STATE
+from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.repo import Context
 
 HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
@@ -152,12 +152,23 @@ def limits(edits: list[Edit], root: str) -> tuple[dict[str, set[str]], dict[str,
     return shown, gone
 
 
+def _heads(layout: Layout) -> Heads | None:
+    """The memory files' heads as the last distill read them (None: no cache dir)."""
+    try:
+        return Heads(layout, fs_clock(layout))
+    except OSError:
+        return None
+
+
 def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
     """Import foreign memory files and adopt hand edits; raise `PolicyViolation` (nothing
     written) when one cannot be adopted."""
 
     layout, policy = ctx.layout, ctx.policy
-    files = memory_files(layout)
+    heads = _heads(layout)
+    files = memory_files(layout, heads=heads)
+    if heads is not None:
+        heads.save()
     foreign = [f for f in files if not f.generated and f.text.strip()]
     edited = _edited(ctx, status, files)
     natives = native.native_files(layout)
