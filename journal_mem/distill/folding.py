@@ -20,12 +20,11 @@ from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
+    TopicStore,
     changed_rows,
     load_rules,
-    load_topics,
     save_replay_head,
     save_rules,
-    save_topics,
 )
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state, read_state
@@ -54,6 +53,7 @@ class Step:
     token: str = ""  # the fold cache's token for `after` ("" when not kept)
     replay: str = ""  # the token of its replay as kept (`cache.ReplayCache`; "" if not)
     changed: set[str] | None = None  # the keys of `rows` whose row differs from `before`'s
+    topics: TopicStore | None = None  # the topic renderings `rendered` reused, as loaded
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
@@ -87,9 +87,9 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
     before = previous_facts(journal, base, agents, ctx, kept)
     rows = {key: fact_row(fact) for key, fact in after.facts.items()}
     changed = changed_rows(before, rows)  # the one comparison of every fact with the last
-    token, topics = load_topics(layout.state_dir, code_key())
-    rendered_from = kept.rows_of(token)  # the fold those renderings were made from
-    earlier = Earlier(topics, rendered_from,
+    store = TopicStore(layout.state_dir, code_key())
+    rendered_from = kept.rows_of(store.token)  # the fold those renderings were made from
+    earlier = Earlier(store.topics, rendered_from,
                       rows.keys() - changed if rendered_from is before else None
                       ) if rendered_from is not None else None
     rendered = render(after, agents, config.budget, earlier)
@@ -100,7 +100,7 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
         save_rules(layout.state_dir, after.ruled.fields(), replay, token,
                    {key: fact_row(fact) for key, fact in after.staled.items()})
     return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
-                replay, changed)
+                replay, changed, store)
 
 
 def _replay_key(ctx: Context, agents: list[str]) -> object:
@@ -184,7 +184,8 @@ def keep_topics(ctx: Context, step: Step) -> None:
     for (agent, topic), (keys, inputs, names, evicted, where) in rendered.topics.items():
         stamped = [(name, stamp(f"{agent}/{TOPICS}/{name}.md", name)) for name, _ in names]
         topics[(agent, topic)] = (keys, inputs, stamped, evicted, where)
-    save_topics(layout.state_dir, topics, code_key(), step.token)
+    store = step.topics or TopicStore(layout.state_dir, code_key())
+    store.save(topics, step.token)
 
 
 def committed_state(ctx: Context) -> FoldState | None:

@@ -279,19 +279,53 @@ def topics_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "topics.pickle")
 
 
-def load_topics(state_dir: str, code: str) -> tuple[str, dict[Any, Any]]:
-    """(token, renderings): the topic renderings the last distill kept (`render.TopicCache`)
-    if the code that rendered them is `code` (`render.code_key`), and the token of the
-    fold they were rendered from (`FoldCache.rows_of`); ("", {}) otherwise."""
-    return load(topics_path(state_dir), ("topics", code))
+class TopicStore:
+    """The topic renderings the last distill kept (`render.TopicCache`), if the code that
+    rendered them is `code` (`render.code_key`), with the token of the fold they were
+    rendered from (`FoldCache.rows_of`); `token` "" and no topics otherwise.
 
+    A base file, and a delta of the topics kept since it (`set`) and those gone (`gone`),
+    which names the base by its token: at 100k lessons the topics pickle to ~23 MB, and
+    a distill of 20 new lessons renders a few dozen of ~2,500 topics again (pickling
+    them all took ~65 ms of each distill). The base is written again once the delta
+    holds more than a fifth of it. A reused topic is kept as the very values it was
+    loaded as, so telling it from the base's compares objects, not their contents."""
 
-def save_topics(state_dir: str, topics: dict[Any, Any], code: str, token: str) -> None:
-    """Keep `topics`, rendered from the fold kept under `token` (`FoldCache.save`)."""
-    try:
-        dump(topics_path(state_dir), token, ("topics", code), topics, entries=False)
-    except OSError:
-        pass  # only slower next time
+    def __init__(self, state_dir: str, code: str) -> None:
+        self.path, self.code = topics_path(state_dir), code
+        self.base_token, base = load(self.path, ("topics", code))
+        self.base: dict[Any, Any] = base
+        gen, delta = (load(self.path + ".delta", ("topics", code, self.base_token))
+                      if self.base_token else ("", {}))
+        got, gone = delta.get("set"), delta.get("gone")
+        self.token = self.base_token
+        self.topics: dict[Any, Any] = dict(base)
+        if gen and isinstance(got, dict) and isinstance(gone, list):
+            for name in gone:
+                self.topics.pop(name, None)
+            self.topics.update(got)
+            self.token = gen
+
+    def save(self, topics: dict[Any, Any], token: str) -> None:
+        """Keep `topics`, rendered from the fold kept under `token` (`FoldCache.save`)."""
+        try:
+            self._save(topics, token)
+        except OSError:
+            pass  # only slower next time
+
+    def _save(self, topics: dict[Any, Any], token: str) -> None:
+        base = self.base
+        if self.base_token and base:
+            changed = {name: value for name, value in topics.items()
+                       if base.get(name) != value}
+            gone = [name for name in base if name not in topics]
+            if len(changed) + len(gone) <= max(50, len(base) // 5):
+                dump(self.path + ".delta", token, ("topics", self.code, self.base_token),
+                     {"set": changed, "gone": gone}, entries=False)
+                return
+        dump(self.path, token, ("topics", self.code), topics, entries=False)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path + ".delta")
 
 
 # --- the last fold, kept to compare the next one with ------------------------------

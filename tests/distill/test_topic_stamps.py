@@ -16,7 +16,7 @@ from distill_helpers import MEM, lesson
 from journal_mem import repo as repo_module
 from journal_mem.distill import distiller, files
 from journal_mem.gitops import indexlock
-from journal_mem.journal.cache import load_topics
+from journal_mem.journal.cache import TopicStore
 from journal_mem.journal.render import code_key
 
 ALPHA = "api/topics/alpha.md"
@@ -99,7 +99,8 @@ def test_a_file_written_just_now_is_kept_by_its_digest(repo: Path, reads: list[s
     _two_topics(repo)
     assert _distill(repo).status == "distilled"
     layout = repo_module.open_context(str(repo)).layout
-    token, topics = load_topics(layout.state_dir, code_key())
+    store = TopicStore(layout.state_dir, code_key())
+    token, topics = store.token, store.topics
     assert token and topics
     assert all(isinstance(stamp, bytes) for value in topics.values() for _, stamp in value[2])
     lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
@@ -137,7 +138,7 @@ def test_stamps_are_judged_by_the_file_system_clock(
     _two_topics(repo)
     assert _distill(repo).status == "distilled"
     layout = repo_module.open_context(str(repo)).layout
-    _, topics = load_topics(layout.state_dir, code_key())
+    topics = TopicStore(layout.state_dir, code_key()).topics
     assert topics and all(isinstance(stamp, bytes)  # not stamped: kept by their digest
                           for value in topics.values() for _, stamp in value[2])
     assert abs(files.fs_clock(layout) - real()) < 5_000_000_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from journal_mem.journal.anchor import CodeChange
-from journal_mem.journal.cache import changed_rows
+from journal_mem.journal.cache import TopicStore, changed_rows, topics_path
 from journal_mem.journal.entry import IMPORTANCE
 from journal_mem.journal.fold import Fact, Fold, fact_row, rank, ranked
-from journal_mem.journal.render import Earlier, Rendered, fact_line, over_budget, render
+from journal_mem.journal.render import (
+    Earlier,
+    Rendered,
+    code_key,
+    fact_line,
+    over_budget,
+    render,
+)
 from journal_mem.layout import TOPICS
 from journal_mem.schema import Budget
 
@@ -346,14 +354,68 @@ def test_a_rendering_is_judged_against_the_rows_it_was_rendered_from() -> None:
 def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
     """The kept renderings are keyed by the code that rendered them (`code_key`): after an
     upgrade that changes how a topic file reads, nothing is reused."""
-    from journal_mem.journal.cache import load_topics, save_topics
-    from journal_mem.journal.render import code_key
-
     kept = render(fold_of(fact("k1", "Lesson one")), ["api"], Budget()).topics
-    save_topics(str(tmp_path), kept, code_key(), "token-1")
-    assert load_topics(str(tmp_path), code_key()) == ("token-1", kept)
-    assert load_topics(str(tmp_path), "another version") == ("", {})
+    TopicStore(str(tmp_path), code_key()).save(kept, "token-1")
+    store = TopicStore(str(tmp_path), code_key())
+    assert (store.token, store.topics) == ("token-1", kept)
+    other = TopicStore(str(tmp_path), "another version")
+    assert (other.token, other.topics) == ("", {})
     assert len(code_key()) == 32
+
+
+def _topics(n: int, tag: str = "") -> dict[Any, Any]:
+    return {("api", f"t{i}"): ((f"k{i}",), (200, ()), [(f"t{i}", (i, 1, 2, 3))], [],
+                               {f"k{i}": f"t{i}#k{i}{tag}"}) for i in range(n)}
+
+
+def test_the_kept_renderings_are_a_base_and_a_delta_of_what_changed(tmp_path: Path) -> None:
+    """A save that changes a few topics of many writes only those, and those gone, beside
+    the base; a later load gives every topic as saved, under the last token. A delta
+    past a fifth of the base writes the base again."""
+    state = str(tmp_path)
+    TopicStore(state, "code").save(_topics(400), "t1")
+    base = Path(topics_path(state))
+    base_bytes = base.read_bytes()
+    store = TopicStore(state, "code")
+    second = dict(store.topics)
+    second[("api", "t3")] = _topics(400, "-moved")[("api", "t3")]
+    del second[("api", "t7")]
+    second[("ops", "new")] = _topics(1)[("api", "t0")]
+    store.save(second, "t2")
+    assert base.read_bytes() == base_bytes  # only the delta written
+    delta = Path(f"{base}.delta")
+    assert delta.stat().st_size < len(base_bytes) // 20
+    again = TopicStore(state, "code")
+    assert (again.token, again.topics) == ("t2", second)
+    third = dict(again.topics)
+    third[("api", "t3")] = _topics(400)[("api", "t3")]  # as the base has it: not in a delta
+    again.save(third, "t3")
+    got = TopicStore(state, "code")
+    assert (got.token, got.topics) == ("t3", third)
+    assert len(got.base) == 400 and ("api", "t3") in got.base
+    # a fifth of the base changed: written whole, the delta gone
+    fourth = {**third, **{k: v for k, v in _topics(400, "-all").items()
+                          if int(k[1][1:]) < 100}}
+    got.save(fourth, "t4")
+    assert not delta.exists() and base.read_bytes() != base_bytes
+    last = TopicStore(state, "code")
+    assert (last.token, last.topics, last.base) == ("t4", fourth, fourth)
+
+
+def test_a_delta_of_another_base_is_not_read(tmp_path: Path) -> None:
+    """A delta names its base by the base's token: the base written again (another token)
+    leaves an older delta unread, whatever happened to it."""
+    state = str(tmp_path)
+    TopicStore(state, "code").save(_topics(100), "b1")
+    store = TopicStore(state, "code")
+    changed = {**store.topics, ("api", "t1"): _topics(100, "-x")[("api", "t1")]}
+    store.save(changed, "d1")
+    stale = tmp_path / "old-delta"
+    shutil.copy(f"{topics_path(state)}.delta", stale)
+    TopicStore(state, "code").save(_topics(100, "-y"), "b2")  # all changed: a new base
+    shutil.copy(stale, f"{topics_path(state)}.delta")  # an older delta, put back
+    store = TopicStore(state, "code")
+    assert (store.token, store.topics) == ("b2", _topics(100, "-y"))
 
 
 _KEYS = st.text("abcdefghij-", min_size=1, max_size=30)
