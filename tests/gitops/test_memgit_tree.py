@@ -315,6 +315,69 @@ def test_every_kind_of_entry_beside_the_memory_root_is_kept(tmp_path: Path) -> N
     assert "160000 commit" in after and "120000 blob" in after and "100755 blob" in after
 
 
+@pytest.mark.parametrize("case", ["file where a folder goes", "folder where a file goes",
+                                  "removals of what is not there", "every kind kept inside",
+                                  "a folder emptied beside a kept one"])
+def test_inside_the_memory_root_the_tree_is_the_one_an_index_makes(
+        tmp_path: Path, case: str) -> None:
+    """The cases a build of the memory root's folder alone could get wrong, each against
+    the tree a whole private index of the repository gives (`whole_index_tree`): a file
+    where a folder of a changed path goes, a folder where a changed file goes, removals
+    of paths not there, entries of every kind (executable, symbolic link, submodule)
+    beside the changed ones, a folder emptied beside a kept one."""
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    prefix = "deep/mem ory"
+    write(repo, f"{prefix}/a/keep.md", "keep\n")
+    write(repo, f"{prefix}/b/journal/x.md", "x\n")
+    if case == "file where a folder goes":
+        write(repo, f"{prefix}/a/journal", "a file named journal\n")
+    elif case == "folder where a file goes":
+        write(repo, f"{prefix}/a/notes/one.md", "one\n")
+        write(repo, f"{prefix}/a/notes/deeper/two.md", "two\n")
+    elif case == "every kind kept inside":
+        write(repo, f"{prefix}/a/run.sh", "#!/bin/sh\n")
+        (repo / prefix / "a" / "run.sh").chmod(0o755)
+        os.symlink("keep.md", repo / prefix / "a" / "link")
+    git(repo, "add", "-A")
+    if case == "every kind kept inside":
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head(repo)},{prefix}/a/sub")
+    git(repo, "commit", "-q", "-m", "before")
+    paths = [f"{prefix}/a/journal/new.md"]
+    if case == "file where a folder goes":
+        (repo / prefix / "a" / "journal").unlink()
+        write(repo, paths[0], "new\n")
+    elif case == "folder where a file goes":
+        for gone in ("notes/one.md", "notes/deeper/two.md"):
+            (repo / prefix / "a" / gone).unlink()
+        (repo / prefix / "a" / "notes" / "deeper").rmdir()
+        (repo / prefix / "a" / "notes").rmdir()
+        write(repo, f"{prefix}/a/notes", "now a file\n")
+        paths = [f"{prefix}/a/notes"]
+    elif case == "removals of what is not there":
+        paths = [f"{prefix}/a/journal/absent.md", f"{prefix}/z/journal/absent.md",
+                 f"{prefix}/a/keep.md/under-a-file.md"]
+    elif case == "a folder emptied beside a kept one":
+        (repo / prefix / "b" / "journal" / "x.md").unlink()
+        write(repo, paths[0], "new\n")
+        paths.append(f"{prefix}/b/journal/x.md")
+    else:
+        write(repo, paths[0], "new\n")
+    base = head(repo)
+    want = whole_index_tree(repo, base, paths, tmp_path)
+    made = distill_commit(repo, prefix, paths, state)
+    assert tree(repo) == want
+    assert (made == "") == (case == "removals of what is not there")
+    if case == "every kind kept inside":
+        listing = git(repo, "ls-tree", "HEAD", f"{prefix}/a/").stdout
+        assert "160000 commit" in listing and "120000 blob" in listing
+        assert "100755 blob" in listing
+    if case == "a folder emptied beside a kept one":
+        assert git(repo, "ls-tree", "--name-only", "HEAD", f"{prefix}/").stdout.splitlines() == [
+            f"{prefix}/a"]
+
+
 def _zlib_level_bits(repo: Path, oid: str) -> int:
     """The FLEVEL bits of a loose object's zlib header (0: zlib's fastest level; the
     default level gives 2)."""
