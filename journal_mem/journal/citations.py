@@ -286,7 +286,7 @@ def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
     facts = list(result.facts.values())
     pairs = [(f.key, (*f.cited, *(r for r in f.refs
                                   if split(r)[1] and r not in recorded_refs(f.cited))))
-             for f in facts]
+             for f in facts if f.cited or f.refs]  # most cite nothing: no generator each
     pairs = [p for p in pairs if p[1]]
     head = gitcore.resolve(root, rev) if pairs else None
     if head is None:
