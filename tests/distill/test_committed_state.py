@@ -22,7 +22,7 @@ def git_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     calls: list[list[str]] = []
     run = gitcore.run
 
-    def spy(args: list[str], *rest: object, **kw: object) -> gitcore.Result:
+    def spy(args: list[str], *rest: object, **kw: object) -> gitcore.GitResult:
         calls.append(list(args))
         return run(args, *rest, **kw)  # type: ignore[arg-type]
 
