@@ -13,7 +13,8 @@ again only the facts they can concern:
   `MAX_DF + 1` titles or fewer before or after: the only words through which a
   fact is paired with another (`MAX_DF` or fewer), or whose weight in
   `_unsaid` changes (it counts up to `MAX_DF + 1`);
-* the same for a retraction that came or went.
+* the same for a retraction that came, went or changed (its key among them: a
+  retraction restated with other words under its key corrects by those).
 
 Every other fact keeps the corrector it had: nothing it is judged by changed. The
 pairs are then exactly those `conflicts` gives (the property test in
@@ -53,7 +54,8 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
     since = date - dt.timedelta(days=WINDOW_DAYS)
     before: dict[str, int] = {}  # each stem whose count changed: its count before
     concerned: set[str] = set()  # facts to judge again
-    for key in sorted(set(changed)):
+    redone = set(changed)
+    for key in sorted(redone):
         title = was.get(key)
         if title is not None:  # its old title leaves the index
             recent.discard(key)
@@ -71,6 +73,9 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
                     df[stem] = n - 1
                 else:
                     del df[stem], posts[stem]
+    # then the new titles come in: had one come in before another left, a word could pass
+    # `KEEP_DF` titles on the way and lose the facts it keeps, at a count that keeps them
+    for key in sorted(redone):
         fact = facts.get(key)
         if fact is None:
             index.found.pop(key, None)
@@ -90,8 +95,11 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
                 if n + 1 > similar.KEEP_DF:
                     del posts[stem]
     said = {x.key: x for x in correctors}
-    words = [stem for key in said.keys() ^ index.said.keys()
-             for stem in (index.said[key] if key in index.said else stems(said[key].title))]
+    words: list[str] = []  # of each retraction that came, went or changed, its title's stems
+    for key in said.keys() ^ index.said.keys() | (said.keys() & index.said.keys() & redone):
+        words += index.said.get(key, ())
+        if key in said:
+            words += stems(said[key].title)
     for stem in [*before, *words]:
         n = df.get(stem, 0)
         if min(n, before.get(stem, n)) <= similar.MAX_DF + 1:

@@ -25,6 +25,7 @@ Which files are entries, and which are pending, is `listing.py`'s job.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as dt
 import functools
@@ -148,17 +149,27 @@ class _Files:
 
     def verdict_of(self, agent: str, path: str, rel: str, st: _Stat | None) -> _Item | None:
         """`verdict`, the file's `lstat` already made (`_stat`: None when it was gone)."""
-        if st is None:  # removed since the listing (never by journal-mem)
-            return None
-        item = self.cache.items.get(rel)
-        if stat.S_ISLNK(st[0]):
-            item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular files",),
-                    False)
-        elif item is None or item[:3] != st[1:]:
-            item = self._fresh(agent, path, rel, st)
-            self.changed = True
-        self.new[rel] = item
-        return item
+        self.verdicts([(agent, rel, "", st)], lambda _agent, _name: path)
+        return self.new.get(rel) if st is not None else None
+
+    def verdicts(self, found: Iterable[_Listed], where: Callable[[str, str], str]) -> list[str]:
+        """Give each listed file its verdict (`verdict_of`); the paths of those still there.
+        `where(agent, name)` is the file's path, made only for a file not as cached (at
+        100k lessons one call per file took ~40 ms)."""
+        items, new, listed = self.cache.items, self.new, []
+        for agent, rel, name, st in found:
+            if st is None:  # removed since the listing (never by journal-mem)
+                continue
+            item = items.get(rel)
+            if stat.S_ISLNK(st[0]):
+                item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular "
+                                       "files",), False)
+            elif item is None or item[:3] != st[1:]:
+                item = self._fresh(agent, where(agent, name), rel, st)
+                self.changed = True
+            new[rel] = item
+            listed.append(rel)
+        return listed
 
     def _fresh(self, agent: str, path: str, rel: str, st: _Stat) -> _Item:
         if self.later is not None and not self.cache.items:
@@ -319,9 +330,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
     where = _paths(layout)
     if listing is not None:
         found, misnamed = listing.result()
-        for agent, rel, name, st in found:
-            if files.verdict_of(agent, where(agent, name), rel, st) is not None:
-                listed.append(rel)
+        listed = files.verdicts(found, where)
     else:
         for agent, rel, name in track(entry_files(layout, misnamed), "reading the journal",
                                       "entries"):
@@ -422,7 +431,9 @@ def _caught_up(layout: Layout, found: list[_Listed], misnamed: list[str],
                folders: dict[str, _Folder], at: int) -> tuple[list[_Listed], list[str]]:
     """A listing made at `at` (`_listing`), brought up to date: each journal folder whose
     stat is not the one it was listed under, or was changed within `RACY_NS` before, is
-    listed again, its new entry files `lstat`ed."""
+    listed again, its new entry files `lstat`ed. `found` is sorted by path, so each
+    agent's files are one run of it: only the runs of the folders listed again are
+    read (at 100k lessons, going through every row took ~100 ms)."""
     agents = layout.agents_on_disk()
     again = {agent for agent in agents
              if (seen := folders.get(agent)) is None or at - seen[1] < RACY_NS
@@ -430,29 +441,39 @@ def _caught_up(layout: Layout, found: list[_Listed], misnamed: list[str],
     again.update(set(folders) - set(agents))  # a folder gone: its files with it
     if not again:
         return found, misnamed
-    known: dict[str, set[str]] = {}
-    for agent, _, name, _ in found:
-        if agent in again:
-            known.setdefault(agent, set()).add(name)
-    now: dict[str, list[str]] = {agent: _listdir(layout.journal_dir(agent))
-                                 for agent in again if agent in agents}
-    names = {agent: set(listed) for agent, listed in now.items()}
-    kept = [row for row in found if row[0] not in again or row[2] in names.get(row[0], ())]
-    misfits = [rel for rel in misnamed if rel.split("/", 1)[0] not in again]
+    on_disk = set(agents)
     path = _paths(layout)
-    for agent, listed in now.items():
-        had = known.get(agent, set())
+    kept: list[_Listed] = []
+    done = 0
+    misfits = [rel for rel in misnamed if rel.split("/", 1)[0] not in again]
+    for agent in sorted(again, key=lambda agent: f"{agent}/{JOURNAL}/"):  # in path order
+        start = bisect.bisect_left(found, f"{agent}/{JOURNAL}/", done, key=_rel_of)
+        end = bisect.bisect_left(found, f"{agent}/{JOURNAL}0", start, key=_rel_of)  # '/' + 1
+        kept += found[done:start]
+        done = end
+        if agent not in on_disk:
+            continue
+        listed = _listdir(layout.journal_dir(agent))
+        names = set(listed)
+        run = [row for row in found[start:end] if row[2] in names]
+        had = {row[2] for row in found[start:end]}
         for name in listed:
             if name in had:
                 continue
             rel = f"{agent}/{JOURNAL}/{name}"
             if ENTRY_NAME_RE.fullmatch(name):
-                kept.append((agent, rel, name, _stat(path(agent, name))))
+                run.append((agent, rel, name, _stat(path(agent, name))))
             elif not name.startswith("."):
                 misfits.append(rel)
-    kept.sort(key=lambda row: row[1])
+        run.sort(key=_rel_of)
+        kept += run
+    kept += found[done:]
     misfits.sort()
     return kept, misfits
+
+
+def _rel_of(row: _Listed) -> str:
+    return row[1]
 
 
 def _paths(layout: Layout) -> Callable[[str, str], str]:

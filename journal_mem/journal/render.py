@@ -702,13 +702,16 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
     return out
 
 
+_KEY = operator.attrgetter("key")
+
+
 def _topic(out: Rendered, earlier: Earlier | None, same: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]]) -> tuple[list[str], list[str], dict[str, str]]:
     """Put `render_topic`'s files in `out` (reused, packed, from `earlier` when its input
     is the same and its facts are in `same`, unchanged since), and its rendering in
     `out.topics`; returns its file names, evicted keys and placements."""
-    keys = tuple(fact.key for fact in facts)
+    keys = tuple(map(_KEY, facts))  # in C: every topic of every agent, each render
     inputs = _inputs(max_lines, taken, facts, code)
     hit = earlier.topics.get((agent, topic)) if earlier else None
     if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs

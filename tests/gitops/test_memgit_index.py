@@ -24,6 +24,15 @@ def _quick(monkeypatch: pytest.MonkeyPatch) -> None:
                         functools.partial(indexlock.wait_quiet, quiet_s=0.0))
 
 
+@pytest.fixture(params=["one update-index", "paths past the command line's room"])
+def room(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways `_new_index` takes: the removals and re-adds in one `update-index`, and
+    (paths too long for a command line) `--index-info` first, then the paths by name."""
+    if request.param != "one update-index":
+        monkeypatch.setattr(memgit, "MAX_ARGS_BYTES", 0)
+    return str(request.param)
+
+
 def write(repo: Path, rel: str, text: str) -> None:
     path = repo / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,7 +57,7 @@ def committed(repo: Path, path: str) -> str | None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_what_changed_after_its_hash_is_committed_as_hashed_and_shown_not_staged(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, room: str) -> None:
     rng = random.Random(seed)
     repo = make_repo(tmp_path / "r")
     state = tmp_path / "state"
@@ -138,7 +147,8 @@ def test_a_first_commit_with_no_index_yet(tmp_path: Path) -> None:
     assert git(repo, "status", "--porcelain").stdout == ""
 
 
-def test_a_file_rewritten_within_its_mtime_s_tick_is_hashed_again(tmp_path: Path) -> None:
+def test_a_file_rewritten_within_its_mtime_s_tick_is_hashed_again(tmp_path: Path,
+                                                                  room: str) -> None:
     """A distilled file rewritten in place with its size within the tick of its recorded
     mtime has stat data equal to its entry's (ctime, which a write moves, is left out
     here by core.trustctime; the mtime is an old one, so git does not take the entry for

@@ -261,7 +261,7 @@ def test_a_path_outside_the_memory_root_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("config", [["core.splitIndex", "true"], ["index.version", "4"],
-                                    ["feature.manyFiles", "true"]])
+                                    ["feature.manyFiles", "true"], ["index.version", "2"]])
 def test_the_kept_index_works_whatever_index_format_the_repository_asks_for(
         tmp_path: Path, config: list[str]) -> None:
     repo = make_repo(tmp_path / "r")
@@ -285,11 +285,22 @@ def test_the_kept_index_works_whatever_index_format_the_repository_asks_for(
         git(repo, "add", "src")
         git(repo, "commit", "-q", "-m", f"code {n}")
     (repo / paths[0]).unlink()
+    version = index_version(repo / ".git" / "index")
     assert distill_commit(repo, prefix, [paths[0]], state)
     assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", prefix).stdout.split() == sorted(
         paths[1:])
     assert git(repo, "status", "--porcelain").stdout == ""
     assert git(repo, "ls-files", prefix).stdout.split() == sorted(paths[1:])
+    # the private index is always version 4 (smaller); the checkout's keeps its own
+    assert index_version(state / "distill-index") == 4
+    assert index_version(repo / ".git" / "index") == version
+
+
+def index_version(path: Path) -> int:
+    """The version in an index file's header (`DIRC`, then 4 bytes big-endian)."""
+    head = path.read_bytes()[:8]
+    assert head[:4] == b"DIRC", head
+    return int.from_bytes(head[4:], "big")
 
 
 def test_every_kind_of_entry_beside_the_memory_root_is_kept(tmp_path: Path) -> None:

@@ -82,11 +82,11 @@ def _age(repo: Path) -> None:
 # (what, agent, which name)
 CHANGES = st.lists(st.tuples(
     st.sampled_from(["entry", "misnamed", "dotfile", "remove", "folder-gone", "retouch"]),
-    st.sampled_from(["api", "web", "ops", "new-agent"]),
+    st.sampled_from(["api", "web", "ops", "new-agent", "api-v2"]),  # api-v2/ sorts before api/
     st.integers(0, 5)), max_size=6)
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=CHANGES, racy=st.booleans())
 def test_a_listing_caught_up_is_a_listing_made_then(
@@ -94,6 +94,7 @@ def test_a_listing_caught_up_is_a_listing_made_then(
         racy: bool) -> None:
     shutil.rmtree(repo / MEM / "ops", ignore_errors=True)
     shutil.rmtree(repo / MEM / "new-agent", ignore_errors=True)
+    shutil.rmtree(repo / MEM / "api-v2", ignore_errors=True)
     for agent in ("api", "web"):
         for path in (repo / MEM / agent / "journal").glob("*"):
             path.unlink()
@@ -101,6 +102,7 @@ def test_a_listing_caught_up_is_a_listing_made_then(
         lesson(repo, "api", f"a{i}", i)
         lesson(repo, "web", f"w{i}", i)
     lesson(repo, "ops", "o0", 0)
+    lesson(repo, "api-v2", "v0", 0)
     (repo / MEM / "web" / "journal" / "notes.txt").write_text("not an entry\n")
     ctx = _cached(repo)
     _age(repo)

@@ -412,6 +412,44 @@ def test_corrections_judged_going_on_from_the_last_fold_equal_those_of_everythin
             event(f"pairs {min(len(whole.conflicts), 3)}")
 
 
+def test_a_retraction_restated_in_other_words_is_judged_again_going_on(
+        store: Store) -> None:
+    """A retraction lesson (its key no fact) agreeing with a fact is restated under its
+    key with a change word: it now probably corrects the fact. Its title's stems are
+    the same as before, so only its key among the changed ones says to judge again
+    (found by the property above, with words in one title at most)."""
+    with mock.patch.object(similar, "MAX_DF", 1), mock.patch.object(similar, "KEEP_DF", 2):
+        old = [("api/journal/a.md", entry("api", "k2", 0, title="The retry limit is 3")),
+               ("api/journal/b.md", entry("api", "k1", 0, title="The retry limit is 3",
+                                          retracts=("k0",)))]
+        assert run(old, store).conflicts == []
+        new = [("api/journal/c.md", entry("api", "k1", 1, title="The retry limit is now 3",
+                                          retracts=("k0",)))]
+        later = run(old + new, store)
+        assert later.went_on and later.conflicts == [("k2", "k1")]
+        assert later == run(old + new)
+
+
+def test_a_word_s_facts_are_kept_when_a_title_comes_in_as_another_leaves(
+        store: Store) -> None:
+    """A fact merges into a new one of the same title: "retry" stays in `KEEP_DF` titles,
+    and the index still keeps its facts (it lost them when the new title came in first,
+    at one title past `KEEP_DF`)."""
+    with mock.patch.object(similar, "MAX_DF", 2), mock.patch.object(similar, "KEEP_DF", 4):
+        old = [(f"api/journal/{n:03d}.md", entry("api", key, 0, topic="ops",
+                                                   title=f"The retry limit is {v}"))
+               for n, key, v in [(2, "k2", "now 3"), (3, "k4", "40"), (5, "k1", "5"),
+                                 (15, "k3", "3")]]
+        run(old, store)
+        new = [("api/journal/017.md", entry("api", "k0", 0, topic="ops",
+                                            title="The retry limit is 3"))]
+        later = run(old + new, store)
+        whole = run(old + new)
+        assert "k3" not in later.facts and later.went_on
+        assert ruled_fields(later) == ruled_fields(whole)
+        assert ruled_fields(later)["index"]["posts"]["retry"] == {"k0", "k1", "k2", "k4"}
+
+
 def test_a_new_correction_is_judged_going_on_from_the_last_fold(store: Store) -> None:
     old = [("api/journal/a.md", entry("api", "k1", 1, title="The retry limit is 3")),
            ("api/journal/b.md", entry("api", "k2", 2, title="The batch size is 40"))]
