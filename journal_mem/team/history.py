@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from journal_mem.gitops import gitcore
@@ -46,10 +47,20 @@ class Snapshot:
     memory: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-def fact_lines(text: str) -> dict[str, str]:
-    """key -> the text of its line, for each fact line of a MEMORY.md."""
+def fact_lines(text: str, keys: Collection[str] | None = None) -> dict[str, str]:
+    """key -> the text of its line, for each fact line of a MEMORY.md; with `keys`, only
+    theirs: a MEMORY.md that names none of them is not split into lines (`jmem log KEY`
+    reads every agent's MEMORY.md at every distill commit)."""
+    lines: list[str]
+    if keys is None:
+        lines = text.splitlines()
+    else:
+        ends = tuple(f" [{key}]" for key in keys)
+        if not any(end in text for end in ends):
+            return {}
+        lines = [line for line in text.splitlines() if line.rstrip("\r").endswith(ends)]
     out = {}
-    for line in text.splitlines():
+    for line in lines:
         m = FACT_LINE.match(line.rstrip("\r"))
         if m:
             out[m["key"]] = unlinked(m["text"])
@@ -115,8 +126,10 @@ def _blobs(ctx: Context, specs: list[str]) -> list[bytes | None]:
     return out
 
 
-def memory_history(ctx: Context, agents: list[str]) -> list[Snapshot]:
-    """What each agent's MEMORY.md said at every commit that changed one, oldest first.
+def memory_history(ctx: Context, agents: list[str],
+                   keys: Collection[str] | None = None) -> list[Snapshot]:
+    """What each agent's MEMORY.md said at every commit that changed one, oldest first
+    (the lines of `keys` only, when given: `fact_lines`).
 
     `git log --raw` names the new blob of every changed MEMORY.md; each distinct
     blob is read once, and a snapshot carries the unchanged agents over.
@@ -140,7 +153,7 @@ def memory_history(ctx: Context, agents: list[str]) -> list[Snapshot]:
                 changed[paths[path]] = None if parts[4] == "D" else parts[3]
         changes.append((Commit(sha, dt.datetime.fromisoformat(when), subject), changed))
     wanted = sorted({b for _, ch in changes for b in ch.values() if b})
-    texts = {b: fact_lines((blob or b"").decode("utf-8", "replace"))
+    texts = {b: fact_lines((blob or b"").decode("utf-8", "replace"), keys)
              for b, blob in zip(wanted, _blobs(ctx, wanted), strict=True)}
     out, current = [], dict[str, dict[str, str]]()
     for commit, changed in changes:

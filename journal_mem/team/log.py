@@ -92,8 +92,8 @@ def distill_events(ctx: Context, key: str,
     loads after the correction is part of the fact's life.
     """
     agents = ctx.agents
-    snaps = history.memory_history(ctx, agents)
     chain = successors(journal, key)
+    snaps = history.memory_history(ctx, agents, chain)
     changes, before = [], dict[str, str]()
     for snap in snaps:
         now = {a: v for a, lines in snap.memory.items()

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 from helpers import git, jmem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixtures import six_agents
+from journal_mem.team import history
 
 MEM = ".claude/agent-memory"
 
@@ -93,3 +96,22 @@ def test_log_reads_only_the_entries_of_its_fact_and_tells_what_a_full_read_tells
         assert factlog.successors(few, key) == factlog.successors(everything, key)
     few = factlog.fact_journal(ctx, six_agents.WRONG_KEY)
     assert len(few.entries) >= 8  # six writers, one correction, one supersedes
+
+
+KEYS = ["k1", "ak1", "k1-b", "run-5767", "x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["- ", "- [", "  - ", "## ", ""]),
+                          st.one_of(st.sampled_from(["a [k1] b", "[x]", "t [ak1]", "(k1-b)"]),
+                                    st.text(alphabet="ab []\\()k1-", max_size=12)),
+                          st.sampled_from([*KEYS, "", "k1] ["]),
+                          st.sampled_from(["\n", "\r\n", " \n", "]\n"])), max_size=12),
+       st.lists(st.sampled_from(KEYS), min_size=1, max_size=3))
+def test_the_lines_of_some_keys_are_those_of_every_key_kept_for_them(
+        lines: list[tuple[str, str, str, str]], keys: list[str]) -> None:
+    """`jmem log KEY` parses only the lines of its fact's keys: the same as every line,
+    parsed, then kept for them."""
+    text = "".join(f"{lead}{words} [{key}]{end}" for lead, words, key, end in lines)
+    every = history.fact_lines(text)
+    assert history.fact_lines(text, keys) == {k: v for k, v in every.items() if k in keys}
