@@ -61,6 +61,10 @@ def timelines(ctx: Context, entries: list[tuple[str, Entry]]) -> list[htmlreport
     snaps = history.memory_history(ctx, agents)
     pred, succ = _chains(entries)
     roots = sorted({_root(k, pred) for s in snaps for lines in s.memory.values() for k in lines})
+    naming: dict[str, list[int]] = {}  # key -> the entries stating, superseding, retracting it
+    for at, (_, entry) in enumerate(entries):
+        for key in {entry.key, *entry.supersedes, *entry.retracts}:
+            naming.setdefault(key, []).append(at)
     out = []
     for root in roots:
         chain = _chain(root, succ)
@@ -73,8 +77,9 @@ def timelines(ctx: Context, entries: list[tuple[str, Entry]]) -> list[htmlreport
         for s in spans:
             lanes[s.agent].segments.append((s.start.date, s.end.date if s.end else None,
                                             versions.index(s.text), s.text))
-        related = [(e.created.date(), f"{e.agent}: {e.title}") for _, e in entries
-                   if e.key in chain or set(chain) & (set(e.supersedes) | set(e.retracts))]
+        related = [(e.created.date(), f"{e.agent}: {e.title}")
+                   for e in (entries[at][1] for at in sorted(
+                       {at for key in chain for at in naming.get(key, ())}))]
         distills = sorted({s.start.date for s in spans} | {s.end.date for s in spans if s.end})
         title = versions[-1].rsplit(" [", 1)[0] if versions else root
         out.append(htmlreport.Timeline(root, title, versions, list(lanes.values()),
