@@ -553,9 +553,10 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
         return b""
 
 
-# Paths given to `update-index` on its command line at most (bytes): far below any
-# system's argument limit (a distill of 100k lessons writes ~2.5k memory files).
-MAX_ARGS_BYTES = 100_000
+# Paths given to `update-index` on its command line at most (bytes): half of Windows'
+# 32,767 characters for a whole command line, the smallest limit of the three systems
+# (a distill of 20 lessons writes ~50 memory files; a full one at 100k, ~2.5k).
+MAX_ARGS_BYTES = 16_000
 
 
 def _read_index(git_dir: str) -> bytes:

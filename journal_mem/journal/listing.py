@@ -43,14 +43,22 @@ def entry_files(layout: Layout,
     saying so beats ignoring a lesson silently. Names only (no `os.DirEntry`):
     at 100k entries the dir entries and their cached stats would be tens of MB.
     """
+    return [(agent, f"{agent}/{JOURNAL}/{n}", n)
+            for agent, names in entry_names(layout, misnamed) for n in names]
+
+
+def entry_names(layout: Layout,
+                misnamed: list[str] | None = None) -> list[tuple[str, list[str]]]:
+    """`entry_files` by journal folder: (agent, its entry files' names, sorted), the
+    folders in the order of their paths (`agent/journal/`), so that the files come in
+    the order of theirs."""
     out = []
-    for agent in layout.agents_on_disk():
+    for agent in sorted(layout.agents_on_disk(), key=lambda agent: f"{agent}/{JOURNAL}/"):
         names = listdir(layout.journal_dir(agent))
-        out += [(agent, f"{agent}/{JOURNAL}/{n}", n) for n in names if ENTRY_NAME_RE.fullmatch(n)]
+        out.append((agent, sorted(n for n in names if ENTRY_NAME_RE.fullmatch(n))))
         if misnamed is not None:
             misnamed += [f"{agent}/{JOURNAL}/{n}" for n in names
                          if not n.startswith(".") and not ENTRY_NAME_RE.fullmatch(n)]
-    out.sort(key=lambda t: t[1])
     if misnamed is not None:
         misnamed.sort()
     return out

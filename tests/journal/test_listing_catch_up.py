@@ -22,7 +22,7 @@ from journal_mem import repo as repo_module
 from journal_mem.distill import adopt, distiller
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import indexlock
-from journal_mem.journal import forked, reader
+from journal_mem.journal import forked, listing, reader
 from journal_mem.journal.cache import Cache
 from journal_mem.repo import open_context
 
@@ -188,6 +188,31 @@ def test_a_small_journal_is_listed_where_it_is_read(repo: Path,
     assert reader.start_listing(ctx.layout) is None
     assert reader.start_listing(ctx.layout, use_cache=False) is None
     assert not FORKED
+
+
+def test_a_listing_comes_in_the_order_of_the_paths_and_says_which_file_went(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folders in the order of their paths, whatever their names' (`a-b/` sorts before
+    `a/`); a file gone between its folder's listing and its `lstat` is listed as gone
+    (None), as a listing of tuples said."""
+    for agent in ("a", "a-b", "api", "api-v2", "b"):
+        for n in range(3):
+            lesson(repo, agent, f"{agent}-{n}", n)
+    ctx = open_context(str(repo))
+    files = listing.entry_files(ctx.layout)
+    assert files == sorted(files, key=lambda row: row[1])
+    assert [row[0] for row in files][:3] == ["a-b"] * 3
+    gone = files[4]
+    real = reader._stat
+
+    def gone_on_lstat(path: str) -> reader._Stat | None:
+        return None if path.endswith(os.sep + gone[2]) else real(path)
+
+    monkeypatch.setattr(reader, "_stat", gone_on_lstat)
+    found, _, _, _ = reader._listing(ctx.layout)
+    assert [row[:3] for row in found] == files
+    assert [row[1] for row in found if row[3] is None] == [gone[1]]
+    assert all(row[3] == real(str(repo / MEM / row[1])) for row in found if row[3])
 
 
 def _distill(main: Path) -> distiller.Outcome:
