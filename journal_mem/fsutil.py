@@ -24,8 +24,6 @@ Standard library only: the git hooks import it.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 
 from journal_mem.errors import JournalMemError
@@ -47,8 +45,10 @@ except ImportError:  # Windows
     _fcntl = None  # type: ignore[assignment]
 _msvcrt: Any = None  # Windows: a byte-range lock, released when its handle closes or its
 if _fcntl is None:  # process ends (imported by name: its stubs exist only for win32)
-    with contextlib.suppress(ImportError):
+    try:
         _msvcrt = __import__("msvcrt")
+    except ImportError:
+        pass
 LOCK_BYTE = 1 << 30  # the byte msvcrt locks: past any content, so readers of the file
 # (who holds the distill lock) are never blocked by it
 
@@ -135,8 +135,10 @@ def replace_atomic_with(path: str, write: Callable[[BinaryIO], object], *,
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
     if durable:
         fsync_dir(folder)
@@ -212,8 +214,10 @@ def create_exclusive(folder: str, name_for: Callable[[str], str], data: bytes,
         if by_fd:
             os.close(dir_fd)
         if tmp:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 os.unlink(tmp)
+            except FileNotFoundError:
+                pass
 
 
 def _open_temp(folder: str, by_fd: bool) -> tuple[int, str]:
@@ -229,12 +233,19 @@ def _open_temp(folder: str, by_fd: bool) -> tuple[int, str]:
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, 0o644), tmp
 
 
+def _json() -> Any:
+    """The json module, imported when first used: a warm `recall` never loads it."""
+    import json
+
+    return json
+
+
 def append_json_line(path: str, record: dict[str, object]) -> None:
     """Append `record` as one JSON line to a log file (created with its folder when
     missing). One `write` of one line under O_APPEND: concurrent writers never
     interleave inside a line. Raises OSError when the log cannot be written."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    line = (_json().dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | O_CLOEXEC | O_BINARY, 0o644)
     try:
         os.write(fd, line)
@@ -247,6 +258,6 @@ def read_json(path: str) -> object:
     files are disposable or rebuilt: damage means "nothing recorded")."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            return _json().load(fh)
     except (OSError, ValueError):
         return None

@@ -11,7 +11,6 @@ everything else goes through click. The Claude Code hooks run in hook mode
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
 import sys
 
@@ -39,7 +38,9 @@ def _fast(args: list[str]) -> int | None:
     module = FAST.get(args[0] if args else "")
     if module is None:
         return None
-    fast_main: Callable[[list[str]], int | None] = importlib.import_module(module).fast_main
+    # __import__ with a fromlist gives the module itself (importlib costs a start ~0.8 ms)
+    fast_main: Callable[[list[str]], int | None] = __import__(
+        module, fromlist=("fast_main",)).fast_main
     return fast_main(args[1:])
 
 

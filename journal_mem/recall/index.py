@@ -36,7 +36,6 @@ signature says the journal changed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -48,7 +47,7 @@ TYPE_CHECKING = False  # `typing` costs a warm recall ~2.5 ms: annotations only
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "8"  # 8: the fold's merges (7: the paths entries cite)
+SCHEMA_VERSION = "9"  # 9: signatures are Python literals (8: the fold's merges)
 
 
 def index_path(layout: Layout) -> str:
@@ -117,7 +116,7 @@ def signature(layout: Layout, date: dt.date) -> str:
     settings facts depend on), so that no config needs to be loaded to compare.
     """
     base, folders = _parts(layout, date)
-    return json.dumps([base, folders], sort_keys=True, default=str)
+    return repr([base, sorted(folders.items())])  # str, int and None only: repr is exact
 
 
 def _parts(layout: Layout, date: dt.date) -> tuple[list[object], dict[str, int | None]]:

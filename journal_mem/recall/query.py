@@ -26,7 +26,6 @@ to the full command, which updates it.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import sqlite3
@@ -297,8 +296,12 @@ def fast_main(args: list[str]) -> int | None:
     hits = lookup(layout, " ".join(words), agent, limit, dt.datetime.now(dt.UTC).date())
     if hits is None:
         return None
-    print(json.dumps([h.as_json() for h in hits], indent=2, ensure_ascii=False) if as_json
-          else "\n".join(render(hits)))
+    if as_json:
+        import json  # only here: a warm recall without --json never loads it
+
+        print(json.dumps([h.as_json() for h in hits], indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(render(hits)))
     return 0
 
 

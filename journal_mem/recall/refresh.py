@@ -3,6 +3,7 @@ signature changed): by appending the new entry files, else in full. See `index.p
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import datetime as dt
 import json
@@ -156,7 +157,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     last = json.loads(_meta(conn, "last") or "null")
     if stored is None or last is None or json.loads(_meta(conn, "cycles") or "null") != []:
         raise _Full  # a broken cycle: a new entry may land among the indexed ones
-    (old_base, old_folders), (base, folders) = json.loads(stored), json.loads(sig)
+    (old_base, old_folders), (base, folders) = _signed(stored), _signed(sig)
     if old_base != base or old_folders.keys() != folders.keys():
         raise _Full  # another date, config or set of agents
     found: list[tuple[str, str]] = []
@@ -195,6 +196,17 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
                  (json.dumps([newest[0].isoformat(), newest[1]]),))
     return changed
+
+
+def _signed(sig: str) -> tuple[object, dict[str, object]]:
+    """(the inputs besides the journal folders, each agent folder's mtime) a signature
+    (`index.signature`: a Python literal) was made of; `_Full` when it is not one (an
+    index signed by an older version)."""
+    try:
+        base, folders = ast.literal_eval(sig)
+        return base, dict(folders)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise _Full from None
 
 
 def _named_first(conn: sqlite3.Connection, key: str) -> bool:

@@ -4,7 +4,9 @@ the rows of an index rebuilt from the whole journal."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
+import json
 import sqlite3
 from pathlib import Path
 
@@ -327,5 +329,27 @@ def test_switching_a_loop_point_on_by_its_variable_keeps_the_index(
         monkeypatch.setenv("JMEM_DISTILL_STALE_REFS", "flag")
         journal.check(False, monkeypatch)
         assert [r[0] for r in rows(journal.conn)] == ["seed"]  # flagged, kept
+    finally:
+        journal.conn.close()
+
+
+def test_an_index_signed_the_old_way_is_brought_up_to_date(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signatures were JSON before they were Python literals (schema 9; an index of
+    another schema is rebuilt): a signature in JSON is still read (its lists and strings
+    are the same literal, so it may append), one that is no literal takes a full update,
+    never a crash; each gives the rows of a rebuild, and appends again after it."""
+    write(repo, "api", "seed", "Seed lesson")
+    journal = Journal(repo, tmp_path)
+    try:
+        signed = journal.conn.execute("SELECT value FROM meta WHERE name = 'signature'")
+        base, folders = ast.literal_eval(signed.fetchone()[0])
+        for old, appended in ((json.dumps([base, dict(folders)], sort_keys=True), None),
+                              ("{not a literal", False), ("[1, 2, 3]", False)):
+            journal.conn.execute("UPDATE meta SET value = ? WHERE name = 'signature'", (old,))
+            write(repo, "api", f"after-{journal.step}", "A lesson after the upgrade")
+            journal.check(appended, monkeypatch)
+        write(repo, "api", "appended", "A lesson appended again")
+        assert journal.check(True, monkeypatch) == 1
     finally:
         journal.conn.close()
