@@ -21,15 +21,18 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(1, str(ROOT))
 from runner import (  # noqa: E402
+    Floor,
     Row,
     Timing,
     bench_env,
+    floor_of,
     jmem_argv,
     python_baseline,
     table,
@@ -77,13 +80,31 @@ def full(count: int, runs: int) -> Timing:
                         setup=lambda: reset(dest, sha), warmup=not big)
 
 
+def full_floor(count: int, runs: int) -> Floor:
+    """The floor (`runner.Floor`) of `full`."""
+    dest, sha = repo_for(count)
+    return floor_of([*jmem_argv(), "distill"], dest, runs, setup=lambda: reset(dest, sha))
+
+
 def incremental(runs: int, count: int = 10_000) -> Timing:
     """20 new lessons, written now, on a distilled journal of `count` (the warm-up is the
     first full distill)."""
     dest, sha = repo_for(count)
     reset(dest, sha)
+    return time_command([*jmem_argv(), "distill"], dest, runs, setup=_adder(dest, 0))
+
+
+def incremental_floor(runs: int, count: int = 10_000) -> Floor:
+    """The floor of `incremental`, on its repository as that left it."""
+    dest, _ = repo_for(count)
+    return floor_of([*jmem_argv(), "distill"], dest, runs, setup=_adder(dest, 10**5))
+
+
+def _adder(dest: Path, first: int) -> Callable[[], None]:
+    """What writes the next 20 new lessons into `dest`'s journal (numbered from run
+    `first` on: files of another adder's runs are never written over)."""
     names = [f"agent-{i:02d}" for i in range(AGENTS)]
-    counter = iter(range(10**6))
+    counter = iter(range(first, first + 10**5))
 
     def add() -> None:
         run = next(counter)
@@ -99,7 +120,7 @@ def incremental(runs: int, count: int = 10_000) -> Timing:
         # wait here, which is that safety margin, not the distill's cost.
         time.sleep(QUIET_S)
 
-    return time_command([*jmem_argv(), "distill"], dest, runs, setup=add)
+    return add
 
 
 def rows(runs: int = 3, scale: str = "small") -> list[Row]:
@@ -114,7 +135,7 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         linear = prev is None or t.median <= 10 * LINEAR_SLACK * prev.median
         if count == 10_000:
             out.append(Row(name, t, "python -c pass", base, "≤ 150×, linear",
-                           t.median <= 150 * base.median and linear))
+                           t.median <= 150 * base.median and linear, full_floor(count, runs)))
         elif count == 100_000:
             out.append(Row(name, t, "python -c pass", base, "≤ 30 s, ≤ 300 MB, linear",
                            t.median <= 30_000 and t.peak <= 300 and linear))
@@ -129,7 +150,7 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         name = f"distill, 20 new lessons on {label(count)} (peak {inc.peak:.0f} MB{growth})"
         if count == 10_000:
             out.append(Row(name, inc, "python -c pass", base, "≤ 35×",
-                           inc.median <= 35 * base.median))
+                           inc.median <= 35 * base.median, incremental_floor(runs, count)))
         else:
             out.append(Row(name, inc, "python -c pass", base, "–", None))
         before = inc

@@ -24,7 +24,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from bench_wake import make_repo
-from runner import Row, Timing, bench_env, jmem_argv, python_baseline, table, time_command
+from runner import (
+    Row,
+    Timing,
+    bench_env,
+    floor_of,
+    jmem_argv,
+    python_baseline,
+    table,
+    time_command,
+)
 
 LESSONS = 10_000
 SWITCHES = {f"JMEM_HOOKS_{p}": "1" for p in ("PRE_WORK", "PRE_SPAWN", "POST_RUN", "FAIL_DIAG",
@@ -84,8 +93,10 @@ def rows(runs: int = 10) -> list[Row]:
             cmd = time_command([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
                                env=bench_env(**SWITCHES))
             goal = ("≤ 4×", cmd.median <= 4 * base.median) if point == "pre-work" else ("–", None)
+            floor = (floor_of([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
+                              env=bench_env(**SWITCHES)) if point == "pre-work" else None)
             out.append(Row(f"jmem hook {point}, 10k lessons", cmd, "python -c pass", base,
-                           *goal))
+                           *goal, floor))
         return out
     finally:
         os.environ.clear()

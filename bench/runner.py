@@ -55,8 +55,33 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class Floor:
+    """What a path cannot do without, each part timed as whole processes in the same
+    run: a start that imports the standard-library modules the path loaded (pip's
+    `jmem` script imports `re` before any of ours), plus a bare git process for each
+    git process the path ran. Our own modules and work are the rest."""
+
+    modules: tuple[str, ...]  # the standard-library modules the path loaded
+    gits: int  # git processes it ran
+    imports: Timing  # `python -c` importing `modules`
+    git: Timing  # one bare git process: `git rev-parse --git-dir`
+    heaviest: tuple[tuple[str, float], ...] = ()  # top-level packages, their ms (importtime)
+
+    @property
+    def median(self) -> float:
+        return self.imports.median + self.gits * self.git.median
+
+    def parts(self) -> str:
+        """The floor in words: its start and imports, its git processes."""
+        heavy = ", ".join(f"{name} {ms:.1f}" for name, ms in self.heaviest)
+        return (f"start + {len(self.modules)} stdlib modules {self.imports.median:.1f} ms"
+                + (f" ({heavy} ms by `-X importtime`)" if heavy else "")
+                + f" + {self.gits} git × {self.git.median:.1f} ms")
+
+
+@dataclass(frozen=True)
 class Row:
-    """One benchmarked path against its baseline and goal."""
+    """One benchmarked path against its baseline and goal (and its measured floor)."""
 
     path: str
     timing: Timing
@@ -64,6 +89,7 @@ class Row:
     baseline: Timing | None
     goal: str
     met: bool | None
+    floor: Floor | None = None
 
     @property
     def ratio(self) -> str:
@@ -149,6 +175,59 @@ def _run_once(args: list[str], cwd: str | Path, env: dict[str, str], stdin: byte
             raise RuntimeError(f"{args} failed ({proc.returncode}): "
                                f"{out.read().decode(errors='replace')[-2000:]}")
     return elapsed, usage.ru_maxrss / 1024
+
+
+FLOORHOOK = Path(__file__).resolve().parent / "floorhook"
+
+
+def floor_of(argv: Sequence[str], cwd: str | Path, runs: int = 10,
+             env: dict[str, str] | None = None, stdin: bytes = b"",
+             setup: Callable[[], None] | None = None) -> Floor:
+    """The floor (`Floor`) of a command: it runs once more, with every Python process it
+    starts recording the modules it loaded (`floorhook/sitecustomize.py`) and git
+    tracing its processes; then that import and a bare git process are timed."""
+    env = dict(env or bench_env())
+    with tempfile.TemporaryDirectory(prefix="jmem-floor-") as tmp:
+        modules_out, trace = os.path.join(tmp, "modules"), os.path.join(tmp, "trace")
+        traced = {**env, "BENCH_FLOOR_OUT": modules_out, "GIT_TRACE": trace,
+                  "PYTHONPATH": os.pathsep.join(
+                      p for p in (str(FLOORHOOK), env.get("PYTHONPATH")) if p)}
+        if setup is not None:
+            setup()
+        _run_once(list(argv), cwd, traced, stdin, check=True)
+        loaded = _read_lines(modules_out)
+        gits = sum("trace: built-in: git " in line for line in _read_lines(trace))
+    modules = tuple(sorted(m for m in set(loaded) if m.split(".")[0] in sys.stdlib_module_names
+                           and m.split(".")[0] not in ("sitecustomize", "__main__")))
+    code = f"for m in {modules!r}: __import__(m)"
+    return Floor(modules, gits, time_command([sys.executable, "-c", code], cwd, runs, env),
+                 time_command(["git", "rev-parse", "--git-dir"], cwd, runs, env),
+                 _heaviest(code, cwd, env))
+
+
+def _heaviest(code: str, cwd: str | Path, env: dict[str, str],
+              top: int = 4) -> tuple[tuple[str, float], ...]:
+    """The `top` top-level packages whose modules took longest to import in `code`, with
+    their milliseconds (each module's own time, by `python -X importtime`: inflated by the
+    tracing, so only their order and rough size count)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
+    own: dict[str, float] = {}
+    for line in proc.stderr.splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            name = fields[2].strip().split(".")[0]
+            own[name] = own.get(name, 0.0) + int(fields[0]) / 1000
+    ranked = sorted(own.items(), key=lambda item: -item[1])[:top]
+    return tuple((name, ms) for name, ms in ranked)
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().splitlines()
+    except FileNotFoundError:
+        return []
 
 
 def python_baseline(cwd: str | Path, runs: int = 10) -> Timing:

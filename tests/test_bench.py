@@ -89,3 +89,35 @@ def test_the_check_catches_a_module_run_all_cannot_call() -> None:
     assert protocol_problems(
         "def rows(runs: int, scale: str = 'small') -> list[Row | Figure]:\n    return []\n"
     ) == []
+
+
+FLOORED = '''
+import os, subprocess, sys
+import json  # the parent's
+if os.fork() == 0:
+    import csv  # a forked child's, which leaves by os._exit
+    os._exit(0)
+os.wait()
+subprocess.run(["git", "version"], check=True, capture_output=True)
+subprocess.run([sys.executable, "-c", "import tomllib"], check=True)  # a Python child's
+'''
+
+
+def test_a_floor_holds_every_process_s_stdlib_modules_and_git_processes(tmp_path: Path) -> None:
+    """`runner.floor_of` runs the path with each Python process recording what it loaded
+    (forked children leaving by `os._exit` too) and git tracing its processes; the floor
+    imports those standard-library modules and no others, and counts each git process."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)  # its bare git: rev-parse
+    script = tmp_path / "path.py"
+    script.write_text(FLOORED)
+    code = (f"import json, runner; f = runner.floor_of([sys.executable, {str(script)!r}], "
+            f"{str(tmp_path)!r}, runs=1); print(json.dumps([f.modules, f.gits, "
+            "f.imports.median > 0, f.git.median > 0, [n for n, _ in f.heaviest]]))")
+    out = subprocess.run([sys.executable, "-c", "import sys; " + code], cwd=BENCH,
+                         env=base_env(), capture_output=True, text=True, check=True).stdout
+    modules, gits, timed_imports, timed_git, heaviest = json.loads(out)
+    assert {"json", "csv", "tomllib", "subprocess"} <= set(modules)
+    assert not {m for m in modules if m.split(".")[0] in ("sitecustomize", "__main__")}
+    assert all(m.split(".")[0] in sys.stdlib_module_names for m in modules)
+    assert gits == 1 and timed_imports and timed_git
+    assert heaviest and set(heaviest) <= sys.stdlib_module_names
