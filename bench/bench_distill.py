@@ -8,7 +8,8 @@ Goals (docs/DESIGN.md, "Budgets"): 10k <= 150x a bare start; 100k <= 30 s and
 <= 300 MB; 20 new lessons on 10k <= 35x; cost linear in lessons (checked as: 10x
 the lessons costs at most 12x the time). The 20 new lessons are also timed on 1k
 (and 100k with scale "full"), so the table shows how that cost grows with the
-journal.
+journal; so is `git add` + `git commit` of 20 such lessons alone, a floor of it (git
+writes again the tree of each journal folder they land in, and the whole index).
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).
 """
@@ -100,9 +101,23 @@ def incremental_floor(runs: int, count: int = 10_000) -> Floor:
     return floor_of([*jmem_argv(), "distill"], dest, runs, setup=_adder(dest, 10**5))
 
 
-def _adder(dest: Path, first: int) -> Callable[[], None]:
+def git_commit(runs: int, count: int = 10_000) -> Timing:
+    """What git alone takes to commit 20 new lessons written as `incremental` writes them:
+    `git add` of their files and `git commit`, in one process (`sh`), on the repository as
+    `incremental` left it. A floor of the distill, which commits them too: a journal
+    folder is one tree object of all its files, so each folder a lesson lands in is hashed
+    and written again whole, and the index of every file is read and written."""
+    dest, _ = repo_for(count)
+    written: list[Path] = []
+    script = 'git add -- "$@" && git commit -q --no-verify -m "20 new lessons"'
+    return time_command(lambda: ["sh", "-c", script, "sh", *map(str, written)], dest, runs,
+                        setup=_adder(dest, 2 * 10**5, written))
+
+
+def _adder(dest: Path, first: int, written: list[Path] | None = None) -> Callable[[], None]:
     """What writes the next 20 new lessons into `dest`'s journal (numbered from run
-    `first` on: files of another adder's runs are never written over)."""
+    `first` on: files of another adder's runs are never written over); `written` holds
+    the files of its last call."""
     names = [f"agent-{i:02d}" for i in range(AGENTS)]
     counter = iter(range(first, first + 10**5))
 
@@ -114,7 +129,9 @@ def _adder(dest: Path, first: int) -> Callable[[], None]:
         now = dt.datetime.now(dt.UTC)
         fresh = [dataclasses.replace(e, created=now - dt.timedelta(milliseconds=20 - i))
                  for i, e in enumerate(lessons(names, 20, seed=100 + run))]
-        write_lessons(dest, fresh, start=10**7 + run * 20)
+        paths = write_lessons(dest, fresh, start=10**7 + run * 20)
+        if written is not None:
+            written[:] = paths
         # The commit waits until the checkout's index has been quiet for QUIET_S (a
         # `git commit` may be starting): right after the last run's commit it would
         # wait here, which is that safety margin, not the distill's cost.
@@ -143,6 +160,7 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
             out.append(Row(name, t, "python -c pass", base, "–", None))
         prev = t
     before: Timing | None = None
+    git_before: Timing | None = None
     for count in SIZES[scale]:  # how the cost of 20 new lessons grows with the journal
         inc = incremental(1 if count >= 100_000 else runs, count)
         growth = (f"; {inc.median / before.median:.1f}× the {label(count // 10)} time"
@@ -154,6 +172,12 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         else:
             out.append(Row(name, inc, "python -c pass", base, "–", None))
         before = inc
+        committed = git_commit(max(runs, 3), count)
+        growth = (f"; {committed.median / git_before.median:.1f}× the {label(count // 10)} "
+                  "time" if git_before else "")
+        out.append(Row(f"git add + git commit of 20 new lessons on {label(count)} (no "
+                       f"distill{growth})", committed, "python -c pass", base, "–", None))
+        git_before = committed
     return out
 
 
