@@ -37,6 +37,7 @@ from runner import (  # noqa: E402
     jmem_argv,
     python_baseline,
     table,
+    time_against,
     time_command,
 )
 
@@ -81,18 +82,24 @@ def full(count: int, runs: int) -> Timing:
                         setup=lambda: reset(dest, sha), warmup=not big)
 
 
+def full_against(count: int, runs: int) -> tuple[Timing, Timing]:
+    """`full`, each run after a bare start (`runner.time_against`): the goal's ratio."""
+    dest, sha = repo_for(count)
+    return time_against([*jmem_argv(), "distill"], dest, runs, setup=lambda: reset(dest, sha))
+
+
 def full_floor(count: int, runs: int) -> Floor:
     """The floor (`runner.Floor`) of `full`."""
     dest, sha = repo_for(count)
     return floor_of([*jmem_argv(), "distill"], dest, runs, setup=lambda: reset(dest, sha))
 
 
-def incremental(runs: int, count: int = 10_000) -> Timing:
+def incremental(runs: int, count: int = 10_000) -> tuple[Timing, Timing]:
     """20 new lessons, written now, on a distilled journal of `count` (the warm-up is the
-    first full distill)."""
+    first full distill), each run after a bare start (`runner.time_against`)."""
     dest, sha = repo_for(count)
     reset(dest, sha)
-    return time_command([*jmem_argv(), "distill"], dest, runs, setup=_adder(dest, 0))
+    return time_against([*jmem_argv(), "distill"], dest, runs, setup=_adder(dest, 0))
 
 
 def incremental_floor(runs: int, count: int = 10_000) -> Floor:
@@ -143,7 +150,13 @@ def _adder(dest: Path, first: int, written: list[Path] | None = None) -> Callabl
 def rows(runs: int = 3, scale: str = "small") -> list[Row]:
     """Full distills per size (growth), the incremental distill, and peak RSS."""
     base = python_baseline(ROOT, max(runs, 5))
-    timings = {count: full(count, runs) for count in SIZES[scale]}
+    timings: dict[int, Timing] = {}
+    bare = base
+    for count in SIZES[scale]:  # the goal's row (10k) against a bare start timed in turn
+        if count == 10_000:
+            timings[count], bare = full_against(count, runs)
+        else:
+            timings[count] = full(count, runs)
     out = []
     prev: Timing | None = None
     for count, t in timings.items():
@@ -151,8 +164,8 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         name = f"distill, full, {label(count)} lessons (peak {t.peak:.0f} MB{growth})"
         linear = prev is None or t.median <= 10 * LINEAR_SLACK * prev.median
         if count == 10_000:
-            out.append(Row(name, t, "python -c pass", base, "≤ 150×, linear",
-                           t.median <= 150 * base.median and linear, full_floor(count, runs)))
+            out.append(Row(name, t, "python -c pass", bare, "≤ 150×, linear",
+                           t.median <= 150 * bare.median and linear, full_floor(count, runs)))
         elif count == 100_000:
             out.append(Row(name, t, "python -c pass", base, "≤ 30 s, ≤ 300 MB, linear",
                            t.median <= 30_000 and t.peak <= 300 and linear))
@@ -162,13 +175,13 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
     before: Timing | None = None
     git_before: Timing | None = None
     for count in SIZES[scale]:  # how the cost of 20 new lessons grows with the journal
-        inc = incremental(1 if count >= 100_000 else runs, count)
+        inc, inc_bare = incremental(1 if count >= 100_000 else runs, count)
         growth = (f"; {inc.median / before.median:.1f}× the {label(count // 10)} time"
                   if before else "")
         name = f"distill, 20 new lessons on {label(count)} (peak {inc.peak:.0f} MB{growth})"
         if count == 10_000:
-            out.append(Row(name, inc, "python -c pass", base, "≤ 35×",
-                           inc.median <= 35 * base.median, incremental_floor(runs, count)))
+            out.append(Row(name, inc, "python -c pass", inc_bare, "≤ 35×",
+                           inc.median <= 35 * inc_bare.median, incremental_floor(runs, count)))
         else:
             out.append(Row(name, inc, "python -c pass", base, "–", None))
         before = inc

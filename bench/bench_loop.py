@@ -30,9 +30,8 @@ from runner import (
     bench_env,
     floor_of,
     jmem_argv,
-    python_baseline,
     table,
-    time_command,
+    time_against,
 )
 
 LESSONS = 10_000
@@ -87,15 +86,14 @@ def rows(runs: int = 10) -> list[Row]:
         reindex = _reindex(main, runs, call("pre-work"))
         out.append(Row("first query after a write (re-index), 10k lessons", reindex, "–", None,
                        "–", None))
-        base = python_baseline(main, runs)
         for point in ("pre-work", "pre-spawn", "fail-diag"):
             stdin = json.dumps(CONTEXTS[point]).encode()
-            cmd = time_command([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
-                               env=bench_env(**SWITCHES))
-            goal = ("≤ 4×", cmd.median <= 4 * base.median) if point == "pre-work" else ("–", None)
+            cmd, bare = time_against([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
+                                     env=bench_env(**SWITCHES))
+            goal = ("≤ 4×", cmd.median <= 4 * bare.median) if point == "pre-work" else ("–", None)
             floor = (floor_of([*jmem_argv(), "hook", point], main, runs, stdin=stdin,
                               env=bench_env(**SWITCHES)) if point == "pre-work" else None)
-            out.append(Row(f"jmem hook {point}, 10k lessons", cmd, "python -c pass", base,
+            out.append(Row(f"jmem hook {point}, 10k lessons", cmd, "python -c pass", bare,
                            *goal, floor))
         return out
     finally:

@@ -134,7 +134,8 @@ def goals(rows: list[Row], bare: Timing) -> tuple[list[Row], list[str]]:
         if row is None:
             why.append(f"{what}: not measured in this run")
             continue
-        base = row.baseline if row.baseline_name == "python -c pass" and row.baseline else bare
+        base = row.bare or (row.baseline if row.baseline_name == "python -c pass"
+                            and row.baseline else bare)
         met = row.timing.median <= factor * base.median
         out.append(Row(what, row.timing, "python -c pass", base, f"≤ {factor:g}×", met,
                        row.floor))

@@ -90,6 +90,9 @@ class Row:
     goal: str
     met: bool | None
     floor: Floor | None = None
+    # a bare start timed in turn with this path's runs (`time_against`): the goals table's
+    # ratio takes it, so a slower phase of the machine moves both alike
+    bare: Timing | None = None
 
     @property
     def ratio(self) -> str:
@@ -156,6 +159,28 @@ def time_command(argv: Sequence[str] | Callable[[], Sequence[str]], cwd: str | P
             samples.append(elapsed)
             peaks.append(peak)
     return Timing(tuple(samples), tuple(peaks))
+
+
+def time_against(argv: Sequence[str] | Callable[[], Sequence[str]], cwd: str | Path,
+                 runs: int = 10, env: dict[str, str] | None = None, stdin: bytes = b"",
+                 setup: Callable[[], None] | None = None) -> tuple[Timing, Timing]:
+    """(the command's `time_command` timing, a bare start's): one warm-up each, then each
+    run of the command follows a run of `python -c pass`, so both see the same phases of
+    the machine (a phase can move a start by a third within minutes)."""
+    env = env or bench_env()
+    bare = [sys.executable, "-c", "pass"]
+    samples, peaks, starts = [], [], []
+    for i in range(runs + 1):
+        start, _ = _run_once(bare, cwd, env, b"", True)
+        if setup is not None:
+            setup()
+        elapsed, peak = _run_once(list(argv() if callable(argv) else argv), cwd, env, stdin,
+                                  True)
+        if i:
+            samples.append(elapsed)
+            peaks.append(peak)
+            starts.append(start)
+    return Timing(tuple(samples), tuple(peaks)), Timing(tuple(starts))
 
 
 def _run_once(args: list[str], cwd: str | Path, env: dict[str, str], stdin: bytes,

@@ -121,3 +121,19 @@ def test_a_floor_holds_every_process_s_stdlib_modules_and_git_processes(tmp_path
     assert all(m.split(".")[0] in sys.stdlib_module_names for m in modules)
     assert gits == 1 and timed_imports and timed_git
     assert heaviest and set(heaviest) <= sys.stdlib_module_names
+
+
+def test_a_path_timed_against_a_bare_start_runs_each_in_turn(tmp_path: Path) -> None:
+    """`runner.time_against`: after one warm-up of each, every run of the path follows a
+    bare start (its setup just before it); both timings hold `runs` samples."""
+    log = tmp_path / "log"
+    path = f"open({str(log)!r}, 'a').write('path\\n')"
+    code = ("import json, runner, sys; "
+            f"setup = lambda: open({str(log)!r}, 'a').write('setup\\n'); "
+            f"t, bare = runner.time_against([sys.executable, '-c', {path!r}], {str(tmp_path)!r}, "
+            "runs=3, setup=setup); "
+            "print(json.dumps([len(t.samples), len(bare.samples), min(bare.samples) > 0]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=BENCH, env=base_env(),
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [3, 3, True]
+    assert log.read_text().split() == ["setup", "path"] * 4
