@@ -353,3 +353,22 @@ def test_an_index_signed_the_old_way_is_brought_up_to_date(
         assert journal.check(True, monkeypatch) == 1
     finally:
         journal.conn.close()
+
+
+@pytest.mark.parametrize("value", ["plain", "quotes ' \" and \\ backslash", "new\nline\ttab",
+                                   "ünïcödé ✓", "surrogate \udcff escaped"])
+def test_a_signature_reads_back_as_the_inputs_it_was_made_of(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """The signature is a Python literal of the config's bytes, the settings' variables
+    (any string a user can export) and each journal folder's mtime: it reads back as
+    exactly those, or the append path would compare the wrong inputs."""
+    from journal_mem.recall import index
+
+    write(repo, "api", "seed", "Seed lesson")
+    layout = open_context(str(repo)).layout  # the config loaded: any string from here on
+    monkeypatch.setenv("JMEM_DISTILL_BRANCH", value)
+    assert "JMEM_DISTILL_BRANCH" in index._FACT_SETTINGS
+    base, folders = index._parts(layout, DAY)
+    assert refresh._signed(index.signature(layout, DAY)) == (base, folders)
+    sig = index.signature(layout, DAY)  # stored as TEXT: no lone surrogate left in it
+    assert sqlite3.connect(":memory:").execute("SELECT ?", (sig,)).fetchone() == (sig,)
