@@ -567,6 +567,13 @@ def _read_index(git_dir: str) -> bytes:
         return b""
 
 
+def _index_digest(data: bytes) -> bytes:
+    """What tells an index's bytes from any other's, without keeping them (at 100k
+    lessons the index is ~16 MB: `_publish` held it twice more beside the new one, the
+    peak of a full distill)."""
+    return hashlib.sha1(data, usedforsecurity=False).digest()
+
+
 def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, base: str | None,
              new: str, blobs: Blobs, hashed: dict[str, Stat], message: str) -> bool:
     """Move `ref` from `base` to `new` and update the index, together, under
@@ -584,7 +591,9 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
     if _tip(root, ref) != base:
         return False
     source = _read_index(git_dir)
+    read = _index_digest(source)
     index = _new_index(root, state_dir, source, blobs, hashed)
+    del source
     subject = message.split("\n", 1)[0]
     with RefUpdate(root, f"commit: {subject}") as update:
         # A `git commit` reads HEAD as it starts, takes index.lock for a moment, and
@@ -595,7 +604,7 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
             return False
         with indexlock.IndexLock(git_dir, state_dir) as lock:
             if lock.waited or indexlock.changed_since(git_dir, state_dir, seen) \
-                    or _read_index(git_dir) != source:
+                    or _index_digest(_read_index(git_dir)) != read:
                 return False  # a git command ran meanwhile: wait for quiet again
             _on(root, ref, git_dir)  # a checkout takes index.lock: HEAD cannot move now
             lock.mark(base or "", new)

@@ -63,7 +63,7 @@ def _entry_fields() -> tuple[str, ...]:
         _ENTRY.extend((Entry, lazy.LazyEntry))
         _BUILD.append(builder(Entry, _FIELDS, _SHARED_FIELDS))
         _ROW.append(operator.attrgetter(*_FIELDS))
-        _LAZY.extend((lazy.lazy, lazy.row_of, lazy.made))
+        _LAZY.extend((lazy.lazy, lazy.row_of, lazy.made, lazy.drop_rows))
         fill: Callable[..., Any] = builder(Entry, _FIELDS, _SHARED_FIELDS, fill=True)
         lazy.setup(_ROW[0], fill)
     return tuple(_FIELDS)
@@ -72,7 +72,7 @@ def _entry_fields() -> tuple[str, ...]:
 _FIELDS: list[str] = []
 _ENTRY: list[type[Entry]] = []  # Entry, lazy.LazyEntry
 _BUILD: list[Callable[..., Entry]] = []
-_LAZY: list[Callable[..., Any]] = []  # lazy.lazy, lazy.row_of, lazy.made
+_LAZY: list[Callable[..., Any]] = []  # lazy.lazy, lazy.row_of, lazy.made, lazy.drop_rows
 # Fields with few distinct values (agents, topics, types, keys a correction reuses):
 # 100k entries hold one copy of each value, not 100k (distill of 100k entries <= 300 MB).
 _SHARED_FIELDS = frozenset({"agent", "topic", "type", "importance", "key", "supersedes",
@@ -158,6 +158,13 @@ def parsed_entry(values: tuple[object, ...], row: bytes) -> Entry:
         _entry_fields()
     made: Entry = _LAZY[2](row, values)
     return made
+
+
+def drop_rows(entries: list[Entry]) -> None:
+    """Let go of the pickles of entries `parsed_entry` made, once the cache is saved
+    (`lazy.drop_rows`)."""
+    if entries:
+        _LAZY[3](entries)
 
 
 def _entry_reduce(entry: Entry) -> tuple[Any, tuple[object, ...]]:

@@ -37,7 +37,15 @@ import time
 from collections.abc import Iterator
 
 from journal_mem.errors import InvalidEntry
-from journal_mem.journal.cache import Cache, cache_dir, entry_bytes, entry_row, parsed_entry, share
+from journal_mem.journal.cache import (
+    Cache,
+    cache_dir,
+    drop_rows,
+    entry_bytes,
+    entry_row,
+    parsed_entry,
+    share,
+)
 from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import MISNAMED, Found, entry_files, entry_names, pending_paths
 from journal_mem.journal.listing import listdir as _listdir
@@ -142,6 +150,7 @@ class _Files:
         self._digests: dict[bytes, _Item] | None = None
         # each file to parse (`_Later`), with `from_row`
         self.later: list[_Later] | None = [] if from_row is not None else None
+        self.made: list[Entry] = []  # the valid entries `from_row` made (`judge_later`)
 
     def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
         """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone;
@@ -213,13 +222,18 @@ class _Files:
                 self.new[rel] = (-1, -1, -1, b"", value, False)  # unreadable: see _fresh
                 continue
             self.parsed += 1
-            self.new[rel] = (st[1], st[2], st[3], digest,
-                             from_row(*value) if valid else value,  # type: ignore[misc]
-                             plain)
+            if valid:
+                value = from_row(*value)  # type: ignore[misc]
+                self.made.append(value)  # type: ignore[arg-type]
+            self.new[rel] = (st[1], st[2], st[3], digest, value, plain)
 
     def save(self) -> None:
+        """Keep the verdicts in the cache; then the entries made here need their pickles
+        no more (`cache.drop_rows`)."""
         if self.changed or len(self.new) != len(self.cache.items):
             self.cache.save(self.new)
+        made, self.made = self.made, []
+        drop_rows(made)
 
 
 # A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)

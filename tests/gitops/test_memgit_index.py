@@ -173,3 +173,33 @@ def test_a_file_rewritten_within_its_mtime_s_tick_is_hashed_again(tmp_path: Path
     assert git(repo, "show", f"HEAD:{rel}").stdout == "bbbb\n"
     assert git(repo, "diff", "--cached", "--name-only").stdout == ""
     assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_an_index_that_changed_before_the_lock_was_taken_is_not_overwritten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index the new one was computed from is compared, by digest, with the one found
+    under `index.lock`: when they differ (a git command wrote it meanwhile) nothing is
+    written, and the index is computed again from the one found."""
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    rel = f"{ROOT}/a/MEMORY.md"
+    write(repo, rel, "m\n")
+    reads: list[bytes] = []
+    computed: list[bytes] = []
+    read, new_index = memgit._read_index, memgit._new_index
+
+    def reading(git_dir: str) -> bytes:
+        data = read(git_dir)
+        reads.append(data)
+        return data + b"written meanwhile" if len(reads) == 2 else data  # under the lock
+
+    def computing(*args: object, **kw: object) -> bytes:
+        computed.append(args[2])  # type: ignore[arg-type]
+        return new_index(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memgit, "_read_index", reading)
+    monkeypatch.setattr(memgit, "_new_index", computing)
+    assert memgit.commit(str(repo), ROOT, [rel], "jmem distill: 1", str(state), "main")
+    assert len(computed) == 2 and len(reads) == 4  # computed again, then written
+    assert git(repo, "status", "--porcelain").stdout == ""

@@ -431,3 +431,33 @@ def test_a_distill_of_a_few_new_lessons_makes_few_of_the_journal_s_entries(
     check = distiller.distill(open_context(str(dest)), distiller.Options(check=True,
                                                                          rebuild=True))
     assert check.status == "unchanged" and check.exit_code == 0
+
+
+def test_entries_parsed_now_let_go_of_their_pickles_once_the_cache_holds_them(
+        tmp_path: Path) -> None:
+    """An entry parsed by `read_journal` is kept by the cache as its pickle and in memory
+    as its fields: the pickle is let go once saved. An entry the cache gave back keeps
+    its bytes (they are all it has), and both read back as what a parse gives."""
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=4)
+    ctx = open_context(str(dest))
+    first = reader.read_journal(ctx.layout, ctx.policy)
+    parsed = dict(reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
+    assert len(first.entries) == 12 and first.parsed == 12
+    assert all(row_of(entry) is None for _, entry in first.entries)  # made, then let go
+    assert all(pickle.loads(pickle.dumps(e)) == parsed[rel] for rel, e in first.entries)
+    edited = dest / ".claude" / "agent-memory" / first.entries[0][0]
+    edited.write_bytes(edited.read_bytes() + b"\nEdited here.\n")
+    second = reader.read_journal(ctx.layout, ctx.policy)
+    assert second.parsed == 1
+    rows = {rel: row_of(entry) for rel, entry in second.entries}
+    assert rows[first.entries[0][0]] is None  # parsed again: let go
+    assert sum(row is not None for row in rows.values()) == 11  # from the cache: kept
+    again = dict(reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
+    assert {rel: _values(e) for rel, e in second.entries} == {
+        rel: _values(e) for rel, e in again.items()}
+    third = reader.read_journal(ctx.layout, ctx.policy)  # the cache, saved with them
+    assert third.parsed == 0 and dict(third.entries) == again
