@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from journal_mem import boundary, progress
-from journal_mem.cli.base import CONTEXT, cli, cwd, emit_json
-from journal_mem.distill import distiller
+from journal_mem import progress
+from journal_mem.cli.base import CONTEXT, cli, cwd, declared, emit_json
+from journal_mem.distill import command
 from journal_mem.distill.background import detach
 from journal_mem.distill.outcome import distill_json, distill_lines
 from journal_mem.distill.push import ATTEMPTS, push_distill
@@ -18,17 +18,7 @@ from journal_mem.repo import open_context
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--if-due", is_flag=True,
-              help="Only when pending lessons reach distill.threshold or the oldest is older "
-                   "than distill.max_age_hours; else exit 0 quietly (the post-commit hook).")
-@click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
-@click.option("--check", "check_only", is_flag=True,
-              help="Exit 1 if a distill would change any file; write nothing.")
-@click.option("--rebuild", is_flag=True,
-              help="Parse and fold every entry again: no parse cache, no kept replay.")
-@click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
-@click.option("--background", is_flag=True,
-              help="Detach, log to <git-common-dir>/journal-mem/logs/distill.log, return at once.")
+@declared(command.OPTIONS)
 @click.option("--date", "on_date", metavar="YYYY-MM-DD",
               help="Distill as of this date instead of today (UTC): replays and tests.")
 @click.option("--push", "push_remote", is_flag=False, flag_value="", default=None,
@@ -36,11 +26,10 @@ from journal_mem.repo import open_context
               "retry on the new tip when another writer wins (never forced).")
 @click.option("--attempts", type=click.IntRange(1, 50), default=ATTEMPTS, show_default=True,
               help="With --push: how many times to try before giving up.")
-@click.option("--json", "as_json", is_flag=True, help="Report as JSON.")
 @click.pass_context
 def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: bool, rebuild: bool,
-            no_commit: bool, background: bool, on_date: str | None, push_remote: str | None,
-            attempts: int, as_json: bool) -> int:
+            no_commit: bool, background: bool, as_json: bool, on_date: str | None,
+            push_remote: str | None, attempts: int) -> int:
     """Fold the journal into every agent's topic files and MEMORY.md, and commit them.
 
     One writer for all worktrees (a second distill exits 75). Corrections reach
@@ -58,27 +47,13 @@ def distill(click_ctx: click.Context, if_due: bool, dry_run: bool, check_only: b
             date = dt.date.fromisoformat(on_date)
         except ValueError:
             raise click.UsageError(f"--date: {on_date!r} is not YYYY-MM-DD") from None
-    opts = distiller.Options(dry_run=dry_run, check=check_only, rebuild=rebuild,
-                             commit=not no_commit, if_due=if_due, date=date,
-                             one_shot=boundary.ONE_SHOT)
-
-    # a bar on a terminal for long work; never in --json or for the post-commit hook
-    progress.allow(not (as_json or if_due))
+    opts = command.options(if_due=if_due, dry_run=dry_run, check_only=check_only,
+                           rebuild=rebuild, no_commit=no_commit, date=date)
     if push_remote is not None:  # docs/DESIGN.md, "Many machines"
+        progress.allow(not as_json)
         return _distill_push(click_ctx, opts, push_remote or None, attempts, as_json)
-    # --no-commit is the setting distill.commit = false for this run (flags > env > file)
-    flags = {"distill.commit": False} if no_commit else None
-    outcome = distiller.distill(open_context(cwd(click_ctx), flags), opts)
-
-    if as_json:
-        emit_json(distill_json(outcome))
-    else:
-        out, err = distill_lines(outcome)
-        for line in out:
-            click.echo(line)
-        for line in err:
-            click.echo(f"jmem: {line}", err=True)
-    return outcome.exit_code
+    return command.run(cwd(click_ctx), opts, as_json=as_json,
+                       echo=lambda line, err: click.echo(line, err=err))
 
 
 # --- distill --push, watch -----------------------------------------------------------

@@ -65,6 +65,11 @@ def detach(argv: list[str], cwd: str | None = None) -> int:
 
 
 def fast_main(args: list[str]) -> int | None:
-    """`jmem distill … --background` (the post-commit hook) before click loads; None for
-    any other distill (`-C PATH distill --background` reaches `detach` through click)."""
-    return detach(["distill", *args]) if "--background" in args else None
+    """`jmem distill … --background` (the post-commit hook) before click loads; any other
+    distill through `distill.command`, whose fold the hook never loads (None: to click;
+    `-C PATH distill --background` reaches `detach` through click)."""
+    if "--background" in args:
+        return detach(["distill", *args])
+    from journal_mem.distill.command import fast_main as distill  # the fold, not the hook's
+
+    return distill(args)
