@@ -19,32 +19,40 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# One alternation, one pass over the text; the group name is the kind.
-_TOKEN_RE = re.compile(
-    r"(?P<private_key>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
-    r"|(?P<aws_access_key_id>\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b)"
-    r"|(?P<github_token>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b)"
-    r"|(?P<gitlab_token>\bglpat-[A-Za-z0-9_-]{20,})"
-    r"|(?P<slack_token>\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"
-    r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{16,})"
-    r"|(?P<google_api_key>\bAIza[0-9A-Za-z_-]{35})"
-    r"|(?P<google_oauth_secret>\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,})"
-    r"|(?P<stripe_key>\b(?:[sr]k|pk)_live_[0-9A-Za-z]{20,}|\b[sr]k_test_[0-9A-Za-z]{20,}"
-    r"|\bwhsec_[0-9A-Za-z]{20,})"
-    r"|(?P<anthropic_key>\bsk-ant-[A-Za-z0-9_-]{20,})"
-    r"|(?P<openai_key>\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,})"
-    r"|(?P<npm_token>\bnpm_[A-Za-z0-9]{36}\b)"
-    r"|(?P<pypi_token>\bpypi-AgE[A-Za-z0-9_-]{32,})"
-    r"|(?P<jwt>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-    r"|(?P<hugging_face_token>\bhf_[A-Za-z0-9]{30,}\b)"
-    r"|(?P<sendgrid_key>\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})"
-    r"|(?P<azure_storage_key>\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}={0,2})"
-)
+# The patterns a lesson reaches only past a cheaper test (a word, a hint, a long run) are
+# compiled on first use (`functools.cache`): compiling all of them took ~4.5 ms of every
+# `write` and distill, and an ordinary lesson reaches none of them.
+
+@functools.cache
+def _token_re() -> re.Pattern[str]:
+    """One alternation, one pass over the text; the group name is the kind."""
+    return re.compile(
+        r"(?P<private_key>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
+        r"|(?P<aws_access_key_id>\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b)"
+        r"|(?P<github_token>\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b)"
+        r"|(?P<gitlab_token>\bglpat-[A-Za-z0-9_-]{20,})"
+        r"|(?P<slack_token>\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"
+        r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{16,})"
+        r"|(?P<google_api_key>\bAIza[0-9A-Za-z_-]{35})"
+        r"|(?P<google_oauth_secret>\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,})"
+        r"|(?P<stripe_key>\b(?:[sr]k|pk)_live_[0-9A-Za-z]{20,}|\b[sr]k_test_[0-9A-Za-z]{20,}"
+        r"|\bwhsec_[0-9A-Za-z]{20,})"
+        r"|(?P<anthropic_key>\bsk-ant-[A-Za-z0-9_-]{20,})"
+        r"|(?P<openai_key>\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,})"
+        r"|(?P<npm_token>\bnpm_[A-Za-z0-9]{36}\b)"
+        r"|(?P<pypi_token>\bpypi-AgE[A-Za-z0-9_-]{32,})"
+        r"|(?P<jwt>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+        r"|(?P<hugging_face_token>\bhf_[A-Za-z0-9]{30,}\b)"
+        r"|(?P<sendgrid_key>\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})"
+        r"|(?P<azure_storage_key>\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,}={0,2})"
+    )
+
 
 # The literal parts of the patterns above: one cheap search (~1 µs on a lesson,
 # against ~25 µs for the full alternation) rules most lessons out.
@@ -66,45 +74,77 @@ _ASSIGN_RE = re.compile(
 # letters that ignoring case matches to ASCII ones they do not lower-case to.
 _ASSIGN_KEYWORDS = ("passw", "pwd", "secret", "token", "api", "access", "private", "credential")
 _FOLDED = ("\u0130", "\u0131", "\u017f", "\u212a")
-# A password said in any way a lesson says it: `password: hunter2!`, `PGPASSWORD=a;b,c`,
-# "the staging password is hunter2!", "the password for prod is `x`", "… was changed
-# to …". Unlike the generic assignment above, the value may hold `;` and `,` and
-# sit in a code span, and it needs no entropy: a password is short and human.
-_PASSWORD_RE = re.compile(
-    r"(?i)(?:passw(?:or)?d|passphrase|pwd)[A-Za-z0-9_-]*[\"']?"
-    r"(?:\s*[:=]\s*|\s+(?:(?:was|is|has\s+been)\s+)?(?:set|changed|reset)\s+to\s+"
-    r"|\s+(?:(?:for|of|on|in)\s+[\w .-]{1,30}?\s+)?(?:is|was)(?:\s+now)?\s+"
-    r"|(?<=--password)\s+|(?<=--passwd)\s+|(?<=--pwd)\s+)"  # a command's flag
-    r"[`\"']?(?P<value>[^\s`\"']+)"
-)
-# `Authorization: Bearer <token>` (any case): the token, when it looks generated.
-_BEARER_RE = re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)")
-# `Authorization: Basic <base64 of user:password>`: the value decodes to `user:secret`.
-_BASIC_RE = re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
-# A password given to a command on its command line: `curl -u user:pw` (`--user`),
-# `mysql -pPW` (attached: `-p PW` would prompt), `docker login -p PW` (any `login`),
-# `sshpass -p PW`, `redis-cli -a PW` (`--pass`), `--password PW` is `_PASSWORD_RE`'s.
-_COMMAND_PASSWORD_RE = re.compile(
-    r"(?:\bcurl\b[^\n]*?\s(?:-u\s*|--user[=\s]+)[\"']?[^\s:\"']+:"
-    r"|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p"
-    r"|\blogin\b[^\n]*?\s-p\s+"
-    r"|\bsshpass\b[^\n]*?\s-p\s*"
-    r"|\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+)"
-    r"[\"']?(?P<value>[^\s\"']+)"
-)
+
+
+@functools.cache
+def _password_re() -> re.Pattern[str]:
+    """A password said in any way a lesson says it: `password: hunter2!`,
+    `PGPASSWORD=a;b,c`, "the staging password is hunter2!", "the password for prod is `x`",
+    "… was changed to …". Unlike the generic assignment above, the value may hold `;` and
+    `,` and sit in a code span, and it needs no entropy: a password is short and human."""
+    return re.compile(
+        r"(?i)(?:passw(?:or)?d|passphrase|pwd)[A-Za-z0-9_-]*[\"']?"
+        r"(?:\s*[:=]\s*|\s+(?:(?:was|is|has\s+been)\s+)?(?:set|changed|reset)\s+to\s+"
+        r"|\s+(?:(?:for|of|on|in)\s+[\w .-]{1,30}?\s+)?(?:is|was)(?:\s+now)?\s+"
+        r"|(?<=--password)\s+|(?<=--passwd)\s+|(?<=--pwd)\s+)"  # a command's flag
+        r"[`\"']?(?P<value>[^\s`\"']+)"
+    )
+
+
+@functools.cache
+def _bearer_re() -> re.Pattern[str]:
+    """`Authorization: Bearer <token>` (any case): the token, when it looks generated."""
+    return re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)")
+
+
+@functools.cache
+def _basic_re() -> re.Pattern[str]:
+    """`Authorization: Basic <base64 of user:password>`: the value decodes to `user:secret`."""
+    return re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+
+
+@functools.cache
+def _command_password_re() -> re.Pattern[str]:
+    """A password given to a command on its command line: `curl -u user:pw` (`--user`),
+    `mysql -pPW` (attached: `-p PW` would prompt), `docker login -p PW` (any `login`),
+    `sshpass -p PW`, `redis-cli -a PW` (`--pass`), `--password PW` is `_password_re`'s."""
+    return re.compile(
+        r"(?:\bcurl\b[^\n]*?\s(?:-u\s*|--user[=\s]+)[\"']?[^\s:\"']+:"
+        r"|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p"
+        r"|\blogin\b[^\n]*?\s-p\s+"
+        r"|\bsshpass\b[^\n]*?\s-p\s*"
+        r"|\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+)"
+        r"[\"']?(?P<value>[^\s\"']+)"
+    )
+
+
 _COMMAND_WORDS = ("curl", "mysql", "mariadb", "login", "sshpass", "redis-cli")
 _PROSE_WORDS = ("key", "token", "secret", "credential")
-# A key said in prose: "the API key for staging is 9f8a…", "the token was …": the value
-# when it looks generated (a word, a path or a placeholder is not one).
-_PROSE_KEY_RE = re.compile(
-    r"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|credential)s?"
-    r"\s+(?:(?:for|of|on|in|to)\s+[\w .-]{1,30}?\s+)?(?:is|was)(?:\s+now)?\s+"
-    r"[`\"']?(?P<value>[^\s`\"']+)"
-)
-# `scheme://user:password@host`: the password is what leaks.
-_USERINFO_RE = re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/@]")
-# An AWS secret access key: 40 base64 characters, about half of them hold a `/`.
-_AWS_SECRET_RE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+@functools.cache
+def _prose_key_re() -> re.Pattern[str]:
+    """A key said in prose: "the API key for staging is 9f8a…", "the token was …": the value
+    when it looks generated (a word, a path or a placeholder is not one)."""
+    return re.compile(
+        r"(?i)\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|credential)s?"
+        r"\s+(?:(?:for|of|on|in|to)\s+[\w .-]{1,30}?\s+)?(?:is|was)(?:\s+now)?\s+"
+        r"[`\"']?(?P<value>[^\s`\"']+)"
+    )
+
+
+@functools.cache
+def _userinfo_re() -> re.Pattern[str]:
+    """`scheme://user:password@host`: the password is what leaks."""
+    return re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]+:(?P<value>[^\s/@]+)@[^\s/@]")
+
+
+@functools.cache
+def _aws_secret_re() -> re.Pattern[str]:
+    """An AWS secret access key: 40 base64 characters, about half of them hold a `/`."""
+    return re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
 _PLACEHOLDER_RE = re.compile(
     r"(?i)^(?:\$\{?|<|%|\{\{|\[)|x{4,}|\*{3,}|example|changeme|redacted|your[_-]?"
 )
@@ -210,12 +250,12 @@ def _keyword_starts(lower: str) -> list[int]:
 # Two patterns need a word (case-blind) or a long run of one class: a lesson without it
 # is not searched (~20 us of a ~90 us scan of a lesson).
 def _may_say_password(text: str, lower: str) -> bool:
-    """False only where `_PASSWORD_RE` cannot match: it starts with `pass…` or `pwd`."""
+    """False only where `_password_re` cannot match: it starts with `pass…` or `pwd`."""
     return "pass" in lower or "pwd" in lower or _folded(text, lower)
 
 
 def _may_hold_aws_key(text: str) -> bool:
-    """False only where `_AWS_SECRET_RE` cannot match: its 40 characters hold no space."""
+    """False only where `_aws_secret_re` cannot match: its 40 characters hold no space."""
     return any(len(word) >= 40 for word in text.split())
 
 
@@ -270,7 +310,7 @@ def _aws_secret(value: str) -> bool:
 def scan(text: str) -> list[Finding]:
     """Every suspected secret in `text`, in order, one finding per line and kind."""
     found: set[Finding] = set()
-    tokens = _TOKEN_RE.finditer(text) if _TOKEN_HINT_RE.search(text) else ()
+    tokens = _token_re().finditer(text) if _TOKEN_HINT_RE.search(text) else ()
     for match in tokens:
         kind = match.lastgroup or "secret"
         found.add(Finding(_line_of(text, match.start()), kind))
@@ -278,30 +318,30 @@ def scan(text: str) -> list[Finding]:
     for match in _assignments(text, lower):
         if _secret_value(match.group("value")):
             found.add(Finding(_line_of(text, match.start()), "high-entropy secret assignment"))
-    for match in _PASSWORD_RE.finditer(text) if _may_say_password(text, lower) else ():
+    for match in _password_re().finditer(text) if _may_say_password(text, lower) else ():
         if _password(match.group("value")):
             found.add(Finding(_line_of(text, match.start()), "password"))
     if "bearer" in lower:
-        for match in _BEARER_RE.finditer(text):
+        for match in _bearer_re().finditer(text):
             if _secret_value(match.group("value")):
                 found.add(Finding(_line_of(text, match.start()), "bearer token"))
     if "basic" in lower:
-        for match in _BASIC_RE.finditer(text):
+        for match in _basic_re().finditer(text):
             if _basic_credentials(match.group("value")):
                 found.add(Finding(_line_of(text, match.start()), "basic auth credentials"))
     for number, line in _lines_with(text, lower, _COMMAND_WORDS, (" -",)):
-        for match in _COMMAND_PASSWORD_RE.finditer(line):
+        for match in _command_password_re().finditer(line):
             if _password(match.group("value")) or _secret_value(match.group("value")):
                 found.add(Finding(number, "password on a command line"))
     for number, line in _lines_with(text, lower, _PROSE_WORDS, (" is ", " was ")):
-        for match in _PROSE_KEY_RE.finditer(line):
+        for match in _prose_key_re().finditer(line):
             if _secret_value(match.group("value").rstrip(".,;:)")):
                 found.add(Finding(number, "secret in prose"))
     if "://" in text:
-        for match in _USERINFO_RE.finditer(text):
+        for match in _userinfo_re().finditer(text):
             if _url_password(match.group("value")):
                 found.add(Finding(_line_of(text, match.start()), "password in a URL"))
-    for match in _AWS_SECRET_RE.finditer(text) if _may_hold_aws_key(text) else ():
+    for match in _aws_secret_re().finditer(text) if _may_hold_aws_key(text) else ():
         if _aws_secret(match.group()):
             found.add(Finding(_line_of(text, match.start()), "aws secret access key"))
     return sorted(found, key=lambda f: (f.line, f.kind))
