@@ -71,7 +71,8 @@ GOALS = (
      "it starts python only for memory-shaped paths or a config that could change the "
      "answer, and then costs two process starts"),
     ("distill, 20 new lessons on 10k", "distill, 20 new lessons on 10k", 35.0,
-     "~110 ms of imports; the entry cache's load (~40 ms at 10k: one lazy entry each, "
+     "~90 ms of imports (no click: `distill/command.py`); the entry cache's load "
+     "(~40 ms at 10k: one lazy entry each, "
      "while `git status` and a child forked at the distill's start list the journal); a "
      "fold that goes on from the last one (~60 ms: the replay, the rules and the "
      "corrections judge only what the new lessons touch, journal/rules.py and "
