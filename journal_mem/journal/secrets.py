@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 # The patterns a lesson reaches only past a cheaper test (a word, a hint, a long run) are
 # compiled on first use (`functools.cache`): compiling all of them took ~4.5 ms of every
-# `write` and distill, and an ordinary lesson reaches none of them.
+# process that scans (a `write`, a distill that parses a new lesson), and an ordinary
+# lesson reaches none of them.
 
 @functools.cache
 def _token_re() -> re.Pattern[str]:
