@@ -34,7 +34,7 @@ from journal_mem.layout import Layout
 from journal_mem.names import TOPICS
 from journal_mem.repo import open_context
 from journal_mem.settings import agent_name
-from journal_mem.wake.claude import PACK_LIMIT
+from journal_mem.wake.claude import PACK_LIMIT, utf16_len
 from journal_mem.wake.held import KEY_RE as _KEY_RE
 from journal_mem.wake.held import Held, digest
 
@@ -88,20 +88,20 @@ class Pack:
 
 def fit(lines: list[Line], max_chars: int, pack: Pack) -> list[Line]:
     """Drop whole lines, highest rank first, until the pack and its note fit."""
-    total = sum(units(line.text) + 1 for line in lines)
+    total = sum(utf16_len(line.text) + 1 for line in lines)
     if total <= max_chars:
         return lines
     dropped: set[int] = set()
     counts: dict[str, int] = {}
     order = sorted(range(len(lines)), key=lambda i: lines[i].rank, reverse=True)
     for i in order:
-        if total + units(cut_note(counts, pack)) + 1 <= max_chars:
+        if total + utf16_len(cut_note(counts, pack)) + 1 <= max_chars:
             break
         if lines[i].kind == "heading":
             continue  # a heading goes with the last line of its section, below
         dropped.add(i)
         counts[lines[i].kind] = counts.get(lines[i].kind, 0) + 1
-        total -= units(lines[i].text) + 1
+        total -= utf16_len(lines[i].text) + 1
     kept = [line for i, line in enumerate(lines) if i not in dropped]
     kept = [line for j, line in enumerate(kept)
             if line.kind != "heading" or (j + 1 < len(kept) and kept[j + 1].kind
@@ -121,11 +121,6 @@ def cut_note(counts: dict[str, int], pack: Pack) -> str:
     return (f"[jmem: cut {', '.join(parts)} to fit the budget; read the rest with "
             f"`jmem wake --agent {pack.agent} --max-chars 100000`, or in the main checkout's "
             f"MEMORY.md, topics/ and journal/]")
-
-
-def units(text: str) -> int:
-    """UTF-16 code units: how Claude Code counts its cap (an emoji is 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 TYPE_CHECKING = False  # `typing` costs the wake hook ~3 ms: annotations only

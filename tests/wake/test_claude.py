@@ -289,3 +289,11 @@ def test_context_is_cut_in_utf16_units_at_a_line_end() -> None:
     assert protocol.utf16_len(sent) <= protocol.PACK_LIMIT < protocol.CONTEXT_LIMIT
     assert len(sent) > protocol.PACK_LIMIT * 0.7 and sent.endswith("🦀\n")
     assert protocol.utf16_len("🦀a") == 3
+
+
+@pytest.mark.parametrize("text", ["", "plain ASCII text", "a — dash", "“quoted”", "🦀a",
+                                  "\ud800 a lone surrogate", "é" * 3 + "𝄞" * 2])
+def test_utf16_len_counts_what_the_utf16_codec_counts(text: str) -> None:
+    from journal_mem.wake import claude as protocol
+
+    assert protocol.utf16_len(text) == len(text.encode("utf-16-le", "surrogatepass")) // 2
