@@ -5,6 +5,7 @@ changed, nor while one changed too recently to be told apart from the next chang
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -99,3 +100,75 @@ def test_a_filed_entry_is_kept_as_a_fresh_reader_judges_it(repo: Path) -> None:
                                  body="x")) for n in range(KEEP_FILED_MAX + 1)]
     keep_filed(layout, policy, [("api", w.path, False) for w in many])
     assert Cache(str(cache), policy.key, True, entries=False).items == kept
+
+
+def _fresh(repo: Path) -> list[str]:
+    """The pending list computed from nothing kept."""
+    cache = Path(open_context(str(repo)).layout.state_dir) / "cache"
+    (cache / listing.PENDING_LIST).unlink(missing_ok=True)
+    shutil.rmtree(cache / listing.FOLDED_NAMES, ignore_errors=True)
+    return rels(repo)
+
+
+def test_a_lesson_written_lists_its_folder_alone_against_the_names_kept(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One lesson written changes one journal folder: that folder alone is listed again,
+    against the folded names kept for the state (the state file is not parsed again)."""
+    from helpers import jmem
+
+    layout = open_context(str(repo)).layout
+    for agent in ("api", "web"):
+        record(layout, build(agent=agent, topic="ops", title=f"Folded lesson of {agent}",
+                             body="x"))
+    assert jmem(repo, "distill").returncode == 0
+    record(layout, build(agent="web", topic="ops", title="Pending lesson of web", body="x"))
+    age(repo, 60)
+    assert len(rels(repo)) == 1  # kept now: each folder's names, and the folded names
+    record(layout, build(agent="api", topic="ops", title="Pending lesson of api", body="x"))
+    when = time.time() - 30  # the folder written, aged: the distill state left as it was
+    os.utime(repo / ".claude" / "agent-memory" / "api" / "journal", (when, when))
+    listed: list[str] = []
+    real = listing.listdir
+
+    def recording(folder: str) -> list[str]:
+        listed.append(folder)
+        return real(folder)
+
+    def no_state(path: str) -> None:
+        raise AssertionError(f"parsed {path} again")
+
+    monkeypatch.setattr(listing, "listdir", recording)
+    monkeypatch.setattr(listing, "read_state", no_state)
+    got = rels(repo)
+    monkeypatch.undo()
+    assert [f for f in listed if f.endswith(os.sep + "journal")] == [
+        str(repo / ".claude" / "agent-memory" / "api" / "journal")]
+    assert got == _fresh(repo) and len(got) == 2
+
+
+def test_the_kept_lists_give_what_a_fresh_listing_gives_at_every_step(repo: Path) -> None:
+    """Lessons written to random folders, folders aged or not, distills, a misnamed file:
+    after each step the list from what is kept equals the one computed from nothing."""
+    import random
+
+    from helpers import jmem
+
+    layout = open_context(str(repo)).layout
+    rng = random.Random(7)
+    for step in range(14):
+        what = rng.choice(["write", "write", "write", "age", "distill", "misnamed"])
+        if what == "write":
+            record(layout, build(agent=rng.choice(["api", "web"]), topic="ops",
+                                 title=f"Step {step} lesson {rng.random():.6f}", body="x"))
+        elif what == "age":
+            age(repo, rng.choice([5, 60]))
+        elif what == "distill":
+            assert jmem(repo, "distill").returncode in (0, 1)
+        else:
+            (repo / ".claude" / "agent-memory" / "web" / "journal" / f"note-{step}.txt"
+             ).write_text("not an entry\n")
+        if rng.random() < 0.5:
+            age(repo, 60)
+        kept = rels(repo)
+        assert kept == _fresh(repo), (step, what)
+        assert rels(repo) == kept
