@@ -19,8 +19,9 @@ again only the facts they can concern:
 Every other fact keeps the corrector it had: nothing it is judged by changed. The
 pairs are then exactly those `conflicts` gives (the property test in
 tests/journal/test_replay.py folds both ways). When the index cannot say (a word
-fell back to `MAX_DF` titles from more than `KEEP_DF`, whose facts it did not
-keep), None: the caller judges every fact.
+fell back to `KEEP_DF` titles or fewer from more, whose facts it did not keep),
+None: the caller judges every fact, and the index kept is again the one judging
+every fact makes.
 """
 
 from __future__ import annotations
@@ -102,10 +103,12 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
             words += stems(said[key].title)
     for stem in [*before, *words]:
         n = df.get(stem, 0)
+        kept = posts.get(stem)
+        if kept is None and 0 < n <= similar.KEEP_DF:
+            return None  # back to `KEEP_DF` titles or fewer: its facts were not kept
         if min(n, before.get(stem, n)) <= similar.MAX_DF + 1:
-            kept = posts.get(stem)
             if kept is None and n:
-                return None  # back among the rarer words: its facts are not kept
+                return None  # it left the rarer words for the most common: judge anew
             concerned.update(kept or ())
     index.said = {key: tuple(sorted(stems(x.title))) for key, x in said.items()}
     _judge(index, facts, sorted(concerned), said, since, order, newer, place)
