@@ -4,7 +4,6 @@ signature changed): by appending the new entry files, else in full. See `index.p
 from __future__ import annotations
 
 import ast
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -415,7 +414,7 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
     changed = 0
     if row is not None:
         _delete(conn, entry.key)
-    _insert(conn, dataclasses.replace(fact, holders=tuple(sorted(holders))), ctx.layout)
+    _insert(conn, fact._replace(holders=tuple(sorted(holders))), ctx.layout)
     return changed + 1
 
 

@@ -4,7 +4,6 @@ section at the top shows five); a hand edit never reads the mark as content."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -70,7 +69,7 @@ def test_a_tight_line_cuts_the_old_title_before_the_correction_s_words() -> None
         assert line.endswith("[old-ttl]")
         was = line.split("— was: [", 1)[1]
         assert len(was.split("](", 1)[0]) >= MIN_OLD_TITLE, line  # the old title cut first
-    whole = fact_line(dataclasses.replace(old, title="Access tokens live 15 minutes"), 150,
+    whole = fact_line(old._replace(title="Access tokens live 15 minutes"), 150,
                       False, "auth#access-tokens", newer)
     assert whole is not None and "— was: [Access tokens live 15 minutes](" in whole, whole
     narrow = fact_line(old, 90, False, "auth#access-tokens", newer)

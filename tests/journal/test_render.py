@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import shutil
 from pathlib import Path
@@ -321,14 +320,14 @@ def _edited(fact: Fact, random: Any) -> Fact:
         ("path", fact.path.replace(".md", "-2.md")),
         ("holders", (*fact.holders, "web") if "web" not in fact.holders else ("api",)),
     ])
-    return dataclasses.replace(fact, **{field_name: value})
+    return fact._replace(**{field_name: value})
 
 
 def test_a_render_reuses_exactly_the_topics_whose_input_is_unchanged() -> None:
     facts = [fact(f"k{i}", f"Lesson {i}", topic=f"t{i % 4}", minutes=i) for i in range(40)]
     was = fold_of(*facts)
     earlier = render(was, ["api"], Budget())
-    facts[5] = dataclasses.replace(facts[5], title="Lesson five, reworded")  # topic t1
+    facts[5] = facts[5]._replace(title="Lesson five, reworded")  # topic t1
     later = render(fold_of(*facts), ["api"], Budget(), earlier_of(earlier, was))
     reused = {t for t, v in later.topics.items() if v is earlier.topics.get(t)}
     assert reused == {("api", "t0"), ("api", "t2"), ("api", "t3")}
@@ -474,7 +473,8 @@ def test_no_line_is_shorter_than_its_least_bytes(key: str, title: str, file: str
                                                   width: int, flagged: bool) -> None:
     """`least_bytes` is a floor of the line `fact_line` makes, and for a plain title that
     fits in half the room beside its link (a file named without an anchor) it is that
-    line's size: the skip loses no fact that fits, and skips most that do not."""
+    line's size: the skip loses no fact that fits, and skips most that do not. Given the
+    bytes left, it tells a line that cannot fit in them as it does without them."""
     from journal_mem.journal.render import _nbytes, fact_line, least_bytes
 
     one = fact(key, title)
@@ -483,6 +483,8 @@ def test_no_line_is_shorter_than_its_least_bytes(key: str, title: str, file: str
     least = least_bytes(one, file, width, flagged)
     if line is not None:
         assert least <= _nbytes(line)
+    for left in range(least - 3, least + 3):  # asked with the bytes left: the same answer
+        assert (least_bytes(one, file, width, flagged, left) > left) == (least > left)
     tail = len(f"]({TOPICS}/{file.partition('#')[0]}.md) [{key}]")
     plain = title.isascii() and title.isalnum()
     room = width - 3 - tail
@@ -540,6 +542,6 @@ def test_ranked_orders_a_date_without_a_zone_as_rank_does() -> None:
     """A fact made with a date that has no zone (never a valid entry's) beside zoned ones:
     the dates cannot be compared, so they are ordered by `timestamp()`, as by `rank`."""
     zoned = [fact(f"k{n}", minutes=n * 90) for n in range(4)]
-    naive = dataclasses.replace(fact("naive"), created=dt.datetime(2026, 5, 1, 2, 0))
+    naive = fact("naive")._replace(created=dt.datetime(2026, 5, 1, 2, 0))
     facts = [*zoned, naive]
     assert ranked(facts) == sorted(facts, key=rank)
