@@ -20,11 +20,10 @@ from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
+    RulesStore,
     TopicStore,
     changed_rows,
-    load_rules,
     save_replay_head,
-    save_rules,
 )
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state
@@ -65,20 +64,21 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     agents = ctx.agents
     replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
     kept = FoldCache(layout.state_dir)
+    rules = RulesStore(layout.state_dir)
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
-                     kept=(lambda: _kept_replay(ctx, replays, kept)) if replays and not rebuild
-                     else None, settle=False)
+                     kept=(lambda: _kept_replay(ctx, replays, kept, rules))
+                     if replays and not rebuild else None, settle=False)
     try:
-        return _rendered(ctx, journal, date, after, agents, kept, replays, committing=committing,
-                         save=save)
+        return _rendered(ctx, journal, date, after, agents, kept, replays, rules,
+                         committing=committing, save=save)
     finally:  # the near-duplicates were found in a child meanwhile
         after.settle()
 
 
 def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents: list[str],
-              kept: FoldCache, replays: ReplayCache | None, *, committing: bool,
-              save: bool) -> Step:
+              kept: FoldCache, replays: ReplayCache | None, rules: RulesStore, *,
+              committing: bool, save: bool) -> Step:
     """The rest of `fold_step`, once `after` is folded."""
     layout, config = ctx.layout, ctx.config
     replay = _keep_replay(replays, after) if replays else ""
@@ -98,7 +98,7 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
     token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows,
                       (before, changed)) if save else ""
     if after.ruled is not None:
-        save_rules(layout.state_dir, after.ruled.fields(), replay, token,
+        rules.save(after.ruled.fields(), replay, token,
                    {key: fact_row(fact) for key, fact in after.staled.items()})
     return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
                 replay, changed, store)
@@ -110,7 +110,8 @@ def _replay_key(ctx: Context, agents: list[str]) -> object:
     return sorted(set(agents)), ctx.policy.key
 
 
-def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache) -> Kept | None:
+def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache,
+                 decided: RulesStore) -> Kept | None:
     """The replay the last fold kept, when git history orders its entries as it did then:
     HEAD is the commit it was made against, or descends from it with no memory changed
     since (`replay.resume` checks the rest); not once what went on from it is a fifth of
@@ -130,7 +131,7 @@ def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache) ->
     if fields is None:
         return None
     kept = Kept.of(fields)
-    rules = load_rules(ctx.layout.state_dir, token)
+    rules = decided.load(token)
     rows = facts.rows_of(rules["fold"]) if rules is not None else None
     if rules is not None and rows is not None:
         try:

@@ -51,13 +51,13 @@ def entry_files(layout: Layout,
             for agent, names in entry_names(layout, misnamed) for n in names]
 
 
-def entry_names(layout: Layout,
-                misnamed: list[str] | None = None) -> list[tuple[str, list[str]]]:
+def entry_names(layout: Layout, misnamed: list[str] | None = None,
+                agents: list[str] | None = None) -> list[tuple[str, list[str]]]:
     """`entry_files` by journal folder: (agent, its entry files' names, sorted), the
     folders in the order of their paths (`agent/journal/`), so that the files come in
-    the order of theirs."""
+    the order of theirs; of every agent on disk, or of `agents` (in that order)."""
     out = []
-    for agent in sorted(layout.agents_on_disk(), key=lambda agent: f"{agent}/{JOURNAL}/"):
+    for agent in journal_order(layout.agents_on_disk()) if agents is None else agents:
         names = listdir(layout.journal_dir(agent))
         # each name matched once, by `filter` in C (100k names: 140 ms by two
         # comprehensions, 56 this way); the others only when there are any
@@ -71,6 +71,11 @@ def entry_names(layout: Layout,
     if misnamed is not None:
         misnamed.sort()
     return out
+
+
+def journal_order(agents: list[str]) -> list[str]:
+    """`agents` in the order of their journal folders' paths (`agent/journal/`)."""
+    return sorted(agents, key=lambda agent: f"{agent}/{JOURNAL}/")
 
 
 def misnamed_files(layout: Layout) -> list[str]:

@@ -47,7 +47,14 @@ from journal_mem.journal.cache import (
     share,
 )
 from journal_mem.journal.forked import children, in_child, map_forked
-from journal_mem.journal.listing import MISNAMED, Found, entry_files, entry_names, pending_paths
+from journal_mem.journal.listing import (
+    MISNAMED,
+    Found,
+    entry_files,
+    entry_names,
+    journal_order,
+    pending_paths,
+)
 from journal_mem.journal.listing import listdir as _listdir
 from journal_mem.journal.order import causal_order
 from journal_mem.journal.validate import Policy, parse_valid
@@ -392,33 +399,68 @@ def start_listing(layout: Layout, use_cache: bool = True) -> Listing | None:
 
 
 class Listing:
-    """Every journal entry file with its `lstat`, listed in a forked child from when it
+    """Every journal entry file with its `lstat`, listed in forked children from when it
     is made (at 100k lessons that costs about half a second): the distiller starts it
     before it loads the entry cache, reads `git status` and files adopted memory and the
-    outbox. `result()` then lists again each journal folder that changed since the child
+    outbox. `result()` then lists again each journal folder that changed since a child
     listed it (or changed just before: `RACY_NS`), so a file filed meanwhile is read, and
-    one removed meanwhile is not; `close()` ends a listing whose result is not wanted."""
+    one removed meanwhile is not; `close()` ends a listing whose result is not wanted.
 
-    __slots__ = ("_child", "_layout")
+    Two children list a half of the journal each (`_halves`) where a child may be
+    forked at all: the distiller waits for the listing, not the other way round (at 100k
+    lessons on two CPUs it waited ~450 ms for one child that shared them with it and
+    `git status`)."""
+
+    __slots__ = ("_children", "_layout")
 
     def __init__(self, layout: Layout) -> None:
         self._layout = layout
-        self._child: Callable[[], tuple[list[_Packed], list[str], dict[str, _Folder], int]
-                              ] | None = in_child(lambda: _packed_listing(layout))
+        self._children: list[Callable[[], _PackedListing]] = [
+            in_child(functools.partial(_packed_listing, layout, half))
+            for half in _halves(layout)]
 
     def result(self) -> tuple[list[_Listed], list[str]]:
         """(every entry file, sorted by path; the misnamed files), as they are now."""
-        child, self._child = self._child, None
-        if child is None:
+        children, self._children = self._children, []
+        if not children:
             raise RuntimeError("a journal listing gives its result once")
-        packed, misnamed, folders, at = child()
+        packed: list[_Packed] = []
+        misnamed: list[str] = []
+        folders: dict[str, _Folder] = {}
+        at = time.time_ns()
+        for child in children:  # halves in path order: their files are in it too
+            got = child()
+            packed += got[0]
+            misnamed += got[1]
+            folders.update(got[2])
+            at = min(at, got[3])  # the earlier: a folder racy for one is racy here
+        misnamed.sort()
         return _caught_up(self._layout, _unpacked(packed), misnamed, folders, at)
 
     def close(self) -> None:
-        """Wait for the child of a listing whose result was not taken."""
-        child, self._child = self._child, None
-        if child is not None:
+        """Wait for the children of a listing whose result was not taken."""
+        children, self._children = self._children, []
+        for child in children:
             child()
+
+
+def _halves(layout: Layout) -> list[list[str]]:
+    """The journal folders (agents, in path order) in two runs of about as many files each
+    (weighed by each folder's size, which grows with its names); one run where no child
+    can be forked or one folder holds the journal."""
+    agents = journal_order(layout.agents_on_disk())
+    if children() < 1 or len(agents) < 2:
+        return [agents]
+    sizes = []
+    for agent in agents:
+        try:
+            sizes.append(os.stat(layout.journal_dir(agent)).st_size)
+        except OSError:
+            sizes.append(0)
+    # the first folders whose sizes reach half the total, and at least one folder each
+    cut = bisect.bisect_left(list(itertools.accumulate(sizes)), -(-sum(sizes) // 2)) + 1
+    cut = min(cut, len(agents) - 1)
+    return [agents[:cut], agents[cut:]]
 
 
 def _folder(path: str) -> _Folder:
@@ -445,14 +487,19 @@ _Packed = tuple[str, str, list[int]]
 _GONE = (-1, -1, -1, -1)
 
 
-def _packed_listing(layout: Layout) -> tuple[list[_Packed], list[str], dict[str, _Folder],
-                                             int]:
-    """`_listing`, each journal folder's files packed (`_Packed`)."""
+# (each folder's files packed, the misnamed files, each folder's stat, when it began)
+_PackedListing = tuple[list[_Packed], list[str], dict[str, _Folder], int]
+
+
+def _packed_listing(layout: Layout, agents: list[str] | None = None) -> _PackedListing:
+    """`_listing`, each journal folder's files packed (`_Packed`); of `agents`' folders
+    alone, in path order (`listing.journal_order`) when given."""
     at = time.time_ns()
-    folders = {agent: _folder(layout.journal_dir(agent)) for agent in layout.agents_on_disk()}
+    folders = {agent: _folder(layout.journal_dir(agent))
+               for agent in (layout.agents_on_disk() if agents is None else agents)}
     misnamed: list[str] = []
     packed = []
-    for agent, names in entry_names(layout, misnamed):
+    for agent, names in entry_names(layout, misnamed, agents):
         folder = layout.journal_dir(agent) + os.sep
         stats: list[int] = []
         for name in names:

@@ -143,7 +143,9 @@ def go_on(ruled: Ruled, replay: Replay, touched: set[str],
                 if members is None or key not in members:
                     return None
                 before.setdefault(group, list(members))
-                members.remove(key)
+                members = list(members)  # a new list: the kept one may be the base's
+                members.remove(key)  # (`cache.RulesStore` tells changed groups by object)
+                groups[group] = members
         for kept in (ruled.ruled, ruled.flagged, ruled.refs):
             kept.pop(key, None)
         out[key] = None
@@ -155,7 +157,7 @@ def go_on(ruled: Ruled, replay: Replay, touched: set[str],
             out[key] = acc
             continue
         before.setdefault(group, list(groups.get(group, ())))
-        groups.setdefault(group, []).append(key)
+        groups[group] = [*groups.get(group, ()), key]
     for was_in in before.values():  # every merge of a group touched is made again
         for key in was_in:
             ruled.merged.pop(key, None)

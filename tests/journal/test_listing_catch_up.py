@@ -292,3 +292,49 @@ def test_a_first_distill_of_committed_entries_commits_none_of_them_again(
     assert out.status == "distilled" and len(out.new_lessons) == 6
     assert committed and not [p for p in committed[0] if "/journal/" in p]
     assert git(repo, "status", "--porcelain", "--", MEM).stdout == ""
+
+
+def test_a_journal_of_several_folders_is_listed_by_two_children_a_half_each(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders split where their sizes reach half the total (a folder's size grows
+    with its names), each child lists its run of them in path order, and the result is
+    a listing made now: every file, and every misnamed one, of both halves."""
+    for n in range(3):
+        lesson(repo, "a-b", f"ab-{n}", n)
+        lesson(repo, "web", f"w-{n}", n)
+    for n in range(400):  # long names: its folder outgrows a block of names
+        lesson(repo, "api", f"api-{n}-" + "x" * 60, n)
+    (repo / MEM / "web" / "journal" / "notes.txt").write_text("not an entry\n")
+    (repo / MEM / "a-b" / "journal" / "2026-05-01_x.md").write_text("misnamed\n")
+    ctx = _cached(repo)
+    _age(repo)
+    halves = reader._halves(ctx.layout)
+    assert halves == [["a-b", "api"], ["web"]]  # path order: a-b/ sorts before api/
+    FORKED.clear()
+    listing = reader.start_listing(ctx.layout)
+    assert listing is not None and len(FORKED) == 2
+    listed: list[str] = []
+    monkeypatch.setattr(reader, "_listdir", listed.append)
+    got = listing.result()
+    assert not listed  # all of it as the children listed it
+    assert got == _now(ctx) and got[1] == ["a-b/journal/2026-05-01_x.md",
+                                           "web/journal/notes.txt"]
+    assert _no_child_left()
+
+
+def test_one_folder_or_no_child_is_one_listing(repo: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for agent in os.listdir(repo / MEM):
+        if agent != "api" and (repo / MEM / agent).is_dir():
+            shutil.rmtree(repo / MEM / agent)
+    lesson(repo, "api", "a1", 1)
+    ctx = _cached(repo)
+    assert reader._halves(ctx.layout) == [["api"]]
+    lesson(repo, "web", "w1", 1)
+    monkeypatch.setattr(forked, "children", lambda: 0)
+    monkeypatch.setattr(reader, "children", lambda: 0)
+    assert reader._halves(ctx.layout) == [["api", "web"]]
+    FORKED.clear()
+    listing = reader.start_listing(ctx.layout)
+    assert listing is not None and not FORKED  # listed here, when the result is asked
+    assert listing.result() == _now(ctx)

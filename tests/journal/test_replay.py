@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,11 +22,10 @@ from journal_mem.journal import similar
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
+    RulesStore,
     dump,
     load,
-    load_rules,
     rules_path,
-    save_rules,
 )
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fold, fact_row, fold
@@ -56,13 +56,14 @@ def files_of(items: Iterable[Item]) -> Any:
 
 class Store:
     """Replays kept as the distiller keeps them: `cache.ReplayCache` in a folder, with
-    the decisions of the rules after them and the facts they made (`cache.save_rules`,
+    the decisions of the rules after them and the facts they made (`cache.RulesStore`,
     `cache.FoldCache`) unless `rules` is False."""
 
     def __init__(self, folder: str, rules: bool = True) -> None:
         self.folder = folder
         self.rules = rules
         self.cache: ReplayCache | None = None
+        self.decided = RulesStore(folder)
 
     def load(self) -> Kept | None:
         self.cache = ReplayCache(self.folder, "key")
@@ -72,7 +73,8 @@ class Store:
         if fields is None:
             return None
         kept = Kept.of(fields)
-        kept_rules = load_rules(self.folder, token)
+        self.decided = RulesStore(self.folder)  # one per distill, as folding.fold_step has
+        kept_rules = self.decided.load(token)
         if self.rules and kept_rules is not None:
             rows = FoldCache(self.folder).rows_of(kept_rules["fold"])
             assert rows is not None
@@ -87,7 +89,8 @@ class Store:
         assert replay
         rows = {key: fact_row(fact) for key, fact in result.facts.items()}
         fold_token = FoldCache(self.folder).save("signature", rows)
-        save_rules(self.folder, result.ruled.fields(), replay, fold_token, {})
+        self.decided.save(result.ruled.fields(), replay, fold_token, {})
+        self.decided = RulesStore(self.folder)
         self.cache = None
 
 
@@ -501,3 +504,37 @@ def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
         assert later.rejudged == -1
     elif damage != "said":  # a retraction said to have gone changes no pair here
         assert later.rejudged >= 0 and not later.went_on
+
+
+# a key that joins the same-title group of another, then one that leaves it
+_JOINED = [(f"api/journal/{i:03d}.md", entry("api", key, i, title=title))
+           for i, (key, title) in enumerate([
+               ("k1", "The retry limit is 3"), ("k5", "The port is 3"),
+               ("k2", "The retry limit is 3"), ("k1", "The retry limit is 5")])]
+
+
+@settings(max_examples=100, deadline=None)
+@given(correcting_journals(), st.lists(st.integers(0, 30), min_size=2, max_size=4))
+@example(_JOINED, [2, 3])
+@example(_JOINED, [3, 3])
+def test_kept_decisions_read_back_as_they_were_kept(items: list[Item], cuts: list[int]) -> None:
+    """The decisions kept after a fold that went on are written as a delta of the groups
+    it changed over the base (`cache.RulesStore`), and read back as the very decisions
+    the fold made: the groups it replaced, added and emptied among them."""
+    with tempfile.TemporaryDirectory() as folder:
+        kept = Store(folder)
+        base = None
+        for journal in split(items, cuts, False):
+            result = run(journal, kept)
+            cache = ReplayCache(folder, "key")
+            cache.load()
+            got = RulesStore(folder).load(cache.token)
+            assert got is not None and result.ruled is not None
+            assert got["ruled"] == result.ruled.fields()
+            with open(rules_path(folder), "rb") as fh:
+                now = fh.read()
+            if base is not None and result.went_on and os.path.exists(
+                    rules_path(folder) + ".delta"):
+                assert now == base  # the base file stays: the delta holds what changed
+                event("delta")
+            base = now
