@@ -154,7 +154,6 @@ class _Files:
         self.new: dict[str, _Item] = {}
         self.changed = False
         self.parsed = 0
-        self._digests: dict[bytes, _Item] | None = None
         # each file to parse (`_Later`), with `from_row`
         self.later: list[_Later] | None = [] if from_row is not None else None
         self.made: list[Entry] = []  # the valid entries `from_row` made (`judge_later`)
@@ -200,10 +199,11 @@ class _Files:
         except OSError as exc:  # never matches a later stat: judged again next time
             return _unreadable(exc)
         digest = _digest(rel, data)
-        if self._digests is None:  # built once, and only if a file changed
-            self._digests = {item[3]: item for item in self.cache.items.values()}
-        known = self._digests.get(digest)
-        if known is not None:
+        # the same bytes under a new stat (touched, checked out again): its verdict stands.
+        # The digest covers the path, so only this path's item can hold it (a map of
+        # every item's digest took ~20 ms at 100k lessons, built at every distill)
+        known = self.cache.items.get(rel)
+        if known is not None and known[3] == digest:
             return (st[1], st[2], st[3], digest, known[4], known[5])
         if self.later is not None:  # a placeholder until `judge_later` parses it
             self.later.append((rel, agent, path, st, data))

@@ -462,3 +462,32 @@ def test_entries_parsed_now_let_go_of_their_pickles_once_the_cache_holds_them(
         rel: _values(e) for rel, e in again.items()}
     third = reader.read_journal(ctx.layout, ctx.policy)  # the cache, saved with them
     assert third.parsed == 0 and dict(third.entries) == again
+
+
+def test_a_file_rewritten_with_the_same_bytes_keeps_its_verdict(tmp_path: Path) -> None:
+    """A new stat over the same bytes (touched, checked out again) is read, not parsed:
+    its digest is its cached item's. Bytes another file holds are no such match: the
+    digest covers the path (a hand-written entry's agent and date come from it)."""
+    import os
+    import shutil
+
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=5)
+    ctx = open_context(str(dest))
+    first = reader.read_journal(ctx.layout, ctx.policy)
+    rels = [rel for rel, _ in first.entries]
+    root = dest / ".claude" / "agent-memory"
+    touched = root / rels[0]
+    os.utime(touched, ns=(1, 1))  # a stat the cache never saw
+    data = (root / rels[1]).read_bytes()
+    (root / rels[1]).unlink()
+    (root / rels[1]).write_bytes(data)  # a new inode, the same bytes
+    copied = root / rels[2].replace(".md", "-copy.md")
+    shutil.copyfile(root / rels[2], copied)  # the bytes of another file: parsed
+    second = reader.read_journal(ctx.layout, ctx.policy)
+    assert second.parsed == 1
+    assert dict(second.entries) == dict(
+        reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
