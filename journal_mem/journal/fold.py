@@ -214,8 +214,8 @@ def _not_principle(fact: Fact) -> bool:
 def _to_fact(acc: KeyState) -> Fact:
     e = acc.entry
     return _from_row((e.key, e.title, e.body, e.topic, e.type, e.confidence, e.importance,
-                      e.created, tuple(sorted(acc.holders)), acc.path, e.tags, e.refs,
-                      e.source, tuple(sorted(acc.writers)), e.cited))
+                       e.created, tuple(sorted(acc.holders)), acc.path, e.tags, e.refs,
+                       e.source, tuple(sorted(acc.writers)), e.cited))
 
 
 def fold(
