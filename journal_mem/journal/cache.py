@@ -266,7 +266,9 @@ class Cache:
     def _save(self, new: dict[str, _Item]) -> None:
         diff = {rel: item for rel, item in new.items() if self.base.get(rel) is not item}
         small = len(diff) <= max(1000, len(self.base) // 5)
-        if self.base and small and not set(self.base) - set(new):
+        # none gone since the base: a keys view's subset test looks each one up (two sets
+        # of 100k paths took ~26 ms, this ~7)
+        if self.base and small and self.base.keys() <= new.keys():
             dump(self.path + ".delta", self.gen, self.key, diff, self.entries)
             return
         # No memo (`shared`): 100k entries would load in two thirds of the time, but the

@@ -491,3 +491,22 @@ def test_a_file_rewritten_with_the_same_bytes_keeps_its_verdict(tmp_path: Path) 
     assert second.parsed == 1
     assert dict(second.entries) == dict(
         reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
+
+
+def test_an_item_gone_since_the_base_does_not_come_back_from_it(tmp_path: Path) -> None:
+    """A save that only adds or changes items is a delta over the base; one where an item
+    went is a new base, so loading never gives the gone item back."""
+    from journal_mem.journal.cache import Cache
+
+    path = str(tmp_path / "items.pickle")
+    items = {f"a/journal/{i:04d}.md": (i, i, i, b"d", None, False) for i in range(50)}
+    Cache(path, "k", True, entries=False).save(items)  # no base yet: the base
+    grown = Cache(path, "k", True, entries=False)
+    grown.save({**grown.items, "a/journal/new.md": (1, 1, 1, b"n", None, False)})
+    assert os.path.exists(path + ".delta")  # one more item: a delta
+    shrunk = Cache(path, "k", True, entries=False)
+    kept = dict(shrunk.items)
+    del kept["a/journal/0007.md"]
+    shrunk.save(kept)
+    assert not os.path.exists(path + ".delta")  # one gone: a new base
+    assert Cache(path, "k", True, entries=False).items == kept
