@@ -27,13 +27,12 @@ from journal_mem.journal.cache import (
 )
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold, fact_row
 from journal_mem.journal.foldstate import FoldState, parse_state
+from journal_mem.journal.kept import kept_replay, replay_key
 from journal_mem.journal.reader import Journal
 from journal_mem.journal.render import Earlier, Rendered, Stamp, TopicCache, code_key, render
-from journal_mem.journal.replay import Kept, Ruled, files_digest
+from journal_mem.journal.replay import Kept, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
-
-GROWN = 1000  # rows and paths a kept replay's delta may hold past a fifth of its base
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     replay, going on from the replay the last one kept unless `rebuild`."""
     layout = ctx.layout
     agents = ctx.agents
-    replays = ReplayCache(layout.state_dir, _replay_key(ctx, agents)) if save else None
+    replays = ReplayCache(layout.state_dir, replay_key(agents, ctx.policy.key)) if save else None
     kept = FoldCache(layout.state_dir)
     rules = RulesStore(layout.state_dir)
     after = ctx.fold(journal.entries, date, agents=agents,
@@ -104,42 +103,13 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
                 replay, changed, store)
 
 
-def _replay_key(ctx: Context, agents: list[str]) -> object:
-    """What a kept replay depends on besides its entries: who `all` is, how entries are
-    judged."""
-    return sorted(set(agents)), ctx.policy.key
-
-
 def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache,
                  decided: RulesStore) -> Kept | None:
-    """The replay the last fold kept, when git history orders its entries as it did then:
-    HEAD is the commit it was made against, or descends from it with no memory changed
-    since (`replay.resume` checks the rest); not once what went on from it is a fifth of
-    it (the next fold replays everything and keeps that whole). With it, when they were
-    kept with it: what the rules after it decided, and the facts they made (`facts`)."""
+    """`kept.kept_replay` of this checkout (None without a replay cache)."""
     if replays is None:
         return None
-    replays.load()
-    head = replays.head()
-    if (not head or replays.grown() > max(GROWN, replays.size // 5)
-            or not memgit.unchanged_since(ctx.repo.main_root, ctx.repo.common_dir,
-                                          ctx.layout.memory_root, head)):
-        replays.forget()
-        return None
-    token = replays.token
-    fields = replays.fields()
-    if fields is None:
-        return None
-    kept = Kept.of(fields)
-    rules = decided.load(token)
-    rows = facts.rows_of(rules["fold"]) if rules is not None else None
-    if rules is not None and rows is not None:
-        try:
-            kept.ruled = Ruled.of(rules["ruled"])
-        except (KeyError, TypeError):  # disposable: another shape is no cache
-            return kept
-        kept.facts = {**rows, **rules["staled"]} if rules["staled"] else rows
-    return kept
+    return kept_replay(ctx.repo.main_root, ctx.repo.common_dir, ctx.layout.memory_root,
+                       replays, facts, decided)
 
 
 def _keep_replay(replays: ReplayCache, after: Fold) -> str:

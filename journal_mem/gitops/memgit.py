@@ -91,23 +91,17 @@ class Status:
             self.proc.communicate()
 
 
-def ls_blobs(root: str, args: list[str], only: set[str] | None = None,
-             env: dict[str, str] | None = None) -> dict[str, str]:
-    """{repo-relative path: blob id} from `git ls-tree -r` or `git ls-files -s` output
-    (with `only`, just those paths: 100k journal paths would cost ~25 MB a listing;
-    `env` names another index)."""
-    res = gitcore.run([*args], root, clean=env is None, check=False, env=env)
-    out: dict[str, str] = {}
+def tree_files(root: str, rev: str, under: str) -> set[str]:
+    """Every file path under folder `under` in `rev`'s tree (none when `rev` is unborn):
+    names only, split in C (100k journal paths: ~20 ms; parsed a line at a time with
+    their blob ids, ~6x more)."""
+    res = gitcore.run(["ls-tree", "-r", "-z", "--name-only", rev, "--", under], root,
+                      clean=True, check=False)
     if not res.ok:
-        return out
-    for item in res.stdout.split(b"\0"):
-        meta, _, raw = item.partition(b"\t")
-        parts = meta.split()
-        if len(parts) >= 3:
-            path = raw.decode("utf-8", "surrogateescape")
-            if only is None or path in only:
-                out[path] = (parts[2] if args[0] == "ls-tree" else parts[1]).decode()
-    return out
+        return set()
+    names = set(res.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    names.discard("")
+    return names
 
 
 def tree_paths(root: str, rev: str) -> frozenset[str]:

@@ -198,7 +198,7 @@ class _Files:
                 data = fh.read()
         except OSError as exc:  # never matches a later stat: judged again next time
             return _unreadable(exc)
-        digest = _digest(rel, data)
+        digest = file_digest(rel, data)
         # the same bytes under a new stat (touched, checked out again): its verdict stands.
         # The digest covers the path, so only this path's item can hold it (a map of
         # every item's digest took ~20 ms at 100k lessons, built at every distill)
@@ -259,7 +259,7 @@ def _stat(path: str) -> _Stat | None:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _digest(rel: str, data: bytes) -> bytes:
+def file_digest(rel: str, data: bytes) -> bytes:
     """A file's content digest. It covers the path too: a hand-written entry's date and
     agent come from its name and folder, so equal bytes elsewhere may parse differently."""
     import hashlib
@@ -294,8 +294,8 @@ def _judged_file(job: _Later, policy: Policy) -> tuple[bytes, bool, bool, object
             return b"", False, False, _unreadable(exc)[4]
     judged = _judge(data, os.path.basename(path), agent, policy)
     if isinstance(judged, tuple):
-        return _digest(rel, data), False, False, judged
-    return _digest(rel, data), _plain(data), True, (entry_row(judged), entry_bytes(judged))
+        return file_digest(rel, data), False, False, judged
+    return file_digest(rel, data), _plain(data), True, (entry_row(judged), entry_bytes(judged))
 
 
 @contextlib.contextmanager

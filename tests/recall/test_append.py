@@ -33,6 +33,16 @@ def matches(conn: sqlite3.Connection) -> list[str]:
                                        " WHERE fts MATCH 'lesson' ORDER BY f.key")]
 
 
+def remembered(conn: sqlite3.Connection) -> list[object]:
+    """What the index keeps besides the facts to append by (`refresh._remember`)."""
+    return [conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+            for table in ("files", "keys", "merged")] + [
+        conn.execute("SELECT * FROM mentions ORDER BY 1, 2, 3, 4").fetchall(),
+        conn.execute("SELECT * FROM refs ORDER BY 1").fetchall(),
+        conn.execute("SELECT * FROM meta WHERE name IN ('last', 'plain', 'cycles')"
+                     " ORDER BY 1").fetchall()]
+
+
 def write(repo: Path, agent: str, key: str, title: str, **fields: object) -> None:
     record(open_context(str(repo)).layout,
            build(agent=agent, topic=str(fields.pop("topic", "ops")), key=key, title=title,
@@ -67,6 +77,7 @@ class Journal:
             update(ctx, fresh, DAY, rebuild=True)
             assert rows(self.conn) == rows(fresh), self.step
             assert matches(self.conn) == matches(fresh), self.step
+            assert remembered(self.conn) == remembered(fresh), self.step
         finally:
             fresh.close()
         return changed
@@ -224,6 +235,43 @@ def test_a_distill_keeps_the_index_appending(repo: Path, tmp_path: Path,
             assert proc.returncode == 0, proc.stderr
             write(repo, "web", f"after-{i}", f"Lesson after distill {i}")
             assert journal.check(True, monkeypatch) == 1
+    finally:
+        journal.conn.close()
+
+
+def test_a_full_update_goes_on_from_the_last_distill(repo: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lessons the index cannot append (two at once that correct each other) are read
+    in full, but the fold goes on from the replay the last distill kept, and only the
+    files the index has not seen are read for what appending needs; the rows are a
+    rebuild's. A file seen before that changed is read again with all the rest."""
+    for i in range(4):
+        write(repo, "api", f"seed-{i}", f"Seed lesson {i}", refs=["README"])
+    journal = Journal(repo, tmp_path)
+    try:
+        proc = jmem(repo, "distill")
+        assert proc.returncode == 0, proc.stderr
+        write(repo, "web", "appended", "A lesson appended after the distill")
+        assert journal.check(True, monkeypatch) == 1
+        folds: list[object] = []
+        whole: list[int] = []  # the index under test read every file (not the rebuild)
+        real_fold, real_all = refresh.kept_fold, refresh._remember_all
+        monkeypatch.setattr(refresh, "kept_fold",
+                            lambda *a: folds.append(real_fold(*a)) or folds[-1])
+        monkeypatch.setattr(refresh, "_remember_all",
+                            lambda *a: whole.extend([1] * (a[0] is journal.conn))
+                            or real_all(*a))
+        write(repo, "web", "two-a", "First of two new files")
+        write(repo, "web", "two-b", "Second of two, a correction", supersedes=["two-a"])
+        journal.check(False, monkeypatch)
+        (fold,) = folds
+        assert fold.resumed == 3 and not whole  # type: ignore[attr-defined]
+        (path,) = (repo / ".claude/agent-memory/api/journal").glob("*seed-lesson-0*")
+        tmp = path.with_name(".edit.tmp")
+        tmp.write_text(path.read_text().replace("Seed lesson 0", "Seed lesson 0, edited"))
+        tmp.replace(path)
+        journal.check(False, monkeypatch)
+        assert whole == [1]
     finally:
         journal.conn.close()
 
