@@ -104,6 +104,17 @@ def tree_files(root: str, rev: str, under: str) -> set[str]:
     return names
 
 
+def tree_has(root: str, rev: str, paths: list[str]) -> set[str]:
+    """Which of the file `paths` `rev`'s tree holds (none when `rev` is unborn)."""
+    res = gitcore.run(["--literal-pathspecs", "ls-tree", "-z", "--name-only", rev, "--",
+                       *paths], root, clean=True, check=False)
+    if not res.ok:
+        return set()
+    names = set(res.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    names.discard("")
+    return names
+
+
 def tree_paths(root: str, rev: str) -> frozenset[str]:
     """Every file path in `rev`'s tree and every folder above one ({} when `rev` is unborn)."""
     res = gitcore.run(["ls-tree", "-r", "-z", "--name-only", rev], root, clean=True, check=False)

@@ -13,10 +13,10 @@ from journal_mem.journal.replay import Kept, Ruled
 GROWN = 1000  # rows and paths a kept replay's delta may hold past a fifth of its base
 
 
-def replay_key(agents: list[str], policy: object) -> object:
+def replay_key(agents: list[str], policy_key: object) -> object:
     """What a kept replay depends on besides its entries: who `all` is (`agents`), how
     entries are judged (the policy's key)."""
-    return sorted(set(agents)), policy
+    return sorted(set(agents)), policy_key
 
 
 def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCache,

@@ -12,8 +12,10 @@ Standard library only.
 
 from __future__ import annotations
 
+import bisect
 import json
 import marshal
+import operator
 import os
 import sys
 import time
@@ -83,12 +85,6 @@ def misnamed_files(layout: Layout) -> list[str]:
     found: list[str] = []
     entry_files(layout, found)
     return found
-
-
-def folded(layout: Layout) -> set[str]:
-    """Memory-root-relative paths the last distill folded (empty when it never ran)."""
-    state = read_state(layout.distill_state)
-    return set(state.folded) if state else set()
 
 
 # A folder or state file changed this recently may change again within the same tick of
@@ -189,12 +185,8 @@ class _Folded:
 
     def _parse(self) -> dict[str, frozenset[str]]:
         """Every folder's names from the state file, kept for the next callers."""
-        by_agent: dict[str, set[str]] = {}
-        for rel in folded(self.layout):
-            agent, sep, name = rel.partition(f"/{JOURNAL}/")
-            if sep:
-                by_agent.setdefault(agent, set()).add(name)
-        parsed = {agent: frozenset(names) for agent, names in by_agent.items()}
+        state = read_state(self.layout.distill_state)
+        parsed = _by_folder(state.folded if state else ())
         if self.state and self.state == _key(self.layout.distill_state, time.time_ns()):
             try:
                 os.makedirs(self.folder, exist_ok=True)
@@ -204,6 +196,26 @@ class _Folded:
             except (ValueError, OSError):
                 pass  # only slower next time
         return parsed
+
+
+def _by_folder(rels: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """{agent: the names of its journal folder} of sorted memory-root-relative paths. The
+    paths of one folder share its prefix, so they are one run of them: found by
+    bisection, and cut in C (100k paths a name at a time took ~150 ms)."""
+    out: dict[str, frozenset[str]] = {}
+    start, end = 0, len(rels)
+    while start < end:
+        agent, sep, _ = rels[start].partition(f"/{JOURNAL}/")
+        if not sep:
+            start += 1
+            continue
+        prefix = f"{agent}/{JOURNAL}/"
+        stop = bisect.bisect_right(rels, prefix, start, end, key=operator.itemgetter(
+            slice(len(prefix))))
+        out[agent] = frozenset(map(operator.itemgetter(slice(len(prefix), None)),
+                                   rels[start:stop]))
+        start = stop
+    return out
 
 
 def pending_paths(layout: Layout, agents: list[str] | None = None) -> list[Found]:

@@ -47,7 +47,7 @@ TYPE_CHECKING = False  # `typing` costs a warm recall ~2.5 ms: annotations only
 if TYPE_CHECKING:
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "9"  # 9: signatures are Python literals (8: the fold's merges)
+SCHEMA_VERSION = "10"  # 10: the entries not committed yet (9: signatures are literals)
 
 
 def index_path(layout: Layout) -> str:
@@ -66,7 +66,8 @@ def connect(path: str) -> sqlite3.Connection:
         conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
                            " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
                            " DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
-                           " DROP TABLE IF EXISTS merged; DELETE FROM meta;")
+                           " DROP TABLE IF EXISTS merged; DROP TABLE IF EXISTS uncommitted;"
+                           " DELETE FROM meta;")
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
     conn.executescript(
         """
@@ -90,6 +91,7 @@ def connect(path: str) -> sqlite3.Connection:
         CREATE TABLE IF NOT EXISTS merged (loser TEXT PRIMARY KEY, winner TEXT NOT NULL)
             WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS merged_winner ON merged (winner);
+        CREATE TABLE IF NOT EXISTS uncommitted (rel TEXT PRIMARY KEY) WITHOUT ROWID;
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');

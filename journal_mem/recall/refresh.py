@@ -70,6 +70,7 @@ def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
             _insert(conn, fact, layout)
             changed += 1
         _remember(conn, journal, ctx.policy.key, whole=rebuild)
+        _uncommitted_unknown(conn)
         conn.execute("DELETE FROM merged")
         conn.executemany("INSERT INTO merged VALUES (?, ?)", sorted(folded.merged.items()))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cycles', ?)",
@@ -105,7 +106,7 @@ def _stamp(fact: Fact) -> str:
     return f"{fact.path}|{' '.join(fact.holders)}|{fact.title}"
 
 
-def _remember(conn: sqlite3.Connection, journal: Journal, policy: object,
+def _remember(conn: sqlite3.Connection, journal: Journal, policy_key: object,
               whole: bool = False) -> None:
     """Keep what appending needs: the files seen, every key used, the newest entry, every
     path an entry cites, and the agents with plain entries (their topics depend on the
@@ -115,7 +116,7 @@ def _remember(conn: sqlite3.Connection, journal: Journal, policy: object,
     files = [rel for rel, _ in journal.entries]
     files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
     xor = files_digest(journal.items)
-    seen = None if whole else _seen(conn, journal, xor, policy)
+    seen = None if whole else _seen(conn, journal, xor, policy_key)
     if seen is None:
         _remember_all(conn, files, journal.entries)
         told = xor(files)
@@ -123,34 +124,34 @@ def _remember(conn: sqlite3.Connection, journal: Journal, policy: object,
         new = [rel for rel in files if rel not in seen]
         _remember_new(conn, new, journal)
         told = int(str(_meta(conn, "remembered")).split(" ")[-1], 16) ^ xor(new)
-    _tell(conn, policy, told)
+    _tell(conn, policy_key, told)
     agents = sorted({rel.split("/", 1)[0] for rel in journal.plain})
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (json.dumps(agents),))
 
 
 def _seen(conn: sqlite3.Connection, journal: Journal, xor: Callable[[Iterable[str]], int],
-          policy: object) -> set[str] | None:
+          policy_key: object) -> set[str] | None:
     """The entry files the index has seen, when each is in `journal` as it was then
     (their digests' XOR, `remembered`, is the same, under the same policy); else None."""
     told = _meta(conn, "remembered")
-    if told is None or not told.startswith(repr(policy) + " "):
+    if told is None or not told.startswith(repr(policy_key) + " "):
         return None
     seen = set(map(_FIRST, conn.execute("SELECT agent || ? || name FROM files",
                                         (f"/{JOURNAL}/",))))
     if not seen <= journal.items.keys():
         return None  # a file seen is gone
-    if told != f"{policy!r} {xor(seen):x}":
+    if told != f"{policy_key!r} {xor(seen):x}":
         return None  # a file seen is not what it was
     return seen
 
 
-def _tell(conn: sqlite3.Connection, policy: object, digest: int | None) -> None:
+def _tell(conn: sqlite3.Connection, policy_key: object, digest: int | None) -> None:
     """Record the digest of the files the index has seen (None: not known)."""
     if digest is None:
         conn.execute("DELETE FROM meta WHERE name = 'remembered'")
     else:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('remembered', ?)",
-                     (f"{policy!r} {digest:x}",))
+                     (f"{policy_key!r} {digest:x}",))
 
 
 def _remember_all(conn: sqlite3.Connection, files: list[str],
@@ -276,6 +277,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
         conn.executemany("INSERT INTO mentions VALUES (?, ?, ?, ?)", _mentions(rel, entry))
         conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
                          ((path,) for path in _cited(entry)))
+        conn.execute("INSERT OR IGNORE INTO uncommitted VALUES (?)", (rel,))
         if entry.supersedes or entry.retracts or entry.drops:
             changed += _fold_correction(ctx, conn, rel, entry, date)
         else:
@@ -333,9 +335,47 @@ def kept_by(ctx: Context, conn: sqlite3.Connection, old: str, new: str) -> bool:
         return True
     if len(entries) != 1:
         return False
-    known = set(map(_FIRST, conn.execute(  # built in C: 100k paths at 100k lessons
-        "SELECT ? || rel FROM mentions WHERE role = 'key'", (prefix,))))
-    return known <= memgit.tree_files(root, new, prefix)
+    held = _held(ctx, conn, new, changes)
+    if held is None:  # not known which are not committed yet: ask of every indexed entry
+        known = set(map(_FIRST, conn.execute(  # built in C: 100k paths at 100k lessons
+            "SELECT ? || rel FROM mentions WHERE role = 'key'", (prefix,))))
+        held = known <= memgit.tree_files(root, new, prefix)
+    if held:  # every indexed entry is committed now
+        conn.execute("DELETE FROM uncommitted")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('uncommitted', 'known')")
+    return held
+
+
+ASK_LIMIT = 1000  # entries to look for in a commit one by one, not by listing its journal
+
+
+def _held(ctx: Context, conn: sqlite3.Connection, new: str,
+          changes: list[tuple[str, str]]) -> bool | None:
+    """Whether commit `new` holds every indexed entry, asked of only those it may lack:
+    the indexed entries not committed yet when the index last looked (`uncommitted`,
+    kept by appending), and the indexed entries the commits since added or deleted
+    (the rest were committed then, and nothing deleted them since). None when the
+    index does not know which are not committed yet (after a full update), or there are
+    too many to ask one by one."""
+    if _meta(conn, "uncommitted") != "known":
+        return None
+    prefix = ctx.layout.memory_root + "/"
+    ask = set(map(_FIRST, conn.execute("SELECT ? || rel FROM uncommitted", (prefix,))))
+    for _, path in changes:
+        rel = path[len(prefix):]
+        if path.startswith(prefix) and _is_entry(rel) and conn.execute(
+                "SELECT 1 FROM files WHERE agent = ? AND name = ?", _split(rel)).fetchone():
+            ask.add(path)
+    if len(ask) > ASK_LIMIT:
+        return None
+    return not ask or ask <= memgit.tree_has(ctx.repo.main_root, new, sorted(ask))
+
+
+def _uncommitted_unknown(conn: sqlite3.Connection) -> None:
+    """After a full update: which indexed entries are not committed yet is not known (the
+    next commit of entries is asked of every one)."""
+    conn.execute("DELETE FROM uncommitted")
+    conn.execute("DELETE FROM meta WHERE name = 'uncommitted'")
 
 
 _FIRST = operator.itemgetter(0)
@@ -389,9 +429,9 @@ def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str
     every new file is remembered (an invalid one stays out of the facts)."""
     out = []
     told = _meta(conn, "remembered")
-    policy = repr(ctx.policy.key)
+    judged_by = repr(ctx.policy.key)
     xor = (int(told.split(" ")[-1], 16)
-           if told is not None and told.startswith(policy + " ") else None)
+           if told is not None and told.startswith(judged_by + " ") else None)
     for agent, name in found:
         path = os.path.join(ctx.layout.journal_dir(agent), name)
         conn.execute("INSERT INTO files VALUES (?, ?)", (agent, name))

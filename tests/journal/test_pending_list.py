@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from journal_mem.journal import listing
 from journal_mem.journal.entry import build
@@ -172,3 +174,23 @@ def test_the_kept_lists_give_what_a_fresh_listing_gives_at_every_step(repo: Path
         kept = rels(repo)
         assert kept == _fresh(repo), (step, what)
         assert rels(repo) == kept
+
+
+_AGENT = st.sampled_from(["a", "a-b", "a.b", "ab", "b", "api", "api-2", "z"])
+_NAME = st.text(alphabet="-.0123456789abz/", min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_AGENT, st.sampled_from(["journal", "topics", "journalx"]), _NAME),
+                max_size=40))
+def test_the_folded_names_by_folder_are_those_the_paths_name(
+        paths: list[tuple[str, str, str]]) -> None:
+    """Agent names that are prefixes of one another, names with a slash, and paths of no
+    journal folder: each agent gets exactly the names under its own `journal/`."""
+    rels = tuple(sorted({f"{agent}/{folder}/{name}" for agent, folder, name in paths}))
+    want: dict[str, set[str]] = {}
+    for rel in rels:
+        agent, sep, name = rel.partition("/journal/")
+        if sep:
+            want.setdefault(agent, set()).add(name)
+    assert listing._by_folder(rels) == {a: frozenset(n) for a, n in want.items()}

@@ -276,6 +276,47 @@ def test_a_full_update_goes_on_from_the_last_distill(repo: Path, tmp_path: Path,
         journal.conn.close()
 
 
+def test_a_commit_of_the_pending_entries_is_asked_of_them_alone(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which indexed entries are not committed yet is kept from the first commit of
+    entries after a full update: a later one is asked of those alone, not of every
+    indexed entry (at 100k lessons, listing the journal's tree was a third of the first
+    `write` after a distill). An entry appended and left out of the commit still makes
+    the next update read the journal."""
+    from journal_mem.gitops import memgit
+
+    for i in range(3):
+        write(repo, "api", f"seed-{i}", f"Seed lesson {i}")
+    git(repo, "add", "-A", ".claude")
+    git(repo, "commit", "-q", "-m", "seeds")
+    journal = Journal(repo, tmp_path)
+    listed: list[str] = []
+    real = memgit.tree_files
+    monkeypatch.setattr(memgit, "tree_files", lambda *a: listed.append(a[1]) or real(*a))
+    try:
+        folder = repo / ".claude/agent-memory/web/journal"
+        for step in range(3):
+            write(repo, "web", f"pending-{step}", f"Lesson pending {step}")
+            assert journal.check(True, monkeypatch) == 1
+            git(repo, "add", "-A", ".claude")
+            git(repo, "commit", "-q", "-m", f"lessons {step}")
+            write(repo, "web", f"after-{step}", f"Lesson after commit {step}")
+            assert journal.check(True, monkeypatch) == 1
+            assert len(listed) == 1  # the first commit after the full update only
+        before = set(folder.glob("*.md"))
+        write(repo, "web", "left-out", "Lesson left out of the next commit")
+        assert journal.check(True, monkeypatch) == 1
+        (left,) = set(folder.glob("*.md")) - before
+        git(repo, "add", "-A", ".claude")
+        git(repo, "reset", "-q", "--", str(left))
+        git(repo, "commit", "-q", "-m", "all but one")
+        write(repo, "web", "after-left", "Lesson after a commit that left one out")
+        journal.check(False, monkeypatch)
+        assert len(listed) == 1
+    finally:
+        journal.conn.close()
+
+
 def test_a_correction_is_appended_where_the_rows_say_all_it_changes(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A lesson that supersedes, retracts or drops keys is folded onto the rows when each
