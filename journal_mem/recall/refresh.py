@@ -52,6 +52,8 @@ def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
     folded = (ctx.fold(journal.entries, date) if rebuild
               else kept_fold(ctx, journal, date))
     live = folded.facts
+    head = _head(ctx)
+    pending = _not_committed(ctx, journal, head)
     changed = 0
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -70,13 +72,15 @@ def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
             _insert(conn, fact, layout)
             changed += 1
         _remember(conn, journal, ctx.policy.key, whole=rebuild)
-        _uncommitted_unknown(conn)
+        conn.execute("DELETE FROM uncommitted")
+        conn.executemany("INSERT INTO uncommitted VALUES (?)", ((rel,) for rel in pending))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('uncommitted', 'known')")
         conn.execute("DELETE FROM merged")
         conn.executemany("INSERT INTO merged VALUES (?, ?)", sorted(folded.merged.items()))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cycles', ?)",
                      (json.dumps(folded.cycles),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (_head(ctx),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -352,11 +356,11 @@ ASK_LIMIT = 1000  # entries to look for in a commit one by one, not by listing i
 def _held(ctx: Context, conn: sqlite3.Connection, new: str,
           changes: list[tuple[str, str]]) -> bool | None:
     """Whether commit `new` holds every indexed entry, asked of only those it may lack:
-    the indexed entries not committed yet when the index last looked (`uncommitted`,
-    kept by appending), and the indexed entries the commits since added or deleted
-    (the rest were committed then, and nothing deleted them since). None when the
-    index does not know which are not committed yet (after a full update), or there are
-    too many to ask one by one."""
+    the indexed entries not committed yet when the index last looked (`uncommitted`:
+    those not in HEAD's tree at the full update, and those appended since), and the
+    indexed entries the commits since added or deleted (the rest were committed then,
+    and nothing deleted them since). None when the index does not know which are not
+    committed yet (an index that lost them), or there are too many to ask one by one."""
     if _meta(conn, "uncommitted") != "known":
         return None
     prefix = ctx.layout.memory_root + "/"
@@ -371,11 +375,12 @@ def _held(ctx: Context, conn: sqlite3.Connection, new: str,
     return not ask or ask <= memgit.tree_has(ctx.repo.main_root, new, sorted(ask))
 
 
-def _uncommitted_unknown(conn: sqlite3.Connection) -> None:
-    """After a full update: which indexed entries are not committed yet is not known (the
-    next commit of entries is asked of every one)."""
-    conn.execute("DELETE FROM uncommitted")
-    conn.execute("DELETE FROM meta WHERE name = 'uncommitted'")
+def _not_committed(ctx: Context, journal: Journal, head: str) -> list[str]:
+    """The valid entries of `journal` that commit `head`'s tree does not hold (all of them
+    before the first commit): what the next commit of entries is asked for (`_held`)."""
+    prefix = ctx.layout.memory_root + "/"
+    committed = memgit.tree_files(ctx.repo.main_root, head, prefix) if head else set()
+    return [rel for rel, _ in journal.entries if prefix + rel not in committed]
 
 
 _FIRST = operator.itemgetter(0)

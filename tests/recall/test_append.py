@@ -278,31 +278,37 @@ def test_a_full_update_goes_on_from_the_last_distill(repo: Path, tmp_path: Path,
 
 def test_a_commit_of_the_pending_entries_is_asked_of_them_alone(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Which indexed entries are not committed yet is kept from the first commit of
-    entries after a full update: a later one is asked of those alone, not of every
-    indexed entry (at 100k lessons, listing the journal's tree was a third of the first
-    `write` after a distill). An entry appended and left out of the commit still makes
-    the next update read the journal."""
-    from journal_mem.gitops import memgit
-
+    """The index keeps which of its entries are not committed yet (from HEAD's tree at a
+    full update, then each one appended): a commit of entries is asked of those alone,
+    not of every indexed entry (at 100k lessons, listing the journal's tree was a third
+    of the first `write` after a distill). An entry appended and left out of the commit
+    still makes the next update read the journal."""
     for i in range(3):
         write(repo, "api", f"seed-{i}", f"Seed lesson {i}")
     git(repo, "add", "-A", ".claude")
     git(repo, "commit", "-q", "-m", "seeds")
+    write(repo, "api", "pending-seed", "A lesson not committed at the full update")
     journal = Journal(repo, tmp_path)
-    listed: list[str] = []
-    real = memgit.tree_files
-    monkeypatch.setattr(memgit, "tree_files", lambda *a: listed.append(a[1]) or real(*a))
+    asked: list[bool | None] = []
+    real = refresh._held
+    monkeypatch.setattr(refresh, "_held", lambda *a: asked.append(real(*a)) or asked[-1])
+
+    def uncommitted() -> list[str]:
+        return [name.rsplit("-", 1)[0].split("-", 3)[-1] for (name,) in journal.conn.execute(
+            "SELECT rel FROM uncommitted ORDER BY rel")]
+
     try:
+        assert uncommitted() == ["a-lesson-not-committed-at-the-full-update"]
         folder = repo / ".claude/agent-memory/web/journal"
         for step in range(3):
             write(repo, "web", f"pending-{step}", f"Lesson pending {step}")
             assert journal.check(True, monkeypatch) == 1
+            assert len(uncommitted()) == 2  # with the seed, then the last "after" lesson
             git(repo, "add", "-A", ".claude")
             git(repo, "commit", "-q", "-m", f"lessons {step}")
             write(repo, "web", f"after-{step}", f"Lesson after commit {step}")
             assert journal.check(True, monkeypatch) == 1
-            assert len(listed) == 1  # the first commit after the full update only
+            assert asked[-1] is True and uncommitted() == [f"lesson-after-commit-{step}"]
         before = set(folder.glob("*.md"))
         write(repo, "web", "left-out", "Lesson left out of the next commit")
         assert journal.check(True, monkeypatch) == 1
@@ -312,7 +318,9 @@ def test_a_commit_of_the_pending_entries_is_asked_of_them_alone(
         git(repo, "commit", "-q", "-m", "all but one")
         write(repo, "web", "after-left", "Lesson after a commit that left one out")
         journal.check(False, monkeypatch)
-        assert len(listed) == 1
+        assert asked == [True, True, True, False]
+        assert sorted(uncommitted()) == ["lesson-after-a-commit-that-left-one-out",
+                                         "lesson-left-out-of-the-next-commit"]
     finally:
         journal.conn.close()
 
