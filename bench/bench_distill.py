@@ -9,7 +9,8 @@ Goals (docs/DESIGN.md, "Budgets"): 10k <= 150x a bare start; 100k <= 30 s and
 the lessons costs at most 12x the time). The 20 new lessons are also timed on 1k
 (and 100k with scale "full"), so the table shows how that cost grows with the
 journal; so is `git add` + `git commit` of 20 such lessons alone, a floor of it (git
-writes again the tree of each journal folder they land in, and the whole index).
+writes again the tree of each journal folder they land in, and the whole index), and
+the first `write` after such a distill (the recall index's full update).
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).
 """
@@ -121,6 +122,25 @@ def git_commit(runs: int, count: int = 10_000) -> Timing:
                         setup=_adder(dest, 2 * 10**5, written))
 
 
+def first_write(runs: int, count: int = 10_000) -> Timing:
+    """`jmem write` of one lesson right after a distill of 20 new lessons written as files
+    (as the outbox, a pull or an import brings them): the recall index could not append
+    them, so the write's key check brings it up to date in full first. Not a goal: how
+    the cost an agent waits for after a distill grows with the journal."""
+    dest, _ = repo_for(count)
+    add = _adder(dest, 3 * 10**5)
+    numbers = iter(range(10**6))
+
+    def setup() -> None:
+        add()
+        subprocess.run([*jmem_argv(), "distill"], cwd=dest, env=bench_env(), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    return time_command(lambda: [*jmem_argv(), "write", "--agent", "agent-00", "--topic",
+                                 "bench", "--title", f"A lesson after a distill {next(numbers)}",
+                                 "--body", "What was learned."], dest, runs, setup=setup)
+
+
 def _adder(dest: Path, first: int, written: list[Path] | None = None) -> Callable[[], None]:
     """What writes the next 20 new lessons into `dest`'s journal (numbered from run
     `first` on: files of another adder's runs are never written over); `written` holds
@@ -174,6 +194,7 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         prev = t
     before: Timing | None = None
     git_before: Timing | None = None
+    write_before: Timing | None = None
     for count in SIZES[scale]:  # how the cost of 20 new lessons grows with the journal
         inc, inc_bare = incremental(1 if count >= 100_000 else runs, count)
         growth = (f"; {inc.median / before.median:.1f}× the {label(count // 10)} time"
@@ -191,6 +212,12 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         out.append(Row(f"git add + git commit of 20 new lessons on {label(count)} (no "
                        f"distill{growth})", committed, "python -c pass", base, "–", None))
         git_before = committed
+        after = first_write(1 if count >= 100_000 else runs, count)
+        growth = (f"; {after.median / write_before.median:.1f}× the {label(count // 10)} "
+                  "time" if write_before else "")
+        out.append(Row(f"write, first after a distill of 20 lessons filed as files, on "
+                       f"{label(count)}{growth}", after, "python -c pass", base, "–", None))
+        write_before = after
     return out
 
 
