@@ -4,7 +4,8 @@ Order: lock; refuse an unsafe checkout (mid-merge/rebase/cherry-pick, wrong
 branch, edited journal entries) before changing anything; adopt memory the
 distiller did not write (hand-written files, hand edits) as lessons; drain
 the outbox; read the journal (cached); fold; render; write what changed
-atomically; one commit limited to memory paths. A second distill exits 75
+atomically; one commit limited to memory paths; a hook's distill (`--if-due`)
+brings the recall index up to date from the fold, when it is not. A second distill exits 75
 (`LockHeld`). Invalid entries are reported and skipped, and the command then
 exits 1.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 
@@ -24,7 +26,7 @@ from journal_mem import boundary
 from journal_mem.distill import adopt, commit, files, folding, safety, schedule
 from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
-from journal_mem.errors import OK, REFUSED, ConfigError, LockHeld
+from journal_mem.errors import OK, REFUSED, ConfigError, JournalMemError, LockHeld
 from journal_mem.gitops import gitcore, memgit, mergedriver
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
@@ -37,6 +39,7 @@ from journal_mem.journal.reader import (
     start_listing,
 )
 from journal_mem.layout import DISTILL_STATE, Layout
+from journal_mem.recall.index import distilled, signature
 from journal_mem.repo import Context
 
 AGAIN = 20  # hook distills run again while lessons came in meanwhile
@@ -153,6 +156,11 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
         if writing:
             files.sweep_leftovers(layout)
         drained = drain(layout, ctx.policy) if writing else Drained()
+        # the recall index's view of the journal about to be read (`_keep_index`): kept
+        # by the distill nobody waits for (the post-commit hook's, `--if-due`)
+        head = gitcore.head_from_files(ctx.repo.common_dir)
+        signed = (signature(layout, today()) if writing and opts.if_due and head is not None
+                  and opts.date in (None, today()) else None)
         journal = read_journal(layout, ctx.policy, use_cache=not opts.rebuild, cache=cache,
                                listing=listing)
     finally:
@@ -176,9 +184,24 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     if writing:  # every entry on disk is folded: a merge's request is met
         folding.keep_replay_head(ctx, step, out.commit)
         mergedriver.done(layout.state_dir)
+    if signed is not None and head is not None:
+        _keep_index(ctx, journal, step, signed, head)
     if opts.one_shot:
         boundary.leave_to_exit(journal, step)
     return out
+
+
+def _keep_index(ctx: Context, journal: Journal, step: folding.Step, sig: str,
+                head: str) -> None:
+    """Bring the recall index up to date with this fold (`index.distilled`), so the next
+    `write` does not. Only slower when it cannot: never a failed distill. A hook's
+    distill only: where the index is not current (lessons filed as files), this costs
+    a distill a sixth more (~90 ms at 10k lessons, ~580 ms at 100k), which a `write`
+    after it then does not pay (~300 ms, ~3.4 s)."""
+    try:
+        distilled(ctx, journal, step.after, step.date, sig, head)
+    except (OSError, sqlite3.Error, JournalMemError):
+        pass
 
 
 def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:

@@ -45,6 +45,8 @@ from journal_mem.settings import CONFIG_FILE, DEFAULTS, env_name
 
 TYPE_CHECKING = False  # `typing` costs a warm recall ~2.5 ms: annotations only
 if TYPE_CHECKING:
+    from journal_mem.journal.fold import Fold
+    from journal_mem.journal.reader import Journal
     from journal_mem.repo import Context
 
 SCHEMA_VERSION = "10"  # 10: the entries not committed yet (9: signatures are literals)
@@ -145,9 +147,36 @@ def update(ctx: Context, conn: sqlite3.Connection, date: dt.date, rebuild: bool 
     sig = signature(ctx.layout, date)
     if current(conn, sig) and not rebuild:
         return 0
+    return _refreshed(ctx, conn, date, sig, rebuild)
+
+
+def _refreshed(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str, rebuild: bool,
+               given: tuple[Journal, Fold, str] | None = None) -> int:
+    """`refresh.refresh` (`given`: a distill's journal, fold and HEAD)."""
     from journal_mem.recall import refresh  # the journal reader: only when it changed
 
-    return refresh.refresh(ctx, conn, date, sig, rebuild)
+    return refresh.refresh(ctx, conn, date, sig, rebuild, given)
+
+
+def distilled(ctx: Context, journal: Journal, folded: Fold, date: dt.date, sig: str,
+              head: str) -> int:
+    """Bring the index, where there is one, up to date with a distill's fold: `journal` as
+    the distill read it (`sig`: the signature taken before it was read; a file filed
+    since is new to the index), `folded` its fold on `date`, with refs judged against
+    `head`. Nothing when the index is current for `sig` (lessons written with
+    `jmem write` were appended as they came). Otherwise the next `write`, `recall` or
+    hook would fold and read the journal again (after lessons filed as files, at 100k
+    lessons ~3.5 s). The rows changed."""
+    path = index_path(ctx.layout)
+    if not os.path.exists(path):
+        return 0  # no index yet: the first `recall` makes it
+    conn = connect(path)
+    try:
+        if current(conn, sig):
+            return 0
+        return _refreshed(ctx, conn, date, sig, False, (journal, folded, head))
+    finally:
+        conn.close()
 
 
 def mentioning(conn: sqlite3.Connection, key: str) -> list[str]:

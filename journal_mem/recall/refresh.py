@@ -38,21 +38,30 @@ APPEND_LIMIT = 200
 
 
 def refresh(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str,
-            rebuild: bool) -> int:
-    """Bring a stale index up to date (appending, else in full); the rows changed."""
+            rebuild: bool, given: tuple[Journal, Fold, str] | None = None) -> int:
+    """Bring a stale index up to date (appending, else in full); the rows changed.
+    `given`: a distill's journal, its fold and the HEAD it judged refs against, which
+    the full update takes instead of reading and folding the journal itself."""
+    if given is not None:
+        return _full(ctx, conn, *given, sig)
     if not rebuild:
         appended = _append(ctx, conn, date, sig)
         if appended is not None:
             return appended
 
-    layout = ctx.layout
-    journal = read_journal(layout, ctx.policy, use_cache=not rebuild)
+    journal = read_journal(ctx.layout, ctx.policy, use_cache=not rebuild)
     # the distiller's rule (refs judged against HEAD): recall returns what MEMORY.md may
     # hold; going on from the replay the last distill kept, as the next distill will
     folded = (ctx.fold(journal.entries, date) if rebuild
               else kept_fold(ctx, journal, date))
+    return _full(ctx, conn, journal, folded, _head(ctx), sig, rebuild)
+
+
+def _full(ctx: Context, conn: sqlite3.Connection, journal: Journal, folded: Fold, head: str,
+          sig: str, rebuild: bool = False) -> int:
+    """The full update, of `journal` folded as `folded` with refs judged against `head`."""
+    layout = ctx.layout
     live = folded.facts
-    head = _head(ctx)
     pending = _not_committed(ctx, journal, head)
     changed = 0
     conn.execute("BEGIN IMMEDIATE")

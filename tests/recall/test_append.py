@@ -276,6 +276,49 @@ def test_a_full_update_goes_on_from_the_last_distill(repo: Path, tmp_path: Path,
         journal.conn.close()
 
 
+def test_a_distill_brings_the_index_up_to_date_with_its_fold(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lessons the index cannot append (two at once, one correcting the other, and one
+    dated among the indexed ones) are folded by the post-commit hook's distill
+    (`--if-due`: the old lesson makes it due), which brings the index up to date from
+    its own fold: the next lesson is appended, and the rows are a rebuild's. A distill
+    run by hand (somebody waits for it), or on another date, leaves the index alone."""
+    from journal_mem.recall import index
+
+    def signed() -> str:
+        return str(journal.conn.execute(
+            "SELECT value FROM meta WHERE name = 'signature'").fetchone()[0])
+
+    write(repo, "api", "seed", "Seed lesson", refs=["README"])
+    journal = Journal(repo, tmp_path)
+    try:
+        write(repo, "web", "two-a", "First of two new files")
+        write(repo, "web", "two-b", "Second of two, a correction", supersedes=["two-a"])
+        before = signed()
+        for args in (["--date", "2031-01-01"], []):
+            proc = jmem(repo, "distill", *args)
+            assert proc.returncode == 0, proc.stderr
+            assert signed() == before  # not the hook's distill: not touched
+        write(repo, "api", "old", "A lesson of last spring",
+              created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC))
+        proc = jmem(repo, "distill", "--if-due")
+        assert proc.returncode == 0 and "distilled" in proc.stdout, proc.stdout
+        ctx = open_context(str(repo))
+        assert index.current(journal.conn, index.signature(ctx.layout, DAY))
+        assert {"two-b", "old"} <= {str(r[0]) for r in rows(journal.conn)}
+        write(repo, "api", "after", "A lesson after the distill")
+        assert journal.check(True, monkeypatch) == 1
+    finally:
+        journal.conn.close()
+
+
+def test_a_distill_makes_no_index(repo: Path) -> None:
+    write(repo, "api", "seed", "Seed lesson", created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC))
+    proc = jmem(repo, "distill", "--if-due")
+    assert proc.returncode == 0 and "distilled" in proc.stdout, proc.stdout
+    assert not Path(index_path(open_context(str(repo)).layout)).exists()
+
+
 def test_a_commit_of_the_pending_entries_is_asked_of_them_alone(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index keeps which of its entries are not committed yet (from HEAD's tree at a
