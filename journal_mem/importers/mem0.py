@@ -30,7 +30,7 @@ from typing import Any
 
 from journal_mem.journal.drafts import Draft, title_and_body
 from journal_mem.journal.entry import IMPORTANCE, MAX_TAGS, TYPES
-from journal_mem.names import TAG_RE, is_name, slugify
+from journal_mem.names import is_name, slugify, tag_re
 
 SCOPES = ("user_id", "agent_id", "app_id", "run_id")
 _ALIASES = {"semantic_memory": "semantic", "procedural_memory": "procedural",
@@ -77,7 +77,7 @@ def _tags(meta: dict[str, Any], record: dict[str, Any], problems: list[str]) -> 
         problems.append("tags: must be a list of words")
         return ()
     tags = sorted({_TAG_BAD.sub("-", str(t)).strip("-_") for t in [*given, *cats]} - {""})
-    tags = [t for t in tags if TAG_RE.fullmatch(t)]
+    tags = [t for t in tags if tag_re().fullmatch(t)]
     if len(tags) > MAX_TAGS:
         problems.append(f"tags: {len(tags)} tags and categories, at most {MAX_TAGS}")
     return tuple(tags)

@@ -34,7 +34,7 @@ from journal_mem.errors import InvalidEntry
 from journal_mem.journal import frontmatter
 from journal_mem.journal.anchor import anchor_problem, line_range
 from journal_mem.journal.anchor import split as split_ref
-from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, TAG_RE, is_name, not_a_name
+from journal_mem.names import ENTRY_NAME_RE, NAME_PATTERN, is_name, not_a_name, tag_re
 
 TITLE_MAX = 150
 # Unicode categories a title must not hold: controls (VT, FF, NEL), format characters
@@ -348,7 +348,7 @@ def _tags(raw: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
     if len(tags) > MAX_TAGS:
         problems.append(f"tags: {len(tags)} tags, at most {MAX_TAGS}")
     for tag in tags:
-        if not TAG_RE.fullmatch(tag) or len(tag) > 64:
+        if not tag_re().fullmatch(tag) or len(tag) > 64:
             problems.append(f"tags: {tag!r} is not a valid tag (^[A-Za-z0-9][A-Za-z0-9_-]*$)")
     return tuple(tags)
 
