@@ -12,7 +12,7 @@ from helpers import jmem
 from journal_mem.journal.entry import build
 from journal_mem.journal.files import record
 from journal_mem.recall.index import connect, index_path, update
-from journal_mem.recall.query import match_expression
+from journal_mem.recall.query import _weighty, match_expression
 from journal_mem.repo import open_context
 
 LESSONS = [
@@ -160,3 +160,27 @@ def test_facts_holding_every_word_rank_first(memory: Path) -> None:
     hits = recall(memory, "database migration alembic", "--limit", "3")
     assert hits[0]["key"] == "migrations-alembic"
     assert "noise" in [h["key"] for h in hits]  # filled in from the partial matches
+
+
+def test_words_half_the_facts_hold_fill_only_when_nothing_else_is_found(memory: Path) -> None:
+    def weighty(*words: str) -> list[str]:
+        recall(memory, "deploy", "--limit", "1")  # the index brought up to date
+        conn = connect(index_path(open_context(str(memory)).layout))
+        try:
+            return _weighty(conn, list(words))
+        finally:
+            conn.close()
+
+    for i in range(8):
+        write(memory, "ops", "deploy", f"deploy-{i}", f"Deploy step {i} runs the checks",
+              f"Stage {i} of the deploy.")
+    assert weighty("deploy", "alembic", "zanzibar") == ["alembic", "zanzibar"]  # 8 of 16
+    write(memory, "web", "build", "zlib", "Vendor the zlib headers", "")
+    assert weighty("deploy", "alembic") == ["deploy", "alembic"]  # 8 of 17: under half
+    write(memory, "ops", "deploy", "deploy-8", "Deploy step 8 runs the checks", "")
+    assert weighty("deploy", "alembic", "step") == ["alembic"]  # 9 of 18
+    only = recall(memory, "deploy migration alembic", "--limit", "5")
+    assert [h["key"] for h in only] == ["migrations-alembic"]  # no deploy-only fact pads it
+    fallback = recall(memory, "deploy zanzibar", "--limit", "5")  # the weighty word finds none
+    assert len(fallback) == 5 and {str(h["key"]) for h in fallback} <= {
+        f"deploy-{i}" for i in range(9)}
