@@ -177,7 +177,7 @@ def test_an_unexpected_error_is_a_result_not_a_raise(repo: Path,
     def explode(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("journal_mem.loop.asking.recall", explode)
+    monkeypatch.setattr("journal_mem.loop.asking.recall_each", explode)
     result = run_hook("pre-work", {"goal": "x"}, cwd=str(repo))
     assert not result.ran and "unexpected RuntimeError: disk on fire" in result.errors[0]
     assert os.path.exists(result.errors[0].rsplit("details: ", 1)[1].rstrip(")"))

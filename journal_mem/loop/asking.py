@@ -14,7 +14,7 @@ from journal_mem.errors import InvalidEntry
 from journal_mem.fsutil import O_NOFOLLOW, replace_atomic
 from journal_mem.loop import pack
 from journal_mem.loop.result import Result, text_field
-from journal_mem.recall.query import Hit, recall
+from journal_mem.recall.query import Hit, recall, recall_each
 from journal_mem.repo import Context
 
 TYPE_CHECKING = False  # `typing` is not on the loop's hot path
@@ -49,8 +49,8 @@ def pre_work(ctx: Context, context: dict[str, Any]) -> Result:
     if not asked:
         raise InvalidEntry(["pre-work needs a goal, a queue summary or questions"])
     best: dict[str, Hit] = {}
-    for question in asked:
-        for hit in recall(ctx, question, agent=context.get("agent"), limit=_limit(context)):
+    for hits in recall_each(ctx, asked, agent=context.get("agent"), limit=_limit(context)):
+        for hit in hits:
             if hit.key not in best or hit.score > best[hit.key].score:
                 best[hit.key] = hit
     hits = sorted(best.values(), key=lambda h: (-h.score, h.key))[: _limit(context)]

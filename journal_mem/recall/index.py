@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from journal_mem.journal.reader import Journal
     from journal_mem.repo import Context
 
-SCHEMA_VERSION = "10"  # 10: the entries not committed yet (9: signatures are literals)
+# 11: made in one transaction with its schema's row (10: the entries not committed yet)
+SCHEMA_VERSION = "11"
 
 
 def index_path(layout: Layout) -> str:
@@ -58,21 +59,42 @@ def index_path(layout: Layout) -> str:
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """The index at `path`, created or rebuilt empty when missing or of another schema."""
+    """The index at `path`, created or rebuilt empty when missing or of another schema.
+
+    The schema's row is written in the transaction that makes its tables, so an
+    index whose row says this schema has them all: a warm one is only asked.
+    """
     os.makedirs(os.path.dirname(path), exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-    if row is None or row[0] != SCHEMA_VERSION:  # disposable: rebuilt in the new shape
-        conn.executescript("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts;"
-                           " DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS keys;"
-                           " DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
-                           " DROP TABLE IF EXISTS merged; DROP TABLE IF EXISTS uncommitted;"
-                           " DELETE FROM meta;")
-        conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-    conn.executescript(
-        """
+    if _schema(conn) != SCHEMA_VERSION:  # disposable: made again, empty, in the new shape
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if _schema(conn) != SCHEMA_VERSION:  # not made by another process meanwhile
+                for statement in (_DROP + _TABLES).split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return conn
+
+
+def _schema(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: a new index
+        return None
+    return None if row is None else str(row[0])
+
+
+_DROP = ("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts; DROP TABLE IF EXISTS files;"
+         " DROP TABLE IF EXISTS keys; DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
+         " DROP TABLE IF EXISTS merged; DROP TABLE IF EXISTS uncommitted;"
+         " DROP TABLE IF EXISTS meta;")
+_TABLES = """
         CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS facts (
             id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, title TEXT NOT NULL,
@@ -98,8 +120,6 @@ def connect(path: str) -> sqlite3.Connection:
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');
         """
-    )
-    return conn
 
 
 # The JMEM_* variables of every setting the live facts may depend on: all but the hooks',

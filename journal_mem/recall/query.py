@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from journal_mem.repo import Context
 
 __all__ = ["Filters", "Hit", "by_key", "candidates", "content_words", "fast_main", "index_path",
-           "listed", "lookup", "match_expression", "recall", "render", "search", "signature",
-           "update"]
+           "listed", "lookup", "match_expression", "recall", "recall_each", "render", "search",
+           "signature", "update"]
 # bm25 weights, in the FTS column order: title, tags, topic, body
 WEIGHTS = (8.0, 4.0, 2.0, 1.0)
 STOPWORDS = frozenset(
@@ -232,14 +232,28 @@ def recall(ctx: Context, question: str, *, agent: str | None = None, limit: int 
 
     An empty question with `filters` lists the matching facts, newest first.
     """
+    if not content_words(question) and filters is not None and filters.narrows():
+        where = Filters(agent or filters.agent, filters.type, filters.tag, filters.since)
+        day = date or dt.datetime.now(dt.UTC).date()
+        conn = connect(index_path(ctx.layout))
+        try:
+            update(ctx, conn, day, rebuild=rebuild)
+            return listed(conn, where, limit)
+        finally:
+            conn.close()
+    return recall_each(ctx, [question], agent=agent, limit=limit, rebuild=rebuild, date=date,
+                       filters=filters)[0]
+
+
+def recall_each(ctx: Context, questions: list[str], *, agent: str | None = None,
+                limit: int = 5, rebuild: bool = False, date: dt.date | None = None,
+                filters: Filters | None = None) -> list[list[Hit]]:
+    """`search` for each question, on one connection to the index, updated once."""
     day = date or dt.datetime.now(dt.UTC).date()
     conn = connect(index_path(ctx.layout))
     try:
         update(ctx, conn, day, rebuild=rebuild)
-        if not content_words(question) and filters is not None and filters.narrows():
-            where = Filters(agent or filters.agent, filters.type, filters.tag, filters.since)
-            return listed(conn, where, limit)
-        return search(conn, question, agent, limit, filters)
+        return [search(conn, question, agent, limit, filters) for question in questions]
     finally:
         conn.close()
 
