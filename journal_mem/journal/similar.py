@@ -132,6 +132,20 @@ _CUE_PATTERN = (
     r"changed|renamed|moved|disabled|turned off)|renamed|since v?\d|"
     r"(?:used to|previously|formerly|before that|until recently|last (?:week|month|year)))\b")
 _CUES: list[re.Pattern[str]] = []
+# The first word of each of `_CUE_PATTERN`'s alternatives: an ASCII text holding none of
+# them as a word has no change words, and the pattern need not be compiled (~2 ms) or
+# tried to say so (`_may_cue`). tests/journal/test_agreement.py checks it against every
+# phrase the pattern matches.
+_CUE_FIRST = frozenset(
+    "no not any anymore instead actually nowadays now moved switched changed migrated went "
+    "replaced rewrote rewritten is are was were been got wrong incorrect outdated obsolete "
+    "renamed since used previously formerly before until last".split())
+
+
+def _may_cue(text: str) -> bool:
+    """False when `text` holds no change words, told without `_CUE_PATTERN` (the wake-up
+    hook compares pending lessons with held facts, most of which hold none)."""
+    return not text.isascii() or not _CUE_FIRST.isdisjoint(_WORD.findall(text.lower()))
 
 
 def _cue() -> re.Pattern[str]:
@@ -146,7 +160,7 @@ def _cue_in(text: str) -> str | None:
     """The first change words in `text`, casefolded, or None. Cached: a fold asks it of
     one lesson against each fact it resembles (at 10k lessons 1.5k searches of 280 texts,
     ~45 µs each: the pattern is an alternation tried at every word)."""
-    found = _cue().search(text)
+    found = _cue().search(text) if _may_cue(text) else None
     return found.group(0).casefold() if found else None
 
 
@@ -420,7 +434,8 @@ _LINKING = frozenset("has have had was were been being will would".split())
 def _subject(title: str) -> frozenset[str]:
     """A title's stems without its words of a change (`_CUE_PATTERN`, `_ASSIGNING`), of
     since when it holds (`_WHEN`) and the verbs that join it to its value (`_LINKING`)."""
-    return stems(_WHEN.sub(" ", _ASSIGNING.sub(" ", _cue().sub(" ", title)))) - _LINKING
+    plain = _cue().sub(" ", title) if _may_cue(title) else title
+    return stems(_WHEN.sub(" ", _ASSIGNING.sub(" ", plain))) - _LINKING
 
 
 def _when(new: Dated, order: dict[str, int] | None) -> float:

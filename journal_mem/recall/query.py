@@ -195,17 +195,30 @@ def _rerank(hits: list[Hit], words: list[str]) -> list[Hit]:
 _COLUMNS = "f.key, f.title, f.holders, f.topic, f.created, f.path, f.confidence"
 
 
+_BM25 = f"bm25(fts, {', '.join(str(w) for w in WEIGHTS)})"
+# Without a filter on the facts: each match scored once (`s`), and only those scoring at
+# most the `limit`-th best score (ties included, so the key still breaks them) joined with
+# their facts. Joining every match first, as the filtered form must, took a third of a
+# query's time (208 matches: 3.4 ms, 2.8 ms so).
+_RANKED = (f"WITH s AS (SELECT rowid AS id, {_BM25} AS score FROM fts WHERE fts MATCH ?)"
+           f" SELECT {_COLUMNS}, s.score, f.body, f.type, f.tags FROM s JOIN facts f"
+           " ON f.id = s.id WHERE s.score <= IFNULL((SELECT score FROM s ORDER BY score"
+           " LIMIT 1 OFFSET ?), 1e308) ORDER BY s.score, f.key LIMIT ?")
+
+
 def _ranked(conn: sqlite3.Connection, expression: str, where: Filters,
             limit: int) -> list[Hit]:
+    """The `limit` best facts matching `expression`, bm25 order, then key."""
     if not expression:
         return []
-    sql = (
-        f"SELECT {_COLUMNS}, bm25(fts, {', '.join(str(w) for w in WEIGHTS)}) AS score,"
-        " f.body, f.type, f.tags FROM fts JOIN facts f ON f.id = fts.rowid WHERE fts MATCH ?"
-    )
     extra, params = where.sql()
-    sql += extra + " ORDER BY score, f.key LIMIT ?"
-    rows = conn.execute(sql, [expression, *params, limit]).fetchall()
+    if extra:
+        sql = (f"SELECT {_COLUMNS}, {_BM25} AS score, f.body, f.type, f.tags FROM fts JOIN"
+               f" facts f ON f.id = fts.rowid WHERE fts MATCH ?{extra} ORDER BY score, f.key"
+               " LIMIT ?")
+        rows = conn.execute(sql, [expression, *params, limit]).fetchall()
+    else:
+        rows = conn.execute(_RANKED, (expression, limit - 1, limit)).fetchall()
     return [_hit(row[:7], -row[7], row[8:]) for row in rows]
 
 

@@ -5,10 +5,14 @@ is the fold's causal order, not the clock. Figures on labelled sets: bench_outda
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from journal_mem.journal import similar
 from journal_mem.journal.similar import change, conflicts, held_corrections
 
 OLD = SimpleNamespace(title="Vents open when the air reaches 28 °C", topic="rules",
@@ -81,3 +85,52 @@ def test_held_corrections_read_a_body_only_for_a_close_pair() -> None:
             ("deploy", "Deploys go out on Tuesdays", "deploy")]
     assert held_corrections([("new", new)], held, body) == {"port": "new"}
     assert asked == ["port"]
+
+
+def _spelled(items: list[Any]) -> list[str]:
+    """Every text a parsed pattern without unbounded repeats matches (a digit as "7")."""
+    out = [""]
+    for op, arg in items:
+        name = str(op)
+        if name == "AT":
+            continue
+        if name == "LITERAL":
+            options = [chr(arg)]
+        elif name == "IN":
+            options = ["7"]  # `\\d`, the only class in it
+        elif name == "BRANCH":
+            options = [t for branch in arg[1] for t in _spelled(branch)]
+        elif name == "SUBPATTERN":
+            options = _spelled(arg[3])
+        elif name == "MAX_REPEAT":
+            low, high, inner = arg
+            assert high == 1, "an unbounded repeat: the language is not finite"
+            options = [""] * (low == 0) + _spelled(inner)
+        else:
+            raise AssertionError(f"{name} in the change words' pattern")
+        out = [a + b for a in out for b in options]
+    return out
+
+
+def test_every_change_phrase_starts_with_a_first_word() -> None:
+    """`_may_cue` is exact for ASCII text: every phrase the pattern matches begins with a
+    word of `_CUE_FIRST`, in any case, alone or in a sentence (the pattern is bounded by
+    `\\b`, so the phrase's first word is a whole word of the text)."""
+    import re._parser as sre_parse
+
+    phrases = _spelled(list(sre_parse.parse(similar._CUE_PATTERN)))
+    assert len(phrases) > 100 and "has been lowered" in phrases and "since v7" in phrases
+    for phrase in phrases:
+        for text in (phrase, phrase.upper(), f"The limit, {phrase.title()}: 40."):
+            assert similar._cue().search(text) is not None, text
+            assert similar._may_cue(text), text
+
+
+def test_the_change_words_are_not_compiled_for_a_text_without_them() -> None:
+    assert not similar._may_cue("Lesson 42 about thing 42")
+    assert similar._may_cue("The limit was lowered to 4") and similar._may_cue("Kelvin \u212a")
+    code = ("from journal_mem.journal import similar as s; t = 'Lesson 42 about thing 42';"
+            " print(s._subject(t) == s.stems(t), s._cue_in(t), len(s._CUES))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "None", "0"]
