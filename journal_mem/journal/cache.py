@@ -563,7 +563,7 @@ def rules_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "rules.pickle")
 
 
-_RULES = ("rules", 2)  # 2: the index of probable corrections (`similar.Index`)
+_RULES = ("rules", 3)  # 3: the keys judged by date again later (2: `similar.Index`)
 
 
 class RulesStore:

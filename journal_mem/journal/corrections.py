@@ -4,9 +4,9 @@
 of its rarer title words. It keeps what it judged by (`similar.Index`): how many
 titles have each word, the facts of the rarer ones, which fact each probably
 corrected one is corrected by, the recent facts and the retractions. A fold that
-goes on from the last one on the same date (`journal/rules.py`) knows which facts
-may differ from the last fold's; `go_on` updates the index with them and judges
-again only the facts they can concern:
+goes on from the last one on the same date or a later one (`journal/rules.py`) knows
+which facts may differ from the last fold's; `go_on` updates the index with them and
+judges again only the facts they can concern:
 
 * a fact that changed, came or went;
 * every fact that has one of their title words, where that word is in
@@ -14,7 +14,9 @@ again only the facts they can concern:
   fact is paired with another (`MAX_DF` or fewer), or whose weight in
   `_unsaid` changes (it counts up to `MAX_DF + 1`);
 * the same for a retraction that came, went or changed (its key among them: a
-  retraction restated with other words under its key corrects by those).
+  retraction restated with other words under its key corrects by those);
+* on a later date, every fact whose corrector left the window of the date
+  (`_moved_on`).
 
 Every other fact keeps the corrector it had: nothing it is judged by changed. The
 pairs are then exactly those `conflicts` gives (the property test in
@@ -47,8 +49,9 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
     """The pairs `similar.conflicts(facts.values(), date, ...)` gives, judged again only
     where `changed` (keys whose fact may differ from the last fold's; `was`: the title
     each of them had then, if it was a fact) can make a difference; `index` (kept by
-    the last fold, on `date`) is updated in place. None when it cannot say."""
-    if index.date != date:
+    the last fold, on `date` or before it: `_moved_on`) is updated in place. None when it
+    cannot say (an earlier date)."""
+    if index.date > date:
         return None
     cut = stems.__wrapped__
     df, posts, recent = index.df, index.posts, index.recent
@@ -96,6 +99,9 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
                 if n + 1 > similar.KEEP_DF:
                     del posts[stem]
     said = {x.key: x for x in correctors}
+    if index.date != date:
+        concerned |= _moved_on(index, facts, said, since)
+        index.date = date
     words: list[str] = []  # of each retraction that came, went or changed, its title's stems
     for key in said.keys() ^ index.said.keys() | (said.keys() & index.said.keys() & redone):
         words += index.said.get(key, ())
@@ -113,6 +119,20 @@ def go_on(index: Index, facts: Mapping[str, Dated], was: Mapping[str, str],
     index.said = {key: tuple(sorted(stems(x.title))) for key, x in said.items()}
     _judge(index, facts, sorted(concerned), said, since, order, newer, place)
     return sorted(index.found.items())
+
+
+def _moved_on(index: Index, facts: Mapping[str, Dated], said: Mapping[str, Dated],
+              since: dt.date) -> set[str]:
+    """The window of the distill date moved on to start at `since`: the facts created
+    before it leave `index.recent` (they correct nothing now), and the facts one of them,
+    or a retraction created before it, corrected are to be judged again (the facts they
+    were judged against otherwise are all still there: their corrector stays the best).
+    Nothing comes into the window: it has no end."""
+    gone = {key for key in index.recent
+            if (fact := facts.get(key)) is None or fact.created.date() < since}
+    index.recent -= gone
+    return {old for old, new in index.found.items()
+            if new in gone or (new in said and said[new].created.date() < since)}
 
 
 def _judge(index: Index, facts: Mapping[str, Dated], keys: list[str],

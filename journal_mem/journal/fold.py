@@ -263,7 +263,7 @@ def fold(
     was: dict[str, str] = {}  # the title of each key the rules judged again, if a fact
     if since is not None and since.ruled is not None:  # gone on with lazily: so the rules
         ruled = since.ruled
-        redo = go_on(ruled, replay, new, ref_exists)
+        redo = go_on(ruled, replay, new, date, ref_exists)
         if redo is None:
             replay.materialize()
     if redo is None or since is None or since.facts is None:

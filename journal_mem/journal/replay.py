@@ -273,14 +273,16 @@ class Ruled:
     rule); `groups`: the keys that passed the rules by same-title group (episodic
     ones and empty titles have none); `merged`: loser -> winner of a group;
     `index`: what the probable corrections were judged by (`similar.Index`, as its
-    fields), None when they were not judged.
+    fields), None when they were not judged; `expires`: each judged key whose judgement
+    by date changes on a later date (`rules.next_change`), with that date.
     """
 
-    __slots__ = ("date", "drop", "flagged", "groups", "index", "merged", "refs", "ruled",
-                 "ttl")
+    __slots__ = ("date", "drop", "expires", "flagged", "groups", "index", "merged", "refs",
+                 "ruled", "ttl")
 
     def __init__(self, date: dt.date, ttl: int, drop: bool) -> None:
         self.date, self.ttl, self.drop = date, ttl, drop
+        self.expires: dict[str, dt.date] = {}
         self.ruled: dict[str, str] = {}
         self.flagged: dict[str, str] = {}
         self.refs: dict[str, tuple[str, ...]] = {}
@@ -301,8 +303,11 @@ class Ruled:
         return ruled
 
     def fits(self, date: dt.date, ttl: int, drop: bool) -> bool:
-        """Whether a fold on `date` by these rules may go on from these decisions."""
-        return (self.date, self.ttl, self.drop) == (date, ttl, drop)
+        """Whether a fold on `date` by these rules may go on from these decisions: the
+        same rules, on their date or a later one (`rules.go_on` judges again the keys
+        whose judgement changed since: `expires`; an earlier date may bring back what
+        expired, and judges every key)."""
+        return (self.ttl, self.drop) == (ttl, drop) and self.date <= date
 
     def removals(self) -> dict[str, str]:
         """Why each key the rules removed is gone: its date or refs, or its merge."""

@@ -8,11 +8,12 @@ normalised are merged into the latest (the one placed last by the replay).
 
 The decisions are kept (`replay.Ruled`: plain data the distiller caches). A fold that
 goes on from a kept replay goes on from them too (`go_on`) when it is made on
-the same date by the same rules. A key that no new entry touched, whose refs
-resolve as they did, in a same-title group that no changed key is in, is judged
-as it was, and its fact is the last fold's. Only the keys the new entries
-touched, those whose refs now resolve otherwise, and the members of their
-same-title groups are judged again. The property test in
+the same date or a later one by the same rules. A key that no new entry touched,
+whose refs resolve as they did, whose judgement by date cannot have changed since
+(`next_change`), in a same-title group that no changed key is in, is judged as it
+was, and its fact is the last fold's. Only the keys the new entries touched,
+those whose refs now resolve otherwise, those whose time passed, and the members
+of their same-title groups are judged again. The property test in
 tests/journal/test_replay.py holds the two ways equal.
 """
 
@@ -47,9 +48,24 @@ def dated_rule(entry: Entry, date: dt.date, ttl_days: int) -> str | None:
     return None
 
 
+def next_change(entry: Entry, date: dt.date, ttl_days: int) -> dt.date | None:
+    """The first date after `date` on which `dated_rule` may judge `entry` otherwise (the
+    day after its `valid_until`, the day an episodic record passes its time), or None.
+    Later dates never bring a dropped fact back: `dated_rule` only drops more."""
+    days = []
+    if entry.valid_until is not None:
+        days.append(_utc_date(entry.valid_until) + dt.timedelta(days=1))
+    if entry.type == "episodic":
+        days.append(_utc_date(entry.created) + dt.timedelta(days=ttl_days + 1))
+    return min((d for d in days if d > date), default=None)
+
+
 def _judge(entry: Entry, ruled: Ruled, key: str, ref_exists: Callable[[str], bool]) -> bool:
     """Judge one live key by the date and its refs, into `ruled`; whether it stays."""
     reason = dated_rule(entry, ruled.date, ruled.ttl)
+    change = next_change(entry, ruled.date, ruled.ttl)
+    if change is not None:
+        ruled.expires[key] = change
     refs = entry.refs
     # refs recorded at filing are judged with their history (`journal.citations`)
     if reason is None and refs and not entry.cited:
@@ -115,17 +131,20 @@ def apply(accs: dict[str, KeyState], date: dt.date, ttl: int, drop: bool,
     return live, ruled
 
 
-def go_on(ruled: Ruled, replay: Replay, touched: set[str],
+def go_on(ruled: Ruled, replay: Replay, touched: set[str], date: dt.date,
           ref_exists: Callable[[str], bool]) -> dict[str, KeyState | None] | None:
-    """Go on from the decisions `ruled` of the last fold, made on this fold's date by
-    these rules, to this fold's (in place): `replay` went on from the last fold's
-    replay with new entries that touched the keys `touched`, and `replay.state` gives
-    any key's state. The keys whose fact may differ from the last fold's: each with the
-    state that is its fact now (a merge's winner holding its losers' holders), or None
-    when it is no fact. None when the decisions do not fit the replay (the caller then
-    judges every key: `apply`)."""
+    """Go on from the decisions `ruled` of the last fold, made by these rules on `date`
+    or before it (`Ruled.fits`), to this fold's (in place): `replay` went on from the
+    last fold's replay with new entries that touched the keys `touched`, and
+    `replay.state` gives any key's state. The keys whose fact may differ from the last
+    fold's: each with the state that is its fact now (a merge's winner holding its
+    losers' holders), or None when it is no fact. None when the decisions do not fit the
+    replay (the caller then judges every key: `apply`)."""
     state = replay.state
     changed = set(touched)
+    if date != ruled.date:  # a new day: the keys whose judgement by date changed since
+        changed.update(key for key, day in ruled.expires.items() if day <= date)
+        ruled.date = date
     for key, refs in ruled.refs.items():  # a code commit may have removed a ref, or one back
         if key not in touched:
             gone = not any(ref_exists(split_ref(r)[0]) for r in refs)
@@ -146,7 +165,7 @@ def go_on(ruled: Ruled, replay: Replay, touched: set[str],
                 members = list(members)  # a new list: the kept one may be the base's
                 members.remove(key)  # (`cache.RulesStore` tells changed groups by object)
                 groups[group] = members
-        for kept in (ruled.ruled, ruled.flagged, ruled.refs):
+        for kept in (ruled.ruled, ruled.flagged, ruled.refs, ruled.expires):
             kept.pop(key, None)
         out[key] = None
         acc = state(key)

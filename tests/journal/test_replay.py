@@ -290,19 +290,21 @@ def cited_journals(draw: st.DrawFn) -> list[Item]:
 @settings(max_examples=400, deadline=None)
 @given(cited_journals(), st.lists(st.integers(0, 30), min_size=1, max_size=4),
        st.lists(st.sets(st.sampled_from(PATHS)), min_size=5, max_size=5),
-       st.sampled_from(["drop", "flag"]), st.integers(0, 60))
+       st.sampled_from(["drop", "flag"]), st.integers(0, 60),
+       st.lists(st.integers(0, 40), min_size=5, max_size=5))
 def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
         items: list[Item], cuts: list[int], trees: list[set[str]], stale: str,
-        days: int) -> None:
+        days: int, later: list[int]) -> None:
     """Growing journals by clock, each folded on a tree that has some of the cited paths
-    (a code commit between two distills removes or brings back a ref)."""
-    date = DATE + dt.timedelta(days)
+    (a code commit between two distills removes or brings back a ref), on the same date
+    or a later one (expiry and the episodic time pass between two distills)."""
     config = dataclasses.replace(Config(), distill=dataclasses.replace(
         Config().distill, stale_refs="drop" if stale == "drop" else "flag",
         episodic_ttl_days=days % 7 + 1))
+    dates = [DATE + dt.timedelta(days + d) for d in sorted(later)]
     with tempfile.TemporaryDirectory() as folder:
         kept = Store(folder)
-        for journal, tree in zip(split(items, cuts, False), trees, strict=False):
+        for journal, tree, date in zip(split(items, cuts, False), trees, dates, strict=False):
             went_on = run(journal, kept, date=date, exists=tree.__contains__, config=config)
             whole = run(journal, date=date, exists=tree.__contains__, config=config)
             assert went_on == whole
@@ -310,6 +312,8 @@ def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
             assert list(went_on.flagged.items()) == list(whole.flagged.items())
             assert ruled_fields(went_on) == ruled_fields(whole)
             event("judged again" if went_on.rejudged >= 0 else "judged whole")
+            if went_on.rejudged >= 0 and date > dates[0]:
+                event("judged again on a later date")
 
 
 def _rejudged(old: list[Item], new: list[Item], store: Store, **kw: Any) -> Fold:
@@ -348,12 +352,30 @@ def test_a_ref_gone_from_the_tree_drops_an_untouched_fact_and_brings_it_back(
     assert again.rejudged >= 0 and "k1" in again.facts and again == run(back, exists=both)
 
 
-def test_another_date_judges_every_key(store: Store) -> None:
-    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i)) for i in range(3)]
+def test_a_later_date_judges_again_only_what_expired_since(store: Store) -> None:
+    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i)) for i in range(6)]
+    old += [("api/journal/u.md", entry("api", "until", 7, valid_until=DATE + dt.timedelta(2))),
+            ("api/journal/e.md", entry("api", "event", 8, type="episodic"))]
+    ttl = Config().distill.episodic_ttl_days
     run(old, store)
     new = [("api/journal/n.md", entry("api", "n", 10))]
-    later = run(old + new, store, date=DATE + dt.timedelta(1))
-    assert later.resumed == 1 and later.rejudged == -1
+    later = run(old + new, store, date=DATE + dt.timedelta(3))  # "until" expired
+    assert later.resumed == 1 and later.rejudged == 2  # the new key and "until"
+    assert "until" not in later.facts and later.removed["until"].startswith("expired")
+    assert later == run(old + new, date=DATE + dt.timedelta(3))
+    past = DATE + dt.timedelta(ttl + 1)  # the episodic record is past its time
+    newer = [*old, *new, ("web/journal/m.md", entry("web", "m", 11))]
+    gone = run(newer, store, date=past)
+    assert gone.rejudged == 2 and "event" not in gone.facts and gone == run(newer, date=past)
+
+
+def test_an_earlier_date_judges_every_key(store: Store) -> None:
+    old = [(f"api/journal/{i}.md", entry("api", f"k{i}", i)) for i in range(3)]
+    old += [("api/journal/u.md", entry("api", "until", 7, valid_until=DATE))]
+    run(old, store, date=DATE + dt.timedelta(1))
+    new = [("api/journal/n.md", entry("api", "n", 10))]
+    earlier = run(old + new, store)
+    assert earlier.resumed == 1 and earlier.rejudged == -1 and "until" in earlier.facts
 
 
 def test_without_the_last_rules_every_key_is_judged(tmp_path: Path) -> None:
@@ -405,25 +427,29 @@ _FELL_BACK = [(f"api/journal/{i:03d}.md", entry("api", key, i, title=title))
 
 @settings(max_examples=400, deadline=None)
 @given(correcting_journals(), st.lists(st.integers(0, 30), min_size=1, max_size=4),
-       st.integers(1, 3))
-@example(_FELL_BACK, [5], 2)
+       st.integers(1, 3), st.lists(st.integers(0, 80), min_size=5, max_size=5))
+@example(_FELL_BACK, [5], 2, [0] * 5)
 def test_corrections_judged_going_on_from_the_last_fold_equal_those_of_everything(
-        items: list[Item], cuts: list[int], max_df: int) -> None:
+        items: list[Item], cuts: list[int], max_df: int, later: list[int]) -> None:
     """With words in few titles (`MAX_DF` 1-3, kept up to twice that), a word's facts are
-    paired, unpaired, weighed anew and dropped from the index as the journal grows."""
+    paired, unpaired, weighed anew and dropped from the index as the journal grows; on
+    the same date or a later one, facts leave the window of the date."""
+    dates = [DATE + dt.timedelta(d) for d in sorted(later)]
     with mock.patch.object(similar, "MAX_DF", max_df), \
             mock.patch.object(similar, "KEEP_DF", 2 * max_df), \
             tempfile.TemporaryDirectory() as folder:
         kept = Store(folder)
-        for journal in split(items, cuts, False):
-            went_on = run(journal, kept)
-            whole = run(journal)
+        for journal, date in zip(split(items, cuts, False), dates, strict=False):
+            went_on = run(journal, kept, date=date)
+            whole = run(journal, date=date)
             assert went_on.conflicts == whole.conflicts
             assert went_on.retractions == whole.retractions
             assert went_on == whole
             assert ruled_fields(went_on) == ruled_fields(whole)
             event("went on" if went_on.went_on else "judged all")
             event(f"pairs {min(len(whole.conflicts), 3)}")
+            if went_on.went_on and date > dates[0]:
+                event("went on on a later date")
 
 
 def test_a_retraction_restated_in_other_words_is_judged_again_going_on(
@@ -484,7 +510,7 @@ def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
            ("web/journal/c.md", entry("web", "k3", 3, title="The batch size is 40"))]
     run(old, store)
     path = rules_path(store.folder)
-    gen, items = load(path, ("rules", 2))
+    gen, items = load(path, ("rules", 3))
     ruled = items["ruled"]
     if damage == "groups":
         ruled["groups"] = {}
@@ -494,7 +520,7 @@ def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
         del ruled["index"]["recent"]
     else:
         ruled["index"]["said"] = {"nothing": ("gone",)}
-    dump(path, gen, ("rules", 2), items, entries=False)
+    dump(path, gen, ("rules", 3), items, entries=False)
     new = [("web/journal/d.md", entry("web", "k4", 10, title="The retry limit is now 5",
                                       supersedes=("k2",)))]
     later = run(old + new, store)
