@@ -94,9 +94,9 @@ GOALS = (
      "entries); the journal itself is no longer read"),
     ("`jmem hook pre-work` as a command, 10k", "jmem hook pre-work, 10k lessons", 4.0,
      "no config model, no dataclasses, no typing (a test keeps them off every warm hot "
-     "path but write): what is left is sqlite3's import and two FTS5 queries per "
-     "question, whose OR fill ranks every fact holding a common word (~12 ms each on "
-     "the generated 10k)"),
+     "path but write): what is left is sqlite3's import, one connection for every "
+     "question, and per question an FTS5 query of every word, then a fill from the "
+     "words fewer than half the facts hold (`recall.query._weighty`)"),
 )
 
 
