@@ -52,10 +52,13 @@ def next_change(entry: Entry, date: dt.date, ttl_days: int) -> dt.date | None:
     """The first date after `date` on which `dated_rule` may judge `entry` otherwise (the
     day after its `valid_until`, the day an episodic record passes its time), or None.
     Later dates never bring a dropped fact back: `dated_rule` only drops more."""
+    until, episodic = entry.valid_until, entry.type == "episodic"
+    if until is None and not episodic:
+        return None  # most facts: judged by date the same on every date
     days = []
-    if entry.valid_until is not None:
-        days.append(_utc_date(entry.valid_until) + dt.timedelta(days=1))
-    if entry.type == "episodic":
+    if until is not None:
+        days.append(_utc_date(until) + dt.timedelta(days=1))
+    if episodic:
         days.append(_utc_date(entry.created) + dt.timedelta(days=ttl_days + 1))
     return min((d for d in days if d > date), default=None)
 
