@@ -85,8 +85,10 @@ def connect(path: str) -> sqlite3.Connection:
 def _schema(conn: sqlite3.Connection) -> str | None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-    except sqlite3.OperationalError:  # no meta table: a new index
-        return None
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise  # a locked or unreadable index is no reason to make it again, empty
+        return None  # no meta table: a new index
     return None if row is None else str(row[0])
 
 

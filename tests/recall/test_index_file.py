@@ -64,6 +64,15 @@ def test_a_making_that_fails_leaves_no_schema_row(tmp_path: Path,
     assert tables(path) == TABLES and meta(path) == {"schema": SCHEMA_VERSION}
 
 
+def test_only_a_missing_schema_row_makes_the_index_again() -> None:
+    class Locked:
+        def execute(self, sql: str) -> None:
+            raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        index._schema(Locked())  # type: ignore[arg-type]
+
+
 def test_an_index_made_meanwhile_by_another_process_is_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "recall.sqlite"
