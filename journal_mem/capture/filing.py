@@ -35,6 +35,7 @@ from journal_mem.distill.handedit import SOURCE, edit_lessons
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitcore, staged
 from journal_mem.importers import native
+from journal_mem.importers.found import NativeFile
 from journal_mem.importers.markdown import Origin, memory_drafts
 from journal_mem.intake.pipeline import Proposal, file, file_entry
 from journal_mem.journal.drafts import Draft, title_and_body
@@ -164,7 +165,7 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
     origin = Origin(who, f"{native.CAPTURED}: {source.path} on {branch}"[:480],
                     None, ("all",) if agent is None else ())
     if kind == "native":
-        nf = native.NativeFile(source.rel, os.path.join(ctx.repo.worktree_root, source.path),
+        nf = NativeFile(source.rel, os.path.join(ctx.repo.worktree_root, source.path),
                                agent)
         found = native.file_drafts(nf, text, origin, ctx.policy.entry_bytes,
                                      native.known_topics(ctx.layout))

@@ -1,15 +1,10 @@
-"""Before a distill renders: memory it did not write becomes lessons, never overwritten.
+"""What a distill adopts (`distill/unadopted.py` found it): lessons, never overwritten.
 
-Two kinds, both found in the main checkout under the lock, before anything
-is written (docs/DESIGN.md, "Invariants": memory jmem did not generate is
-imported or adopted, never overwritten):
-
-* a foreign file — a `MEMORY.md` or topic file without the generated header
-  (hand-written, or from before jmem): every fact in it is imported, as
-  `jmem import memory` does (idempotent: facts already imported are skipped);
-* a hand edit of a distilled file — the generated header, but neither the
-  blob this machine last wrote nor HEAD's: the diff against what the
-  distiller wrote becomes lessons (`distill/handedit.py`).
+* a foreign file: every fact in it is imported, as `jmem import memory` does
+  (idempotent: facts already imported are skipped); a native memory file is
+  adopted whole (`importers/native.py`);
+* a hand edit of a distilled file: the diff against what the distiller wrote
+  becomes lessons (`distill/handedit.py`).
 
 A hand edit that deletes too much, one whose distilled original cannot be
 read, or a fact that cannot become a valid lesson refuses the distill with
@@ -21,54 +16,27 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from journal_mem.distill.files import ever_written, fs_clock, is_distilled, recorded
+from journal_mem.distill.files import recorded
 from journal_mem.distill.folding import previous_facts
 from journal_mem.distill.handedit import Edit, edit_lessons
+from journal_mem.distill.unadopted import Adopted, Found
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import history, memgit
 from journal_mem.importers import native
+from journal_mem.importers.found import MemFile
 from journal_mem.importers.markdown import Resolver
-from journal_mem.importers.memfiles import Heads, MemFile, drafts_of, memory_files
+from journal_mem.importers.memfiles import drafts_of
 from journal_mem.intake.pipeline import Proposal, Refused, file
 from journal_mem.journal.entry import now as stamp_now
 from journal_mem.journal.fold import Fact, fact_of
 from journal_mem.journal.foldstate import read_state
 from journal_mem.journal.reader import Journal, read_journal
-from journal_mem.layout import DISTILL_STATE, Layout
+from journal_mem.layout import DISTILL_STATE
 from journal_mem.repo import Context
 
 HINT = ("memory changes go through lessons (`jmem write`, or --supersedes KEY / --retracts "
         "KEY); put a file back with `git restore --staged --worktree -- PATH`")
-
-
-@dataclass
-class Adopted:
-    """What adoption wrote: new journal entries and one line per file adopted."""
-
-    paths: list[str] = field(default_factory=list)  # absolute paths of new entries
-    lines: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)  # native files filed (memory-root rel)
-
-
-def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -> list[MemFile]:
-    """Generated files changed since the distiller wrote them (not its own unfinished write)."""
-    prefix = ctx.layout.memory_root + "/"
-    changed = {path[len(prefix):] for xy, path in status
-               if path.startswith(prefix) and "D" not in xy and is_distilled(path[len(prefix):])}
-    mine = recorded(ctx.layout)
-    ever = ever_written(ctx.layout)
-    out = []
-    for f in files:
-        if f.generated and f.rel in changed:
-            with open(f.path, "rb") as fh:
-                blob = memgit.blob_id(fh.read())
-            path = prefix + f.rel
-            if blob not in mine.get(path, []) and blob not in ever.get(path, []) \
-                    and not history.had_blob(ctx.repo.main_root, path, blob):
-                out.append(f)
-    return out
 
 
 def state_behind(ctx: Context) -> bool:
@@ -152,28 +120,11 @@ def limits(edits: list[Edit], root: str) -> tuple[dict[str, set[str]], dict[str,
     return shown, gone
 
 
-def _heads(layout: Layout) -> Heads | None:
-    """The memory files' heads as the last distill read them (None: no cache dir)."""
-    try:
-        return Heads(layout, fs_clock(layout))
-    except OSError:
-        return None
-
-
-def adopt(ctx: Context, status: list[tuple[str, str]]) -> Adopted:
-    """Import foreign memory files and adopt hand edits; raise `PolicyViolation` (nothing
-    written) when one cannot be adopted."""
-
+def adopt_found(ctx: Context, found: Found) -> Adopted:
+    """Import the foreign memory files `found` and adopt its hand edits; raise
+    `PolicyViolation` (nothing written) when one cannot be adopted."""
     layout, policy = ctx.layout, ctx.policy
-    heads = _heads(layout)
-    files = memory_files(layout, heads=heads)
-    if heads is not None:
-        heads.save()
-    foreign = [f for f in files if not f.generated and f.text.strip()]
-    edited = _edited(ctx, status, files)
-    natives = native.native_files(layout)
-    if not foreign and not edited and not natives:
-        return Adopted()
+    foreign, edited, natives = found.foreign, found.edited, found.natives
     if edited and state_behind(ctx):
         return Adopted(lines=[f"{layout.memory_root}: the distilled files on disk are older "
                               "than HEAD's (a stash or checkout took the newer ones): nothing "

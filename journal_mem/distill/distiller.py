@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from journal_mem import boundary
-from journal_mem.distill import adopt, commit, files, folding, safety, schedule
+from journal_mem.distill import commit, files, folding, safety, schedule, unadopted
 from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
 from journal_mem.errors import OK, REFUSED, ConfigError, JournalMemError, LockHeld
@@ -152,7 +152,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
             cache = entry_cache(layout, ctx.policy, use_cache=not opts.rebuild)
             status = (safety.refuse_unsafe(ctx, commit=opts.commit, running=running)
                       if writing else [])
-        adopted = adopt.adopt(ctx, status) if writing else adopt.Adopted()
+        adopted = _adopt(ctx, status) if writing else unadopted.Adopted()
         if writing:
             files.sweep_leftovers(layout)
         drained = drain(layout, ctx.policy) if writing else Drained()
@@ -189,6 +189,16 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     if opts.one_shot:
         boundary.leave_to_exit(journal, step)
     return out
+
+
+def _adopt(ctx: Context, status: list[tuple[str, str]]) -> unadopted.Adopted:
+    """Adopt the memory files this distill did not write (`status`: git's view of the
+    memory root); what adopts them is imported only when there are some."""
+    found = unadopted.find(ctx, status)
+    if found is None:
+        return unadopted.Adopted()
+    from journal_mem.distill.adopt import adopt_found
+    return adopt_found(ctx, found)
 
 
 def _keep_index(ctx: Context, journal: Journal, step: folding.Step, sig: str,
@@ -264,7 +274,7 @@ def _write(layout: Layout, opts: Options, step: folding.Step, out: Outcome,
 
 
 def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
-            status: list[tuple[str, str]], adopted: adopt.Adopted, branch: str,
+            status: list[tuple[str, str]], adopted: unadopted.Adopted, branch: str,
             looked: int) -> None:
     """Commit the distilled files, new entries and the native files they replace (`looked`:
     when `git status` started); a commit makes the status `distilled`."""

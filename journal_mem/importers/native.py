@@ -37,6 +37,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
+from journal_mem.importers.found import NativeFile, native_files
 from journal_mem.importers.markdown import (
     Origin,
     Resolver,
@@ -49,49 +50,13 @@ from journal_mem.journal.drafts import Draft, join_body, problems_of, title_and_
 from journal_mem.journal.entry import TITLE_MAX
 from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
-from journal_mem.layout import JOURNAL, Layout, is_native
-from journal_mem.names import MEMORY_MD, TOPICS, is_name, slugify
+from journal_mem.layout import Layout
+from journal_mem.names import TOPICS, is_name, slugify
 
 KIND = "adopt native"
 ROOT_TOPIC = "team"
 _FIELD_RE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.-]*)\s*:\s?(?P<value>.*)$")
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-
-
-@dataclass(frozen=True)
-class NativeFile:
-    """One native memory file: memory-root-relative path, and whose it is."""
-
-    rel: str
-    path: str  # absolute
-    agent: str | None  # None at the memory root
-
-    @property
-    def is_index(self) -> bool:
-        """The root `MEMORY.md` (an agent's own is read with the distilled files)."""
-        return self.rel == MEMORY_MD
-
-
-def native_files(layout: Layout) -> list[NativeFile]:
-    """Every native memory file in the main checkout, sorted; never through a symlink."""
-    top = layout.main_memory
-    if not os.path.isdir(top) or layout.symlink_on_way(top) is not None:
-        return []
-    out: list[NativeFile] = []
-    for folder, dirs, files in os.walk(top):
-        depth = 0 if folder == top else os.path.relpath(folder, top).count(os.sep) + 1
-        # no native file lies under a dot folder, an agent's journal or topics, or a
-        # top folder that is no agent's: not walked (a journal holds thousands of files)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and (depth != 0 or is_name(d))
-                         and (depth != 1 or d not in (JOURNAL, TOPICS))
-                         and not os.path.islink(os.path.join(folder, d)))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            rel = os.path.relpath(path, top).replace(os.sep, "/")
-            if is_native(rel) and not os.path.islink(path) and os.path.isfile(path):
-                out.append(NativeFile(rel, path, rel.split("/")[0] if "/" in rel else None))
-    return out
 
 
 def read_text(path: str) -> str | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from journal_mem.errors import OK, REFUSED, ConfigError, PolicyViolation
 from journal_mem.gitops import gitcore, history, memgit
 from journal_mem.importers import native
+from journal_mem.importers.found import NativeFile, native_files
 from journal_mem.importers.markdown import (
     Origin,
     claude_md_drafts,
@@ -163,7 +164,7 @@ def import_memory(ctx: Context, agents: list[str], commit: bool = True,
                           f"{ctx.layout.memory_root}")
     refuse_symlinks(ctx.layout, "import memory")
     files = foreign(ctx.layout, agents or None)
-    natives = [nf for nf in native.native_files(ctx.layout)
+    natives = [nf for nf in native_files(ctx.layout)
                if not agents or (nf.agent or ctx.config.default_agent) in agents]
     journal = read_journal(ctx.layout, ctx.policy)
     filed = native.adopted_paths(ctx.layout, [e.source or "" for _, e in journal.entries])
@@ -216,7 +217,7 @@ def import_claude_md(ctx: Context, path: str, agent: str, applies_to: list[str],
     report = ImportReport("claude-md", files=[path])
     fields, body, start = native.frontmatter(text)
     if "name" in fields:
-        one = native.NativeFile(os.path.basename(path), os.path.abspath(path), agent)
+        one = NativeFile(os.path.basename(path), os.path.abspath(path), agent)
         found = native.file_drafts(one, text, origin, ctx.policy.entry_bytes,
                                    native.known_topics(ctx.layout))
         if isinstance(found, str):

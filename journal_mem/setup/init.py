@@ -12,6 +12,7 @@ from journal_mem.fsutil import create_new
 from journal_mem.gitops import gitcore, mergedriver
 from journal_mem.gitops.mergedriver import patterns
 from journal_mem.importers import native
+from journal_mem.importers.found import native_files
 from journal_mem.importers.memfiles import drafts_of, foreign
 from journal_mem.importers.run import import_memory, refuse_symlinks
 from journal_mem.journal.ignored import refuse_ignored
@@ -126,7 +127,7 @@ def existing_memory(cwd: str, layout: Layout, report: InitReport, do_import: boo
     import it (before the git hooks exist, so no background distill starts mid-init)."""
 
     found = foreign(layout)
-    natives = native.native_files(layout)
+    natives = native_files(layout)
     if not found and not natives:
         return
     ctx = open_context(cwd)

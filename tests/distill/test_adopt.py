@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from distill_helpers import MEM, head, lesson, memory_md
-from helpers import git, jmem, journal_files, make_repo
+from helpers import base_env, git, jmem, journal_files, make_repo
+from hotpaths import PROBE
 
 from fixtures.handwritten import write_tree
 from journal_mem.journal.entry import parse
@@ -145,3 +149,52 @@ def test_a_hand_edit_holding_a_secret_refuses_the_distill(repo: Path) -> None:
     assert ("hand edit: api/MEMORY.md: cannot become a lesson: title: aws access key id"
             in proc.stderr)
     assert head(repo) == tip and len(journal_files(repo, "api")) == 6
+
+
+ADOPTING = ("journal_mem.distill.adopt", "journal_mem.intake.pipeline",
+            "journal_mem.importers.markdown", "journal_mem.distill.handedit")
+
+
+def _distill_modules(main: Path, tmp_path: Path) -> tuple[set[str], str]:
+    """The modules a real `jmem distill` imported (`hotpaths.PROBE`), and what it said."""
+    dump = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(dump), "jmem", "distill"],
+                          cwd=main, env=base_env(), capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(dump.read_text())), proc.stdout
+
+
+def test_a_distill_imports_what_adopts_memory_only_when_it_finds_some(tmp_path: Path) -> None:
+    """Finding memory to adopt is done with the standard library (`distill/unadopted.py`);
+    each of the three kinds it can find still loads the adoption and is adopted."""
+    main = make_repo(tmp_path / "main")
+    assert jmem(main, "init", "--agent", "api", "--no-git-hooks", "--no-claude",
+                "--no-import").returncode == 0
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "jmem init")
+    lesson(main, "api", "k0", 0, title="The first fact of api")
+    loaded, _ = _distill_modules(main, tmp_path)
+    assert not loaded & set(ADOPTING), sorted(loaded & set(ADOPTING))
+    lesson(main, "api", "k1", 1, title="The second fact of api")
+    loaded, _ = _distill_modules(main, tmp_path)
+    assert not loaded & set(ADOPTING), sorted(loaded & set(ADOPTING))
+    api = main / MEM / "api"
+    cases = {
+        "foreign": (api / "topics" / "notes.md", "# Notes\n\n- Deploys go out on Tuesdays\n",
+                    "not written by jmem"),
+        "native": (api / "deploy_day.md", "---\nname: deploy-day\ndescription: Deploys go "
+                   "out on Wednesdays now\ntype: project\n---\n\nMoved a day later.\n",
+                   "deploy_day.md"),
+        "hand edit": (api / "MEMORY.md", None, "api/MEMORY.md"),
+    }
+    for kind, (path, text, said) in cases.items():
+        if text is None:  # a fact's line dropped from the distilled file by hand
+            lines = path.read_text().splitlines(keepends=True)
+            path.write_text("".join(line for line in lines if "[k0]" not in line))
+        else:
+            path.write_text(text)
+        loaded, out = _distill_modules(main, tmp_path)
+        assert set(ADOPTING) <= loaded, (kind, sorted(set(ADOPTING) - loaded))
+        assert said in out, (kind, out)
+        assert git(main, "status", "--porcelain", MEM).stdout.strip() == "", kind

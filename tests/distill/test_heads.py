@@ -1,5 +1,5 @@
 """A memory file whose stamp has not moved since the last distill read its head is not
-read again to tell whether the distiller wrote it (`memfiles.Heads`); any write moves
+read again to tell whether the distiller wrote it (`found.Heads`); any write moves
 the stamp, so a file put in its place is still read and judged.
 
 In-process distills on a real repository, with the settle time of a stamp set to
@@ -19,8 +19,8 @@ from journal_mem import repo as repo_module
 from journal_mem.distill import distiller
 from journal_mem.distill.files import fs_clock
 from journal_mem.gitops import indexlock
-from journal_mem.importers import memfiles
-from journal_mem.importers.memfiles import Heads, memory_files
+from journal_mem.importers import found
+from journal_mem.importers.found import Heads, memory_files
 
 ALPHA = "api/topics/alpha.md"
 BETA = "api/topics/beta.md"
@@ -34,14 +34,14 @@ def _distill(main: Path, **options: bool) -> distiller.Outcome:
 def heads_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every memory file whose head `memory_files` reads (memory-root-relative)."""
     seen: list[str] = []
-    read = memfiles._read
+    read = found._read
 
     def spy(path: str, size: int = -1) -> str | None:
-        if size == memfiles.HEAD_BYTES:
+        if size == found.HEAD_BYTES:
             seen.append(path.split(f"{MEM}/", 1)[1])
         return read(path, size)
 
-    monkeypatch.setattr(memfiles, "_read", spy)
+    monkeypatch.setattr(found, "_read", spy)
     monkeypatch.setattr(indexlock, "QUIET_S", 0.0)
     return seen
 

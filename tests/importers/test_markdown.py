@@ -6,11 +6,11 @@ import datetime as dt
 
 from helpers import REPO_ROOT
 
+from journal_mem.importers.found import is_generated
 from journal_mem.importers.markdown import (
     Origin,
     blocks,
     claude_md_drafts,
-    is_generated,
     memory_drafts,
     retro_date,
     retro_drafts,

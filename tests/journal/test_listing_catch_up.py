@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from journal_mem import repo as repo_module
-from journal_mem.distill import adopt, distiller
+from journal_mem.distill import distiller, unadopted
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import indexlock
 from journal_mem.journal import forked, listing, reader
@@ -230,7 +230,7 @@ def test_a_distill_lists_before_the_cache_loads_and_folds_what_was_filed_meanwhi
     assert proc.returncode == 0, proc.stderr
     events: list[str] = []
     real_listing, real_cache = reader.Listing.__init__, Cache.__init__
-    real_adopt = adopt.adopt
+    real_find = unadopted.find
 
     def listing(self: reader.Listing, layout: object) -> None:
         events.append("listing")
@@ -240,15 +240,16 @@ def test_a_distill_lists_before_the_cache_loads_and_folds_what_was_filed_meanwhi
         events.append(f"cache {os.path.basename(path)}")
         real_cache(self, path, key, use, entries)
 
-    def adopting(ctx: repo_module.Context, status: list[tuple[str, str]]) -> adopt.Adopted:
+    def finding(ctx: repo_module.Context,
+                status: list[tuple[str, str]]) -> unadopted.Found | None:
         events.append("adopt")
         # another agent's lesson, filed while the distill runs, in a folder of its own
         lesson(repo, "ops", "k3", 3)
-        return real_adopt(ctx, status)
+        return real_find(ctx, status)
 
     monkeypatch.setattr(reader.Listing, "__init__", listing)
     monkeypatch.setattr(Cache, "__init__", cache)
-    monkeypatch.setattr(adopt, "adopt", adopting)
+    monkeypatch.setattr(unadopted, "find", finding)
     out = _distill(repo)
     assert out.status == "distilled"
     assert events[:3] == ["listing", "cache entries.pickle", "adopt"]
