@@ -95,17 +95,21 @@ class Context:
         once the git process that read refs has ended); the caller waits for them with
         `Fold.settle`."""
         from journal_mem.gitops.lineage import read as history  # and its pickled cache
-        from journal_mem.gitops.memgit import ref_checker
+        from journal_mem.gitops.memgit import ref_checker, refs_same
         from journal_mem.journal.fold import fold
 
         root, memory_root = self.repo.main_root, self.layout.memory_root
         state = self.layout.state_dir  # where the logs read are kept (`gitops.logcache`)
-        with ref_checker(root, rev, state) as exists:
+        commit = ((gitcore.head_from_files(self.repo.common_dir) if rev == "HEAD" else None)
+                  or gitcore.resolve(root, rev) or "")
+        with ref_checker(root, commit or rev, state) as exists:  # the very commit `at` names
             result = fold(entries, agents=self.agents if agents is None else agents,
                           date=date, ref_exists=exists, config=self.config,
                           report_near=report_near,
                           lineage=lambda: history(root, rev, memory_root, state), files=files,
-                          kept=kept, settle=settle)
+                          kept=kept, settle=settle, at=commit,
+                          same_since=lambda old, paths: refs_same(root, old, commit,
+                                                                  memory_root, paths))
         if result.waiting:  # the git process that read refs has ended: fork now
             result.start()
         if report_near:  # the code its facts cite, as git history says now

@@ -705,6 +705,31 @@ def unchanged_since(root: str, common_dir: str, prefix: str, commit: str) -> boo
                        clean=True, check=False).returncode == 0
 
 
+def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str]) -> bool:
+    """Whether every path of `paths` resolves in commit `new` as `RefChecker` found it in
+    commit `old`: `new` descends from `old`, nothing outside the folder `prefix` differs
+    between their trees, no commit between them but a merge changed a path outside
+    `prefix` (a merge renames nothing: `renamed_in` reads no merge's diff), and no path
+    lies in `prefix`, above it or is spelled otherwise (`./`, `..`). Three git calls,
+    where asking the tree for each path cost ~75 ms at 10k lessons."""
+    if old == new:
+        return True
+    inside = prefix + "/"
+    for path in paths:
+        path = path.strip("/")
+        if (not path or path == prefix or path.startswith(inside) or inside.startswith(path + "/")
+                or any(p in ("", ".", "..") for p in path.split("/")) or "\n" in path):
+            return False
+    outside = ["--", ".", f":(exclude){prefix}"]
+    return (gitcore.run(["merge-base", "--is-ancestor", old, new], root, clean=True,
+                        check=False).ok
+            and gitcore.run(["diff", "--quiet", "--no-renames", old, new, *outside], root,
+                            clean=True, check=False).returncode == 0
+            and (log := gitcore.run(["log", "--no-merges", "--format=%H", f"{old}..{new}",
+                                     *outside], root, clean=True, check=False)).ok
+            and not log.stdout.strip())
+
+
 def message_file(state_dir: str, message: str) -> str:
     """Write the commit message to a file in the state dir (it may be long); return its path."""
     os.makedirs(state_dir, exist_ok=True)

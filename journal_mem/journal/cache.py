@@ -563,7 +563,8 @@ def rules_path(state_dir: str) -> str:
     return os.path.join(cache_dir(state_dir), "rules.pickle")
 
 
-_RULES = ("rules", 3)  # 3: the keys judged by date again later (2: `similar.Index`)
+_RULES = ("rules", 4)  # 4: the commit refs were judged at (3: the keys judged by date
+# again later; 2: `similar.Index`)
 
 
 class RulesStore:

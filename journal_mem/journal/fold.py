@@ -46,7 +46,7 @@ from journal_mem.journal.replay import (
     resume,
     touched,
 )
-from journal_mem.journal.rules import apply, go_on
+from journal_mem.journal.rules import RefsAt, apply, go_on
 from journal_mem.journal.similar import Index, conflicts
 from journal_mem.schema import Config
 
@@ -230,6 +230,8 @@ def fold(
     lineage: Callable[[], Lineage] | None = None,
     files: Callable[[Iterable[str]], int] | None = None,
     kept: Callable[[], Kept | None] | None = None,
+    at: str = "",
+    same_since: Callable[[str, set[str]], bool] | None = None,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
@@ -241,10 +243,12 @@ def fold(
     With `files` (the digest of entry files by path, `replay.digest`), the result
     keeps its replay for the next fold (`Fold.kept`), and goes on from the replay
     `kept()` gives, kept by an earlier fold, when that gives the same
-    (`replay.resume`).
+    (`replay.resume`). `at`: the commit `ref_exists` answers for, and `same_since(old,
+    paths)` whether each of `paths` resolves there as at commit `old` (`rules.RefsAt`).
     """
     result = Fold()
     read: list[Lineage] = []
+    commit = RefsAt(at, same_since) if at and same_since is not None else None
 
     def git_history() -> Lineage | None:  # read once, and only when asked
         if lineage is None:
@@ -263,12 +267,12 @@ def fold(
     was: dict[str, str] = {}  # the title of each key the rules judged again, if a fact
     if since is not None and since.ruled is not None:  # gone on with lazily: so the rules
         ruled = since.ruled
-        redo = go_on(ruled, replay, new, date, ref_exists)
+        redo = go_on(ruled, replay, new, date, ref_exists, commit)
         if redo is None:
             replay.materialize()
     if redo is None or since is None or since.facts is None:
         redo = None
-        live, ruled = apply(replay.accs, date, ttl, drop_stale, ref_exists)
+        live, ruled = apply(replay.accs, date, ttl, drop_stale, ref_exists, commit)
         result.facts = {key: _to_fact(live[key]) for key in sorted(live)}
         order = {key: acc.seq for key, acc in live.items()}
         del live

@@ -274,14 +274,16 @@ class Ruled:
     ones and empty titles have none); `merged`: loser -> winner of a group;
     `index`: what the probable corrections were judged by (`similar.Index`, as its
     fields), None when they were not judged; `expires`: each judged key whose judgement
-    by date changes on a later date (`rules.next_change`), with that date.
+    by date changes on a later date (`rules.next_change`), with that date; `at`: the
+    commit the refs were judged at ("" when unknown).
     """
 
-    __slots__ = ("date", "drop", "expires", "flagged", "groups", "index", "merged", "refs",
-                 "ruled", "ttl")
+    __slots__ = ("at", "date", "drop", "expires", "flagged", "groups", "index", "merged",
+                 "refs", "ruled", "ttl")
 
     def __init__(self, date: dt.date, ttl: int, drop: bool) -> None:
         self.date, self.ttl, self.drop = date, ttl, drop
+        self.at = ""
         self.expires: dict[str, dt.date] = {}
         self.ruled: dict[str, str] = {}
         self.flagged: dict[str, str] = {}

@@ -510,7 +510,7 @@ def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
            ("web/journal/c.md", entry("web", "k3", 3, title="The batch size is 40"))]
     run(old, store)
     path = rules_path(store.folder)
-    gen, items = load(path, ("rules", 3))
+    gen, items = load(path, ("rules", 4))
     ruled = items["ruled"]
     if damage == "groups":
         ruled["groups"] = {}
@@ -520,7 +520,7 @@ def test_kept_decisions_that_do_not_hold_the_last_fold_are_not_gone_on_from(
         del ruled["index"]["recent"]
     else:
         ruled["index"]["said"] = {"nothing": ("gone",)}
-    dump(path, gen, ("rules", 3), items, entries=False)
+    dump(path, gen, ("rules", 4), items, entries=False)
     new = [("web/journal/d.md", entry("web", "k4", 10, title="The retry limit is now 5",
                                       supersedes=("k2",)))]
     later = run(old + new, store)
