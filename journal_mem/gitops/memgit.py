@@ -720,7 +720,7 @@ def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str]) -> bo
         if (not path or path == prefix or path.startswith(inside) or inside.startswith(path + "/")
                 or any(p in ("", ".", "..") for p in path.split("/")) or "\n" in path):
             return False
-    outside = ["--", ".", f":(exclude){prefix}"]
+    outside = ["--", ".", f":(exclude,literal){prefix}"]
     return (gitcore.run(["merge-base", "--is-ancestor", old, new], root, clean=True,
                         check=False).ok
             and gitcore.run(["diff", "--quiet", "--no-renames", old, new, *outside], root,
