@@ -22,16 +22,14 @@ DISTILL_STATE = "distill-state.json"
 class Layout:
     """Paths of the memory root in the main checkout, and of the machine-local state."""
 
-    __slots__ = ("memory_root", "repo")
+    __slots__ = ("main_memory", "memory_root", "repo")
 
     def __init__(self, repo: Repo, memory_root: str) -> None:
         self.repo = repo
         self.memory_root = memory_root.strip("/")
-
-    @property
-    def main_memory(self) -> str:
-        """The memory root of the main checkout (absolute)."""
-        return os.path.join(self.repo.main_root, self.memory_root)
+        # The memory root of the main checkout (absolute): joined once, not at each of
+        # the ~8k paths a distill makes at 100k lessons
+        self.main_memory = os.path.join(repo.main_root, self.memory_root)
 
     def agent_dir(self, agent: str) -> str:
         return os.path.join(self.main_memory, agent)

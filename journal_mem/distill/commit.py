@@ -7,7 +7,7 @@ once HEAD holds the distilled files, this machine forgets their blob ids.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from journal_mem.distill.files import is_distilled, remember
 from journal_mem.gitops import memgit
@@ -16,7 +16,7 @@ from journal_mem.repo import Context
 RACY_NS = 2_000_000_000  # a file's ctime this close before `git status` started: filed later
 
 
-def to_commit(ctx: Context, status: list[tuple[str, str]], valid: set[str],
+def to_commit(ctx: Context, status: list[tuple[str, str]], valid: Container[str],
               touched: list[str], drained: list[str], new: list[str], since: int) -> list[str]:
     """Repo-relative memory paths to commit: distilled files changed (now, or by an earlier
     `--no-commit`) and new valid entries (untracked, staged, or just drained); and of the

@@ -216,7 +216,7 @@ def _keep_index(ctx: Context, journal: Journal, step: folding.Step, sig: str,
 
 def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
     """The outcome of a fold, before anything is written."""
-    new = sorted(set(step.folded) - set(step.base.folded if step.base else ()))
+    new = sorted(set(step.folded).difference(step.base.folded if step.base else ()))
     return Outcome(
         "unchanged", date=step.date.isoformat(), drained=drained, invalid=journal.invalid,
         changes=diff(step.before, step.rows, step.after.removed, step.changed),
@@ -229,9 +229,11 @@ def _outcome(step: folding.Step, journal: Journal, drained: Drained) -> Outcome:
 
 def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str]:
     """Facts this distill drops for stale refs: live before, or stated by a new lesson."""
+    gone = sorted((k, why) for k, why in step.after.removed.items() if why.startswith("refs gone"))
+    if not gone:
+        return {}  # the journal's 100k entries are not walked for the new lessons' keys
     new_keys = {entry.key for rel, entry in journal.entries if rel in new}
-    return {k: why for k, why in sorted(step.after.removed.items())
-            if why.startswith("refs gone") and (k in step.before or k in new_keys)}
+    return {k: why for k, why in gone if k in step.before or k in new_keys}
 
 
 def _changed(layout: Layout, step: folding.Step,
@@ -278,8 +280,7 @@ def _commit(ctx: Context, out: Outcome, step: folding.Step, journal: Journal,
             looked: int) -> None:
     """Commit the distilled files, new entries and the native files they replace (`looked`:
     when `git status` started); a commit makes the status `distilled`."""
-    valid = {rel for rel, _ in journal.entries}
-    paths = commit.to_commit(ctx, status, valid, [*out.written, *out.deleted, *adopted.removed],
+    paths = commit.to_commit(ctx, status, journal, [*out.written, *out.deleted, *adopted.removed],
                              [*out.drained.moved, *adopted.paths], out.new_lessons, looked)
     out.commit = commit.commit_paths(
         ctx, paths, lambda: message(out.date, out.new_lessons, out.changes, step.after,

@@ -128,6 +128,11 @@ class Fold:
     rejudged: int = field(default=-1, compare=False)
     # whether the probable corrections went on from the last fold's (`corrections.go_on`)
     went_on: bool = field(default=False, compare=False)
+    # Going on from the last fold (`rules.go_on`): the keys whose fact was made again;
+    # every other fact was made from its row in `rows_from` (the last fold's facts, as the
+    # fold cache gave them), so only these can differ from it. None otherwise.
+    redone: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    rows_from: Mapping[str, FactRow] | None = field(default=None, compare=False, repr=False)
     # the near-duplicates being found (`start`), or still to find (`waiting`), and the
     # keys to leave out of them
     pending: Callable[[], list[tuple[str, ...]]] | None = field(default=None, compare=False,
@@ -279,6 +284,7 @@ def fold(
     else:
         order = _facts_since(result, since.facts, redo, since.rows)
         result.rejudged = len(redo)
+        result.redone, result.rows_from = frozenset(redo), since.facts
         was = {key: str(since.facts[key][_TITLE]) for key in redo if key in since.facts}
     del replay, since  # every key's replay state: ~40 MB at 100k lessons
     result.removed.update(ruled.removals())

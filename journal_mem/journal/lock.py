@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 from types import TracebackType
 
 from journal_mem.errors import LockHeld
@@ -80,7 +79,7 @@ class DistillLock:
             ) from None
         self.fd = fd
         since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since})
+        info = json.dumps({"pid": os.getpid(), "host": host(), "since": since})
         write_at_start(fd, info.encode())
         return self
 
@@ -92,3 +91,10 @@ class DistillLock:
             finally:
                 os.close(self.fd)  # closing releases the lock
                 self.fd = -1
+
+
+def host() -> str:
+    """This machine's name, as `socket.gethostname()` gives it, without importing `socket`
+    (~4 ms of every distill): `uname`'s node name, or Windows' COMPUTERNAME."""
+    uname = getattr(os, "uname", None)
+    return str(uname().nodename) if uname is not None else os.environ.get("COMPUTERNAME", "")

@@ -77,7 +77,7 @@ _Item = tuple[int, int, int, bytes, object, bool]
 class Journal:
     """Every entry file of the main journal: valid ones, and invalid ones with problems."""
 
-    __slots__ = ("entries", "invalid", "items", "parsed", "plain")
+    __slots__ = ("_paths", "entries", "invalid", "items", "parsed", "plain")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
@@ -88,6 +88,18 @@ class Journal:
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
         # path -> its cache item: its digest (item[3]) covers its path and bytes
         self.items: dict[str, _Item] = {}
+        self._paths: set[str] | None = None  # `__contains__` without cache items
+
+    def __contains__(self, rel: object) -> bool:
+        """Whether `rel` is the path of one of the valid `entries`: by its cache item (its
+        verdict), where the journal was read with the cache; a distill's commit asks this
+        of a few paths, and a set of 100k took ~60 ms to make at 100k lessons."""
+        if self.items:
+            item = self.items.get(rel) if isinstance(rel, str) else None
+            return item is not None and not isinstance(item[4], tuple)
+        if self._paths is None:
+            self._paths = {path for path, _ in self.entries}
+        return rel in self._paths
 
 
 class PendingFile:

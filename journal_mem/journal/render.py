@@ -297,9 +297,10 @@ class Earlier:
 
     topics: TopicCache
     rows: dict[str, FactRow]
-    # the keys of the facts being rendered whose row equals theirs in `rows`, when the
-    # caller compared them already (`cache.changed_rows`); else the render compares
-    same: set[str] | None = None
+    # the keys of the facts being rendered whose row differs from theirs in `rows` (or
+    # that `rows` lacks), when the caller compared them already (`cache.changed_rows`);
+    # else the render compares
+    changed: set[str] | None = None
 
 
 def code_key() -> str:
@@ -328,14 +329,15 @@ def _inputs(max_lines: int, taken: tuple[str, ...], facts: list[Fact],
             tuple((f.key, tuple(c.text() for c in code[f.key])) for f in facts if f.key in code))
 
 
-def _unchanged(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
-    """The keys of the facts equal to their row in `rows`, field by field, compared once
-    per fact (not once per holder) and in C. A topic file reads each field as text that
-    equal values give alike (strings, `confidence` by `:g`, the UTC date of `created`), so
-    facts equal to those rows, in the same order, render the same bytes."""
+def _changed(facts: dict[str, Fact], rows: dict[str, FactRow]) -> set[str]:
+    """The keys of the facts not equal to their row in `rows` (or without one), field by
+    field, compared once per fact (not once per holder) and in C. A topic file reads each
+    field as text that equal values give alike (strings, `confidence` by `:g`, the UTC
+    date of `created`), so facts equal to those rows, in the same order, render the same
+    bytes."""
     keys = facts.keys()
-    same = map(operator.eq, map(fact_row, facts.values()), map(rows.get, keys))
-    return set(itertools.compress(keys, same))
+    differ = map(operator.ne, map(fact_row, facts.values()), map(rows.get, keys))
+    return set(itertools.compress(keys, differ))
 
 
 class Again:
@@ -686,8 +688,8 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
         lesson = fold.lesson(new)
         if old in fold.facts and lesson is not None:
             marks.setdefault(old, (new, lesson.title))
-    same = set() if earlier is None else (
-        earlier.same if earlier.same is not None else _unchanged(fold.facts, earlier.rows))
+    changed = set() if earlier is None else (
+        earlier.changed if earlier.changed is not None else _changed(fold.facts, earlier.rows))
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
     for fact in ranked(fold.facts.values()):
         for holder in fact.holders:
@@ -700,7 +702,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
         placed: dict[str, str] = {}
         taken = tuple(sorted(by_topic))
         for topic in taken:
-            names, evicted, where = _topic(out, earlier, same, agent, topic, by_topic[topic],
+            names, evicted, where = _topic(out, earlier, changed, agent, topic, by_topic[topic],
                                            budget.topic_lines, taken, fold.code)
             report.parts[topic] = names
             report.evicted += evicted
@@ -719,17 +721,17 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
 _KEY = operator.attrgetter("key")
 
 
-def _topic(out: Rendered, earlier: Earlier | None, same: set[str], agent: str, topic: str,
+def _topic(out: Rendered, earlier: Earlier | None, changed: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]]) -> tuple[list[str], list[str], dict[str, str]]:
     """Put `render_topic`'s files in `out` (reused, packed, from `earlier` when its input
-    is the same and its facts are in `same`, unchanged since), and its rendering in
+    is the same and none of its facts is in `changed` since), and its rendering in
     `out.topics`; returns its file names, evicted keys and placements."""
     keys = tuple(map(_KEY, facts))  # in C: every topic of every agent, each render
     inputs = _inputs(max_lines, taken, facts, code)
     hit = earlier.topics.get((agent, topic)) if earlier else None
     if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs
-            and same.issuperset(keys)):
+            and changed.isdisjoint(keys)):
         out.topics[(agent, topic)] = hit
         again = Again(agent, topic, facts, max_lines, taken, code)
         for name, stamp in hit[2]:

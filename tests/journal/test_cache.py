@@ -464,6 +464,34 @@ def test_entries_parsed_now_let_go_of_their_pickles_once_the_cache_holds_them(
     assert third.parsed == 0 and dict(third.entries) == again
 
 
+def test_a_journal_knows_the_paths_of_its_valid_entries(tmp_path: Path) -> None:
+    """`path in journal` is true exactly for its valid entries: by the items' verdicts
+    when it was read whole, by its entries when some were read one by one (what the
+    distill's commit asks of the paths git lists)."""
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=6)
+    root = dest / ".claude" / "agent-memory"
+    bad = root / "agent-00" / "journal" / "2026-01-02-not-a-lesson.md"
+    bad.write_text("---\nschema: 1\n---\n")  # frontmatter without a lesson in it
+    ctx = open_context(str(dest))
+    for use_cache in (True, True, False):  # parsed, then from the cache, then without it
+        journal = reader.read_journal(ctx.layout, ctx.policy, use_cache=use_cache)
+        valid = [rel for rel, _ in journal.entries]
+        invalid = "agent-00/journal/2026-01-02-not-a-lesson.md"
+        assert len(valid) == 12 and invalid in journal.invalid
+        assert all(rel in journal for rel in valid)
+        assert invalid not in journal
+        assert "agent-00/journal/2026-01-03-never-written.md" not in journal
+        assert None not in journal and valid[0].encode() not in journal
+    some = reader.read_entries(ctx.layout, ctx.policy, [valid[0], invalid, valid[1]])
+    assert not some.items and [rel for rel, _ in some.entries] == [valid[0], valid[1]]
+    assert valid[0] in some and valid[1] in some
+    assert invalid not in some and valid[2] not in some
+
+
 def test_a_file_rewritten_with_the_same_bytes_keeps_its_verdict(tmp_path: Path) -> None:
     """A new stat over the same bytes (touched, checked out again) is read, not parsed:
     its digest is its cached item's. Bytes another file holds are no such match: the
