@@ -207,11 +207,127 @@ def locate(cwd: str) -> Repo:
     """Find the current worktree and the main checkout (docs/DESIGN.md,
     "Git facts this design relies on").
 
-    One git call (through `spawn_git`, so `subprocess` is not imported); a
-    linked worktree costs one more, for the common dir's `core.*` settings.
+    Read from the files git itself reads when nothing is out of the ordinary
+    (`_read_from_files`); else one git call (through `spawn_git`, so `subprocess`
+    is not imported), and in a linked worktree one more, for the common dir's
+    `core.*` settings.
     """
     if not os.path.isdir(cwd):
         raise _not_a_repo(cwd, "no such directory")
+    found = _read_from_files(cwd)
+    return found if found is not None else _asked_of_git(cwd)
+
+
+# Set, any of these changes where git finds the repository or what it makes of it:
+# `locate` then asks git (GIT_INDEX_FILE and GIT_PREFIX, which every hook has, do not).
+_DISCOVERY_ENV = (*(v for v in LOCAL_ENV_VARS if v not in ("GIT_INDEX_FILE", "GIT_PREFIX")),
+                  "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def _read_from_files(cwd: str) -> Repo | None:
+    """`locate`'s answer read from the files git reads, without running it (a git process
+    is ~1.5 ms of every hot path, twice in a linked worktree); None whenever anything is
+    out of the ordinary, and git answers.
+
+    The ordinary case, as git's discovery finds it: walking up from `cwd` on one file
+    system, the first folder with a `.git` (a git dir, or a `gitdir:` file naming one)
+    is the top of the work tree, no folder on the way looks like a git dir itself (a bare
+    repository, or the inside of one), the work tree and its git dirs are this user's
+    (else `safe.directory` decides), and the common dir's config neither makes it bare,
+    nor moves its work tree (`core.worktree`), nor includes another file.
+    """
+    if not hasattr(os, "geteuid") or any(name in os.environ for name in _DISCOVERY_ENV):
+        return None  # (no owner to compare on Windows)
+    try:
+        folder = os.path.realpath(cwd)
+        device = os.stat(folder).st_dev
+        while not os.path.lexists(os.path.join(folder, ".git")):
+            if os.path.lexists(os.path.join(folder, "HEAD")):
+                return None  # perhaps inside a git dir, or a bare repository
+            parent = os.path.dirname(folder)
+            if parent == folder or os.stat(parent).st_dev != device:
+                return None
+            folder = parent
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            git_dir = common_dir = os.path.realpath(dot)
+            if os.path.lexists(os.path.join(git_dir, "commondir")):
+                return None
+        else:
+            named = _gitfile_dir(folder)
+            if named is None:
+                return None
+            git_dir = os.path.realpath(named)
+            common_dir = _common_from_gitfile(folder) or ""
+        user = os.geteuid()
+        if not all(_is_git_dir(git_dir, common_dir)
+                   and os.stat(path).st_uid == user for path in (folder, git_dir, common_dir)):
+            return None
+    except (OSError, ValueError):
+        return None
+    if not _ordinary_config(common_dir):
+        return None
+    if git_dir == common_dir:
+        return Repo(git_dir, common_dir, folder, folder)
+    main = os.path.dirname(common_dir)  # no core.worktree: the common dir is <main>/.git
+    if os.path.basename(common_dir) != ".git" or not _is_checkout_of(main, common_dir):
+        return None
+    return Repo(git_dir, common_dir, folder, main)
+
+
+def _is_git_dir(git_dir: str, common_dir: str) -> bool:
+    """Whether git would take `git_dir` for a git dir: a HEAD naming a ref or a commit,
+    and the objects and refs of its common dir."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as fh:
+            head = fh.read(200).strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return (head.startswith("ref: refs/") or _is_oid(head)) and all(
+        os.path.isdir(os.path.join(common_dir, name)) for name in ("objects", "refs"))
+
+
+_FALSE = ("false", "no", "off", "0")
+
+
+def _ordinary_config(common_dir: str) -> bool:
+    """Whether the config in `common_dir` leaves the repository as git's discovery found
+    it: `core.bare` false or unset, no `core.worktree`, no include, no extension (such as
+    per-worktree config), a format version git 2.39 reads. What this reading does not
+    follow (a continued line, a quoted value of `core.bare`) counts as out of the
+    ordinary."""
+    try:
+        with open(os.path.join(common_dir, "config"), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    section = ""
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.endswith("\\"):
+            return False  # a value continued on the next line
+        if line.startswith("["):
+            header, _, rest = line[1:].partition("]")
+            section = header.strip().lower()
+            if section.startswith("include") or rest.strip()[:1] not in ("", "#", ";"):
+                return False
+            continue
+        if section == "extensions":
+            return False  # per-worktree config, another ref store or object format
+        if section != "core":
+            continue
+        name, _, value = line.partition("=")
+        name, value = name.strip().lower(), value.split("#")[0].split(";")[0].strip().lower()
+        if (name == "worktree" or (name == "bare" and value not in _FALSE)
+                or (name == "repositoryformatversion" and value not in ("0", "1"))):
+            return False  # a quoted "false" too: it is not read here
+    return True
+
+
+def _asked_of_git(cwd: str) -> Repo:
+    """`locate` by `git rev-parse` (and `find_main_checkout`)."""
     code, lines = _rev_parse(cwd)
     if len(lines) >= 3 and lines[2] == "true":
         raise UnsupportedRepo(
