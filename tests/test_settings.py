@@ -80,6 +80,9 @@ def test_empty_file_value_means_unset(tmp_path: Path) -> None:
          "config: default_agent: must match ^[a-z0-9][a-z0-9-]{0,63}$"),
         ("memory_root = '../outside'\n", {}, "config: memory_root: must be a relative path"),
         ("[distill]\nstale_refs = 'keep'\n", {}, "config: distill.stale_refs: Input should be"),
+        ("[budget]\nbogus = 2\n", {}, "config: budget.bogus: unknown setting"),
+        # a list would fill the section's settings in order: 200 lines, 30000 bytes
+        ("budget = [200, 30000]\n", {}, "config: budget: must be a table of settings"),
     ],
 )
 def test_invalid_config_is_loud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,

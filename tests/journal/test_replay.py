@@ -298,9 +298,8 @@ def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
     """Growing journals by clock, each folded on a tree that has some of the cited paths
     (a code commit between two distills removes or brings back a ref), on the same date
     or a later one (expiry and the episodic time pass between two distills)."""
-    config = dataclasses.replace(Config(), distill=dataclasses.replace(
-        Config().distill, stale_refs="drop" if stale == "drop" else "flag",
-        episodic_ttl_days=days % 7 + 1))
+    config = Config()._replace(distill=Config().distill._replace(
+        stale_refs="drop" if stale == "drop" else "flag", episodic_ttl_days=days % 7 + 1))
     dates = [DATE + dt.timedelta(days + d) for d in sorted(later)]
     with tempfile.TemporaryDirectory() as folder:
         kept = Store(folder)
