@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_type_hints
 
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import replace_atomic
@@ -197,10 +197,8 @@ def _resolvable() -> None:
 
 def docs(cls: type[Any]) -> dict[str, str]:
     """Each setting of a section (or of `Config`) with its comment (`Doc`)."""
-    import typing
-
     _resolvable()
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = get_type_hints(cls, include_extras=True)
     return {name: next((m for m in getattr(hints[name], "__metadata__", ())
                         if isinstance(m, Doc)), "") for name in cls._fields}
 

@@ -26,7 +26,7 @@ from journal_mem.wake.claude_files import (
     AGENTS,
     FORK,
     HOOKS,
-    OURS_RE,
+    OURS,
     SETTINGS,
     bad,
     group_is_ours,
@@ -105,7 +105,7 @@ def _refresh(group: dict[str, object], want: dict[str, object]) -> bool:
     wanted_hook = wanted[0] if isinstance(wanted, list) else {}
     inner = group.get("hooks")
     for hook in inner if isinstance(inner, list) else []:
-        if isinstance(hook, dict) and OURS_RE.search(hook_command_line(hook)):
+        if isinstance(hook, dict) and re.search(OURS, hook_command_line(hook)):
             for key in ("timeout", "statusMessage"):
                 if key in wanted_hook and key not in hook:
                     hook[key] = wanted_hook[key]

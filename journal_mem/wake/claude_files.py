@@ -32,7 +32,8 @@ AGENT_EVENTS = ("SubagentStart", "SubagentStop")
 FORK = "fork"  # the `agent_type` of Claude Code's fork subagent
 # Our hook in any spelling: `jmem …`, `/venv/bin/jmem …`, `python -m journal_mem …`,
 # a plugin's `…/jmem-hook …`, in shell form or exec form (command + args).
-OURS_RE = re.compile(r"(?:jmem|journal[-_]mem)\S*\s+(wake|remind)\s+--hook[ =]claude\b")
+# (a pattern, compiled on first use: most hook events never ask)
+OURS = r"(?:jmem|journal[-_]mem)\S*\s+(wake|remind)\s+--hook[ =]claude\b"
 
 
 def hook_command_line(hook: object) -> str:
@@ -47,7 +48,7 @@ def hook_command_line(hook: object) -> str:
 
 def is_our_hook(hook: object, event: str) -> bool:
     """True when `hook` runs journal-mem's command for `event`, in any spelling."""
-    match = OURS_RE.search(hook_command_line(hook))
+    match = re.search(OURS, hook_command_line(hook))
     return match is not None and f"jmem {match.group(1)} --hook claude" == HOOKS[event]
 
 

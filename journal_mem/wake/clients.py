@@ -249,17 +249,17 @@ def _failed(payload: dict[str, object]) -> bool:
     code = next((response[k] for k in ("exit_code", "exitCode", "returncode")
                  if k in response), 0)
     text = response.get("llmContent")
-    shown = _EXIT_RE.search(text) if isinstance(text, str) else None
+    shown = re.search(_EXIT, text, re.MULTILINE) if isinstance(text, str) else None
     return code not in (0, None) or response.get("is_error") is True or \
         response.get("isError") is True or bool(response.get("error")) or \
         (shown is not None and shown.group(1) != "0")
 
 
-_EXIT_RE = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)
+_EXIT = r"^Exit Code: (-?\d+)"  # patterns compiled on first use (re's cache)
 
 
 def _commits(command: str) -> bool:
-    return _COMMIT_RE.search(command) is not None
+    return re.search(COMMIT, command) is not None
 
 
-_COMMIT_RE = re.compile(r"\bgit\b.*\bcommit\b")  # as the reminder reads a Claude transcript
+COMMIT = r"\bgit\b.*\bcommit\b"  # as the reminder reads a Claude transcript (`remind`)

@@ -350,7 +350,7 @@ def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile
         if whole and not set(whole) & set("[]\\"):  # a heading is no link text: plain only
             return f"- [{whole}]{text[text.rindex('](') + 1:]} [{keys[-1]}]"
         return "- " + fact["rest"]
-    see = _SEE_NEWER.match(raw)
+    see = re.match(_SEE_NEWER, raw)
     if see is None:
         return raw
     if see["old"] in replaced:
@@ -365,9 +365,9 @@ def _followed(raw: str, keys: tuple[str, ...], successors: dict[str, PendingFile
 # fact's text (a link into its topic file, or plain), its key.
 _FACT_LINE = re.compile(r"^- (?P<mark>possibly outdated (?:by \[[^\]]+\]: (?:“.*?” — was: )?"
                         r"|\(see \[[^\]]+\]\): ))?(?P<rest>(?P<text>.*) \[(?P<key>[^\]]+)\])$")
-# the summary of MEMORY.md's flagged facts (render.outdated_lines)
-_SEE_NEWER = re.compile(r"^(?P<head>- possibly outdated: \[(?P<old>[^\]]+)\] — see the newer "
-                        r"lesson by )\S+ \((?P<new>[^)\s]+)\): ")
+# the summary of MEMORY.md's flagged facts (render.outdated_lines): rare, compiled on first use
+_SEE_NEWER = (r"^(?P<head>- possibly outdated: \[(?P<old>[^\]]+)\] — see the newer "
+              r"lesson by )\S+ \((?P<new>[^)\s]+)\): ")
 _MARK_KEY = re.compile(r"^- possibly outdated (?:by \[|\(see \[)([^\]]+)\]")
 _MARK_WORDS = re.compile(r"possibly outdated by \[[^\]]+\]: “(.*?)” — was: ")
 _SECTION = re.compile(r"^## (\S+) · ")

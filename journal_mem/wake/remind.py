@@ -36,10 +36,10 @@ import re
 from journal_mem.layout import Layout
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import sessions
+from journal_mem.wake.clients import COMMIT
 
 LONG_SESSION = dt.timedelta(minutes=20)
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
-_COMMIT_RE = re.compile(r"\bgit\b.*\bcommit\b")
 TOLD = b"record what you LEARNED in this session"  # in every reminder: a transcript holding it
 
 
@@ -171,7 +171,7 @@ def _changes_files(name: str, tool_input: object) -> bool:
     """True for a tool call that edits files or commits."""
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     return name in EDIT_TOOLS or (name == "Bash" and isinstance(command, str)
-                                  and _COMMIT_RE.search(command) is not None)
+                                  and re.search(COMMIT, command) is not None)
 
 
 def _text(payload: dict[str, object], name: str) -> str:

@@ -263,6 +263,29 @@ def test_only_the_sessions_own_lesson_answers_its_reminder(memory: Path, client:
     assert "jmem write --agent api" in other["reason"]
 
 
+def test_a_failed_jmem_write_in_gemini_does_not_answer_the_reminder(memory: Path) -> None:
+    """Gemini says a shell command's exit code only in its text ("Exit Code: N"): a
+    `jmem write` that exited 1 recorded nothing, so the reminder still asks; one that
+    says "Exit Code: 0" answers it."""
+    repo = memory
+    hook, *names = TURNS["gemini"]
+    tool = sample(*names[1])
+    for session, code in (("failed", "1"), ("passed", "0")):
+        run(repo, "wake", hook, fill(sample(*names[0]), repo, session))
+        tool["tool_input"] = {"command": "git commit -qm 'fix the deploy'"}  # work done
+        age(repo, session)
+        run(repo, "wake", hook, fill(tool, repo, session))
+        tool["tool_input"] = {"command": "jmem write --agent api --topic ops --title 'Learned'"}
+        tool["tool_response"] = {"llmContent": f"<untrusted_context>\nOutput: jmem: no\n"
+                                               f"Exit Code: {code}\n</untrusted_context>"}
+        age(repo, session)
+        run(repo, "wake", hook, fill(tool, repo, session))
+    failed, _ = run(repo, "remind", hook, fill(sample(*names[2]), repo, "failed"))
+    assert "jmem write --agent api" in failed["reason"]
+    passed, _ = run(repo, "remind", hook, fill(sample(*names[2]), repo, "passed"))
+    assert "jmem write --agent api" not in passed.get("reason", "")
+
+
 @pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
 def test_a_correction_after_the_turns_last_tool_call_comes_with_its_end(
         memory: Path, client: str) -> None:
