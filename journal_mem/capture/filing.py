@@ -174,7 +174,7 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
                                   hint="remove it (rotate it if it was real), then write it "
                                        "again")
         now = stamp_now()  # milliseconds, as `write` stamps: a session's first second counts
-        drafts = [dataclasses.replace(d, created=d.created or now) for d in found]
+        drafts = [d._replace(created=d.created or now) for d in found]
         parts = f" in {len(drafts)} parts" if len(drafts) > 1 else ""
         return Proposal(drafts, "capture"), f"native memory filed{parts}"
     journal = read_journal(ctx.layout, ctx.policy)
@@ -195,7 +195,7 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
     edit = edit_lessons(agent, source.rel, base, text, facts, stamp_now(),
                         adopt.index_resolver(ctx, journal, agent, beside))
     said = f"{SOURCE}: {source.path} on {branch}"[:480]
-    drafts = [dataclasses.replace(d, source=said, where=said) for d in edit.drafts]
+    drafts = [d._replace(source=said, where=said) for d in edit.drafts]
     shown, gone = adopt.limits([edit], ctx.layout.memory_root)
     return Proposal(drafts, "hand edit", shown, gone), (
         f"{edit.added} added, {edit.changed} changed, {edit.deleted} deleted")

@@ -229,7 +229,7 @@ def _attach(drafts: list[Draft], block: Block) -> bool:
     if not drafts or block.kind in (ITEM, PARAGRAPH):
         return False
     last = drafts[-1]
-    drafts[-1] = replace(last, body=join_body(last.body, block.text))
+    drafts[-1] = last._replace(body=join_body(last.body, block.text))
     return True
 
 
@@ -434,7 +434,7 @@ def _index_draft(origin: Origin, topic: str, block: Block, exists: Resolver) -> 
     kind = native_type(stem.split("_", 1)[0]) if "_" in stem else None
     draft = _draft(origin, topic, label, hook, block)
     key = slugify(stem, 64)
-    return replace(draft, body=join_body(draft.body, block.detail), key=key if is_name(key)
+    return draft._replace(body=join_body(draft.body, block.detail), key=key if is_name(key)
                    else "", type=kind or "semantic", tags=(stem.split("_", 1)[0],) if kind
                    else ())
 
@@ -515,6 +515,6 @@ def retro_drafts(text: str, origin: Origin, topic: str) -> list[Draft]:
         if marked[0] < len(heads) - 1:  # a sub-section under a findings section: one lesson
             out.append(_whole(origin, group, topic, "reflective"))
         else:
-            out += [replace(d, type="reflective")
+            out += [d._replace(type="reflective")
                     for d in _per_block(origin, group, topic, plain)]
     return out

@@ -35,7 +35,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from journal_mem.importers.found import NativeFile, native_files
 from journal_mem.importers.markdown import (
@@ -223,7 +223,7 @@ def split(draft: Draft, entry_bytes: int) -> list[Draft]:
                         if (m := _HEADING_RE.match(line))), "")
         title = draft.title if n == 1 else _clip(f"{draft.title}: {heading or f'part {n}'}")
         note = _PART_NOTE.format(n=n, count=len(parts), where=where)
-        out.append(replace(draft, title=title, body=join_body(part, note),
+        out.append(draft._replace(title=title, body=join_body(part, note),
                            key=key if n == 1 else f"{key[:60].rstrip('-')}-{n}"))
     return out
 

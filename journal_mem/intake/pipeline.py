@@ -50,9 +50,10 @@ import datetime as dt
 import errno
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from journal_mem.errors import InvalidEntry, JournalMemError, PolicyViolation
 from journal_mem.journal import citing
@@ -97,29 +98,35 @@ class Refused(PolicyViolation):
         self.reasons = lines
 
 
-@dataclass(frozen=True)
-class Proposal:
+# (Named tuples and a plain class, not dataclasses: making a dataclass costs ~1 ms of
+# every `jmem write`, whose drafts, findings and results are these.)
+_NONE: Mapping[str, set[str]] = MappingProxyType({})
+
+
+class Proposal(NamedTuple):
     """Changes to memory read from one way in, before they are judged."""
 
     drafts: list[Draft]
     way: str  # "capture", "hand edit", "import", "rescue", …: named in refusals
     # per agent: the keys of the facts the edited files showed, and those whose lines
     # the edit deleted (the one-third limit)
-    shown: dict[str, set[str]] = field(default_factory=dict)
-    gone: dict[str, set[str]] = field(default_factory=dict)
+    shown: Mapping[str, set[str]] = _NONE
+    gone: Mapping[str, set[str]] = _NONE
     strict: bool = True  # any problem refuses the whole proposal (else: skip that draft)
     check_paths: bool = True  # symlinks and ignored journals (False: the caller has)
 
 
-@dataclass
 class Filed:
     """What filing a proposal did."""
 
-    paths: list[str] = field(default_factory=list)  # absolute paths of new entries
-    keys: list[str] = field(default_factory=list)  # the key of each new entry
-    skipped: int = 0  # already in the journal
-    invalid: list[str] = field(default_factory=list)  # "where: problem" (not strict)
-    notes: list[str] = field(default_factory=list)  # e.g. filed in the outbox, and why
+    __slots__ = ("invalid", "keys", "notes", "paths", "skipped")
+
+    def __init__(self, invalid: list[str] | None = None) -> None:
+        self.paths: list[str] = []  # absolute paths of new entries
+        self.keys: list[str] = []  # the key of each new entry
+        self.skipped = 0  # already in the journal
+        self.invalid: list[str] = invalid or []  # "where: problem" (not strict)
+        self.notes: list[str] = []  # e.g. filed in the outbox, and why
 
 
 class Known:
@@ -175,7 +182,7 @@ def cite_found_paths(checkout: str, drafts: list[Draft]) -> list[Draft]:
         new = list(dict.fromkeys(new))[:citing.AUTO_REFS]
         if new:
             said = f"{d.source} · {citing.AUTO_SOURCE}" if d.source else citing.AUTO_SOURCE
-            d = replace(d, refs=tuple(sorted({*d.refs, *new})), source=said)
+            d = d._replace(refs=tuple(sorted({*d.refs, *new})), source=said)
         out.append(d)
     return out
 
@@ -190,7 +197,7 @@ def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy,
     if known.has(entry.key, draft, entry.body):
         return None
     if not draft.replaces and known.taken(entry.key, draft, entry.body):
-        entry = replace(entry, key=hashed_key(replace(draft, key=entry.key)))
+        entry = replace(entry, key=hashed_key(draft._replace(key=entry.key)))
         if known.has(entry.key, draft, entry.body):
             return None
     return entry
@@ -211,7 +218,7 @@ def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
     for d in drafts:
         if d.retracts or d.drops or d.supersedes or d.replaces:
             keys = {d.identity, *d.retracts, *d.drops, *d.supersedes}
-            d = replace(d, knew=tuple(sorted({*d.knew, *newest_of(last, keys)})))
+            d = d._replace(knew=tuple(sorted({*d.knew, *newest_of(last, keys)})))
         out.append(d)
     return out
 
@@ -232,7 +239,7 @@ def _knowing_pending(ctx: Context, drafts: list[Draft]) -> list[Draft]:
     out = []
     for d in drafts:
         close = _close(d, d.knew, lessons)
-        out.append(replace(d, knew=tuple(sorted({*d.knew, *close}))) if close else d)
+        out.append(d._replace(knew=tuple(sorted({*d.knew, *close}))) if close else d)
     return out
 
 
@@ -328,7 +335,7 @@ def file(ctx: Context, proposal: Proposal, *, journal: Journal | None = None,
 def _own_name(draft: Draft, known: Known) -> Draft:
     """A native name another writer holds, qualified with this draft's agent."""
     if draft.per_writer and known.other_writer(draft.identity, draft.agent):
-        return replace(draft, key=qualified(draft.identity, draft.agent), per_writer=False)
+        return draft._replace(key=qualified(draft.identity, draft.agent), per_writer=False)
     return draft
 
 
@@ -484,5 +491,5 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
         every = list(last) if whole else _every_key(ctx, last)
         for key in unknown:
             unknown[key] = next(iter(difflib.get_close_matches(key, every, n=1)), "")
-        written = replace(written, unknown=unknown)
+        written = written._replace(unknown=unknown)
     return written

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal.entry import TITLE_MAX, Entry, build, default_key
@@ -23,8 +22,7 @@ from journal_mem.journal.validate import Policy, check_built
 SOURCE_MAX = 500
 
 
-@dataclass(frozen=True)
-class Draft:
+class Draft(NamedTuple):
     """One lesson read from somewhere else, with where it came from."""
 
     agent: str
@@ -101,9 +99,9 @@ def unique_keys(drafts: list[Draft]) -> list[Draft]:
     out = []
     for d in drafts:
         if len(texts[d.identity]) > 1:
-            d = replace(d, key=hashed_key(d))
+            d = d._replace(key=hashed_key(d))
         elif not d.key:
-            d = replace(d, key=d.identity)
+            d = d._replace(key=d.identity)
         out.append(d)
     return out
 

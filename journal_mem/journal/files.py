@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from journal_mem.errors import PolicyViolation
 from journal_mem.fsutil import create_exclusive
@@ -21,8 +22,7 @@ from journal_mem.layout import Layout
 from journal_mem.names import ENTRY_NAME_RE, is_name, slugify
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):
     """Where `record` put an entry."""
 
     path: str
@@ -30,7 +30,7 @@ class Written:
     outbox: bool
     note: str = ""
     # keys it supersedes or retracts that no lesson holds -> the closest one that does
-    unknown: dict[str, str] = field(default_factory=dict)
+    unknown: Mapping[str, str] = MappingProxyType({})  # (read-only: one shared default)
 
 
 def entry_name(entry: Entry, suffix: str) -> str:

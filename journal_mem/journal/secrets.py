@@ -23,7 +23,7 @@ import functools
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # The patterns a lesson reaches only past a cheaper test (a word, a hint, a long run) are
 # compiled on first use (`functools.cache`): compiling all of them took ~4.5 ms of every
@@ -160,8 +160,7 @@ MIN_ENTROPY = 3.5  # bits per character; random base64/hex keys of 16+ chars exc
 AWS_MIN_ENTROPY = 4.0  # 40 random base64 characters score ~5
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One suspected secret: 1-based line number and what it looks like."""
 
     line: int

@@ -11,7 +11,7 @@ see the README, "Corrections without the key".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.similar import MIN_SCORE, normalise_title, similarity
@@ -21,8 +21,7 @@ from journal_mem.repo import Context
 LIMIT = 3
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(NamedTuple):
     """A live fact the new lesson may correct."""
 
     key: str
