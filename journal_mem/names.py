@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import re
 
+from journal_mem import hashes
+
 TOPICS = "topics"  # folder of an agent's distilled topic files
 MEMORY_MD = "MEMORY.md"  # an agent's distilled index, the file Claude Code loads
 NAME = r"[a-z0-9][a-z0-9-]{0,63}"  # agents, topics and keys (Claude Code's agent names)
@@ -113,14 +115,12 @@ def default_key(title: str) -> str:
     Keys are read on every MEMORY.md line: with these, the keys of a full
     MEMORY.md are 13% of its bytes (44% with whole-title slugs; bench/bench_keys.py).
     """
-    import hashlib
-
     folded = _nfkd(title, marks=False)
     slug = slugify(folded, 10_000)
     lossy = _harmless().sub("", folded) != ""
     if slug and not lossy and len(slug) <= WHOLE_SLUG_CHARS:
         return slug
-    digest = hashlib.sha256(" ".join(title.casefold().split()).encode()).hexdigest()
+    digest = hashes.sha256(" ".join(title.casefold().split()).encode()).hexdigest()
     words = [w for w in slug.split("-") if w and w not in _STOPWORDS] or slug.split("-")
     prefix = ""
     for word in words:

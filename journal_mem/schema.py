@@ -15,13 +15,13 @@ input validates again through pydantic.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, get_type_hints
 
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import replace_atomic
+from journal_mem.hashes import sha256
 from journal_mem.names import is_name
 from journal_mem.settings import CONFIG_FILE, DEFAULTS, Settings
 
@@ -245,7 +245,7 @@ def snapshot_path(state_dir: str, flags: dict[str, Any] | None) -> str:
     if not flags:
         return os.path.join(state_dir, "cache", CACHE_NAME)
 
-    tag = hashlib.sha256(json.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
+    tag = sha256(json.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
     return os.path.join(state_dir, "cache", f"{CACHE_NAME.removesuffix('.json')}-{tag[:12]}.json")
 
 

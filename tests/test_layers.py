@@ -5,7 +5,8 @@ hot paths on the standard library.
 
 Layers (docs/DESIGN.md, "Layout"), lowest first:
 
-    0  errors, names, fsutil, boundary, progress, resources/   leaves
+    0  errors, names, fsutil, hashes, boundary, progress,      leaves
+       resources/
     1  settings, schema, gitops/                               configuration; every git call
     2  layout                                                  where memory lives on disk
     3  journal/                                                entries and the store
@@ -25,8 +26,8 @@ from helpers import REPO_ROOT
 from hotpaths import loaded
 
 PACKAGE = REPO_ROOT / "journal_mem"
-RANK = {"errors": 0, "names": 0, "fsutil": 0, "boundary": 0, "progress": 0, "resources": 0,
-        "options": 0,
+RANK = {"errors": 0, "names": 0, "fsutil": 0, "hashes": 0, "boundary": 0, "progress": 0,
+        "resources": 0, "options": 0,
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
 FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",
@@ -175,6 +176,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("distill.distiller", "journal_mem.distill.adopt.adopt_found", "rare"),
     ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
     ("fsutil", "json", "hot"),
+    ("hashes", "hashlib", "rare"),  # a Python built without the C hash modules
     ("gitops.gitcore", "subprocess", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),
@@ -187,7 +189,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("journal.entry", "journal_mem.journal.secrets.scan", "hot"),
     ("journal.entry", "unicodedata", "hot"),
     ("journal.frontmatter", "yaml", "heavy"),
-    ("journal.reader", "dataclasses", "hot"), ("journal.reader", "hashlib", "hot"),
+    ("journal.reader", "dataclasses", "hot"),
     ("journal.validate", "journal_mem.journal.entry.parse", "hot"),
     ("journal.validate", "journal_mem.journal.entry.render", "hot"),
     ("journal.validate", "journal_mem.journal.secrets.scan", "hot"),
@@ -196,7 +198,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("lessons.write", "journal_mem.lessons.related.key_clash", "hot"),
     ("lessons.write", "journal_mem.lessons.related.related", "hot"),
     ("main", "journal_mem.cli.run", "dispatch"), ("main", "journal_mem.wake.hooks", "dispatch"),
-    ("names", "hashlib", "hot"), ("names", "unicodedata", "hot"),
+    ("names", "unicodedata", "hot"),
     ("progress", "tqdm", "heavy"),
     ("recall.index", "journal_mem.recall.refresh", "hot"),
     ("recall.query", "json", "hot"),
@@ -219,7 +221,6 @@ LAZY: list[tuple[str, str, str]] = [
     ("wake.hooks", "journal_mem.wake.remind.decide", "hot"),
     ("wake.pack", "journal_mem.recall.query.recall", "hot"),
     ("wake.sessions", "datetime", "hot"), ("wake.sessions", "datetime", "hot"),
-    ("wake.sessions", "hashlib", "hot"),
 ]
 MAX_LAZY = 64  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
 # 64: a distill imports what adopts memory only when it finds some (~45 ms)
@@ -265,6 +266,14 @@ def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]
     for path, mods in hot.items():
         if path.endswith("(warm)") and not path.startswith("write"):
             assert not mods & SLOW_STDLIB, f"{path}: {sorted(mods & SLOW_STDLIB)}"
+
+
+def test_hot_paths_load_no_openssl_hashes(hot: dict[str, set[str]]) -> None:
+    """`hashlib` loads OpenSSL (~3 ms a start): every hot path, `write` and a cold cache
+    included, hashes through `journal_mem.hashes` (CPython's C modules) instead."""
+    for path, mods in hot.items():
+        openssl = mods & {"hashlib", "_hashlib"}
+        assert not openssl, f"{path}: {sorted(openssl)}"
 
 
 def test_imports_are_at_the_top_except_the_listed_ones(hot: dict[str, set[str]]) -> None:

@@ -28,11 +28,11 @@ once a fact it cites has changed, even under the same key.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from journal_mem.consolidate.paraphrase import Text, clusters, evidence
+from journal_mem.hashes import sha256
 from journal_mem.journal.entry import iso
 from journal_mem.journal.fold import Fact, Fold, today
 from journal_mem.journal.order import latest_by_key
@@ -57,7 +57,7 @@ class Item:
 
     @property
     def id(self) -> str:
-        digest = hashlib.sha256("\0".join([self.kind, self.agent or "", self.topic or "",
+        digest = sha256("\0".join([self.kind, self.agent or "", self.topic or "",
                                            *self.keys, *self.seen]).encode()).hexdigest()
         return f"{self.kind}-{digest[:10]}"
 

@@ -7,12 +7,12 @@ The blob record lets the next distill tell its own uncommitted files (a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
 from journal_mem import fsutil
 from journal_mem.gitops import memgit
+from journal_mem.hashes import blake2b
 from journal_mem.layout import DISTILL_STATE, MEMORY_MD, TOPICS, Layout
 from journal_mem.names import is_name
 
@@ -110,7 +110,7 @@ def fs_clock(layout: Layout) -> int:
 
 def digest(data: bytes) -> bytes:
     """The digest a topic file's bytes are kept by when its stamp cannot say (`keep`)."""
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 def holds(layout: Layout, rel: str, kept: tuple[int, ...] | bytes) -> bool:

@@ -11,12 +11,12 @@ reuses a topic whose facts equal those rows (`render.Earlier`).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from dataclasses import dataclass
 
 from journal_mem.distill.files import digest, fs_clock, settled_stamp
 from journal_mem.gitops import gitcore, memgit
+from journal_mem.hashes import sha256
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
@@ -213,7 +213,7 @@ def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
     """What a fold depends on besides entry contents and refs: folded set, date, agents,
     config; and the fields a kept fact's values stand for (`fact_row`)."""
     head = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(), FACT_FIELDS])
-    digest = hashlib.sha256(head.encode())  # JSON has no NUL: the paths, NUL between
+    digest = sha256(head.encode())  # JSON has no NUL: the paths, NUL between
     digest.update(("\0" + "\0".join(sorted(state.folded))).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 

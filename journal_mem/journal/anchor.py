@@ -14,9 +14,10 @@ its digest is what a citation records and what a later commit is compared by.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
+
+from journal_mem.hashes import sha1
 
 MAX_LINES = 400  # a line range longer than this is not a citation, it is a file
 _LINES = re.compile(r"L(\d{1,7})(?:-L?(\d{1,7}))?")
@@ -125,7 +126,7 @@ def cited_lines(text: str, anchor: str) -> tuple[int, int] | None:
 def digest(lines: list[str]) -> str:
     """What a citation records of its lines: 16 hex digits of their text."""
     text = "\n".join(line.rstrip() for line in lines)
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def digest_at(text: str, anchor: str) -> tuple[str, tuple[int, int]] | None:

@@ -11,7 +11,6 @@ so that `jmem write` does not import the fold.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from collections.abc import Iterable
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import gitcore
 from journal_mem.gitops.history import read_objects
+from journal_mem.hashes import sha1
 from journal_mem.journal.anchor import digest_at, line_range, split
 from journal_mem.journal.entry import CITED_RE
 
@@ -36,7 +36,7 @@ class Cited:
     def ident(self) -> str:
         """What the judgement cache knows it by."""
         text = f"{self.commit} {self.digest} {self.dirty} {self.ref}"
-        return hashlib.sha1(text.encode()).hexdigest()[:20]
+        return sha1(text.encode()).hexdigest()[:20]
 
     def render(self) -> str:
         """The entry's `cited` item."""

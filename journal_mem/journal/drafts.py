@@ -12,10 +12,10 @@ slug alike get a short content hash appended instead of replacing each other.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from typing import Any, NamedTuple
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.hashes import sha256
 from journal_mem.journal.entry import TITLE_MAX, Entry, build, default_key
 from journal_mem.journal.validate import Policy, check_built
 
@@ -82,7 +82,7 @@ def join_body(*parts: str) -> str:
 
 def fingerprint(title: str, body: str) -> str:
     """A short, stable hash of a lesson's text."""
-    return hashlib.sha256(f"{title}\n{body}".encode()).hexdigest()[:8]
+    return sha256(f"{title}\n{body}".encode()).hexdigest()[:8]
 
 
 def hashed_key(draft: Draft) -> str:

@@ -36,6 +36,7 @@ import stat
 import time
 from collections.abc import Iterator
 
+from journal_mem import hashes
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal.cache import (
     Cache,
@@ -274,9 +275,7 @@ def _stat(path: str) -> _Stat | None:
 def file_digest(rel: str, data: bytes) -> bytes:
     """A file's content digest. It covers the path too: a hand-written entry's date and
     agent come from its name and folder, so equal bytes elsewhere may parse differently."""
-    import hashlib
-
-    return hashlib.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
+    return hashes.blake2b(rel.encode() + b"\0" + data, digest_size=16).digest()
 
 
 def _plain(data: bytes) -> bool:

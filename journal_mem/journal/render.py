@@ -29,7 +29,6 @@ escaped, and `<!--` is written so that no renderer hides what follows.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import itertools
 import operator
 import os
@@ -38,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal_mem.hashes import blake2b
 from journal_mem.journal import anchor as anchor_source
 from journal_mem.journal import entry as entry_source
 from journal_mem.journal.anchor import CodeChange
@@ -307,7 +307,7 @@ def code_key() -> str:
     """What the reuse of a rendering also depends on: the code that renders it (this
     module and the ones its text comes from), so that another version never reuses one."""
     if not _CODE_KEY:
-        digest = hashlib.blake2b(digest_size=16)
+        digest = blake2b(digest_size=16)
         try:
             for module in (__file__, anchor_source.__file__, entry_source.__file__):
                 with open(module or "", "rb") as fh:

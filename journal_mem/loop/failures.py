@@ -13,11 +13,11 @@ says so, once: its key is derived from the signature.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.hashes import sha256
 from journal_mem.loop.lessons import record_lesson
 from journal_mem.loop.result import Result
 from journal_mem.recall.query import Filters, content_words, recall
@@ -45,7 +45,7 @@ def signature(check: str, error: str) -> str:
     line = first_line(error).lower()
     for pattern, repl in _NOISE:
         line = pattern.sub(repl, line)
-    return hashlib.sha256(f"{check.strip().lower()}\0{line.strip()}".encode()).hexdigest()[:12]
+    return sha256(f"{check.strip().lower()}\0{line.strip()}".encode()).hexdigest()[:12]
 
 
 def _signals(context: dict[str, Any]) -> tuple[str, str, list[str]]:

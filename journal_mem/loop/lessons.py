@@ -8,12 +8,12 @@ title stay three records.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from typing import Any
 
 from journal_mem.errors import InvalidEntry
+from journal_mem.hashes import sha256
 from journal_mem.lessons.write import compose, file_entry
 from journal_mem.repo import Context
 
@@ -43,6 +43,6 @@ def record_lesson(ctx: Context, context: dict[str, Any], lesson: dict[str, Any],
 
 def run_key(title: str, run_id: str) -> str:
     """A key for one run's record: a readable start and a hash of title and run."""
-    digest = hashlib.sha256(f"{title}\0{run_id}".encode()).hexdigest()[:10]
+    digest = sha256(f"{title}\0{run_id}".encode()).hexdigest()[:10]
     start = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:30].strip("-") or "run"
     return f"{start}-{digest}"

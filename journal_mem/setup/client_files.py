@@ -20,7 +20,6 @@ prints the records for this checkout, to be reviewed and appended by the user
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import replace_atomic
+from journal_mem.hashes import sha256
 from journal_mem.wake.claude_files import hook_command_line, load_settings
 
 
@@ -152,7 +152,7 @@ def hook_hash(event: str, group: dict[str, object], handler: dict[str, object]) 
     if matcher is not None:
         identity["matcher"] = matcher
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    return "sha256:" + sha256(canonical.encode()).hexdigest()
 
 
 def vouched(event: str, handler: dict[str, object]) -> bool:

@@ -16,13 +16,9 @@ import json
 import os
 import re
 
+from journal_mem.hashes import blake2b
 from journal_mem.layout import MEMORY_MD, Layout
 from journal_mem.names import NAME
-
-try:  # the C module hashlib wraps: `hashlib` itself loads OpenSSL, ~3 ms at each hook start
-    from _blake2 import blake2b
-except ImportError:  # a Python without it: the same function through hashlib
-    from hashlib import blake2b
 
 # A fact line's key is the bracketed name that ends a `- ` line: the header's
 # "KEY is in [brackets]" and brackets inside a title are not keys.

@@ -27,6 +27,7 @@ import os
 import re
 import time
 
+from journal_mem import hashes
 from journal_mem.fsutil import O_BINARY, O_CLOEXEC, append_json_line, replace_atomic, try_lock
 
 # `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
@@ -200,11 +201,9 @@ def read(state_dir: str, limit: int | None = None) -> list[dict[str, object]]:
 
 
 def _digest(session_id: str, agent_id: str) -> str:
-    """A file name for a session that cannot be its own (hashlib costs ~4 ms: a session
-    with a plain id never needs it before its reminder)."""
-    import hashlib
-
-    return hashlib.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()
+    """A file name for a session that cannot be its own (the hash module loads on
+    first use: a session with a plain id never needs it before its reminder)."""
+    return hashes.sha256(f"{session_id}\0{agent_id}".encode()).hexdigest()
 
 
 def _reminder_marker(state_dir: str, session_id: str, agent_id: str) -> str:
