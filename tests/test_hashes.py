@@ -25,6 +25,13 @@ def test_the_digests_are_hashlibs(data: bytes) -> None:
     assert grown.digest() == hashlib.blake2b(data + b"more", digest_size=16).digest()
 
 
+@pytest.mark.parametrize("data", SAMPLES)
+def test_the_bulk_digests_are_hashlibs_own(data: bytes) -> None:
+    assert hashes.sha1_bulk is hashlib.sha1 and hashes.sha256_bulk is hashlib.sha256
+    assert hashes.sha1_bulk(data).digest() == hashes.sha1(data).digest()
+    assert hashes.sha256_bulk(data).digest() == hashes.sha256(data).digest()
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="md5"):
         hashes.md5  # noqa: B018

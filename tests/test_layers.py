@@ -176,7 +176,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("distill.distiller", "journal_mem.distill.adopt.adopt_found", "rare"),
     ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
     ("fsutil", "json", "hot"),
-    ("hashes", "hashlib", "rare"),  # a Python built without the C hash modules
+    ("hashes", "hashlib", "hot"),  # a bulk hash (a distill's), or no C hash modules
     ("gitops.gitcore", "subprocess", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),

@@ -14,9 +14,9 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
+from journal_mem import hashes
 from journal_mem.distill.files import digest, fs_clock, settled_stamp
 from journal_mem.gitops import gitcore, memgit
-from journal_mem.hashes import sha256
 from journal_mem.journal.cache import (
     FoldCache,
     ReplayCache,
@@ -213,7 +213,7 @@ def fold_signature(state: FoldState, agents: list[str], ctx: Context) -> str:
     """What a fold depends on besides entry contents and refs: folded set, date, agents,
     config; and the fields a kept fact's values stand for (`fact_row`)."""
     head = json.dumps([state.date.isoformat(), agents, ctx.config.as_dict(), FACT_FIELDS])
-    digest = sha256(head.encode())  # JSON has no NUL: the paths, NUL between
+    digest = hashes.sha256_bulk(head.encode())  # JSON has no NUL: the paths, NUL between
     digest.update(("\0" + "\0".join(sorted(state.folded))).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 

@@ -14,10 +14,9 @@ import stat
 import subprocess
 from collections.abc import Container
 
-from journal_mem import fsutil
+from journal_mem import fsutil, hashes
 from journal_mem.errors import GitError
 from journal_mem.gitops import gitcore, indexlock, logcache
-from journal_mem.hashes import sha1
 
 ZERO = "0" * 40
 # For the git commands that write the private indexes: each is one whole file. A split
@@ -43,7 +42,7 @@ _IN_PROGRESS = (
 
 def blob_id(data: bytes) -> str:
     """The id git gives a blob holding `data` (SHA-1 object format)."""
-    return sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return hashes.sha1_bulk(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def in_progress(git_dir: str) -> str | None:
@@ -576,7 +575,7 @@ def _index_digest(data: bytes) -> bytes:
     """What tells an index's bytes from any other's, without keeping them (at 100k
     lessons the index is ~16 MB: `_publish` held it twice more beside the new one, the
     peak of a full distill)."""
-    return sha1(data, usedforsecurity=False).digest()
+    return hashes.sha1_bulk(data, usedforsecurity=False).digest()
 
 
 def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, base: str | None,
