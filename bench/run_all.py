@@ -56,15 +56,18 @@ ORDER = ("bench_write", "bench_guard", "bench_wake", "bench_batch", "bench_loop"
 # many bare starts, why it is not met when it is not).
 GOALS = (
     ("`write`", "write (main checkout)", 3.0,
-     "a write validates the whole config before it files (`open_context`): the config "
-     "model's dataclasses and the `inspect` that dataclasses import (about 12 ms), the "
-     "entry model, the secret patterns, sqlite3 for the recall index; then one git process "
-     "and the fsync of filing; 3× needs an entry model and config without dataclasses, or "
-     "a write that does not validate every setting"),
+     "about two thirds of a write are imports: the entry model (a dataclass, and the "
+     "`inspect` that `dataclasses` imports), the fold that indexes the new fact for "
+     "`recall` (with `subprocess`), the config model (named tuples now), the secret "
+     "patterns, sqlite3 for the recall index; then one git process (`check-ignore`) and "
+     "the fsync of filing; 3× needs an entry model without dataclasses and a recall index "
+     "that takes one fact without the fold's modules"),
     ("`wake --hook claude`, 10k lessons, from a worktree",
      "wake --hook claude, 10k lessons, from a worktree", 3.0,
      "about 108 modules imported (json, re, datetime, pickle, 35 of ours; no longer "
-     "tomllib, typing or hashlib with OpenSSL) and about 10 ms of work"),
+     "tomllib, typing or hashlib with OpenSSL, and no git process: the repository is read "
+     "from git's own files) and about 7 ms of work, most of it the pack's marks on "
+     "MEMORY.md's lines (`pack._memory_lines`, `similar.held_corrections`)"),
     ("guard, nothing under memory staged", "guard: pre-commit hook, nothing under memory "
      "staged", 1.5,
      "the shim answers an ordinary commit itself (one `git diff --cached`, no python); "
