@@ -10,9 +10,11 @@ level imports included, not a hand-kept list.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from itertools import product
 from pathlib import Path
 
@@ -80,6 +82,12 @@ def repository(tmp: Path) -> Path:
             assert jmem(main, "distill").returncode == 0
     git(main, "add", "-A")
     git(main, "commit", "-q", "-m", "memory")
+    # as the next agent finds it, seconds later: a folder or state changed within 2 s is
+    # listed again by every hook (`listing._RACY_NS`), as it may still be changing
+    memory = main / ".claude" / "agent-memory"
+    aged = time.time() - 10
+    for path in [memory / "distill-state.json", *memory.glob("*/journal")]:
+        os.utime(path, (aged, aged))
     assert jmem(main, "recall", "hot", "path").returncode == 0  # builds the recall index
     return main
 

@@ -90,8 +90,8 @@ def is_due(ctx: Context, now: dt.datetime | None = None) -> bool:
 
 def _written_at(lesson: PendingFile) -> dt.datetime:
     """An entry's `created` (judged by the one reader), or its file's mtime when invalid."""
-    if lesson.created is not None and not lesson.problems:
-        return lesson.created
+    if lesson.stamp and not lesson.problems:
+        return dt.datetime.fromisoformat(lesson.stamp)
     try:
         return dt.datetime.fromtimestamp(os.stat(lesson.path).st_mtime, dt.UTC)
     except OSError:

@@ -2,8 +2,9 @@
 
 A missing, corrupt or foreign-version file is ignored and rebuilt: nothing
 here is ever the only copy of anything. Standard library only at import: the
-Claude Code hooks read their small caches through it; the entry model is
-imported only when a cache holding entries is written or read back.
+Claude Code hooks read their small cache through it (`plain`: kept with
+`marshal`, so that a hook imports neither `pickle` nor `datetime`, ~4 ms); the
+entry model is imported only when a cache holding entries is written or read back.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import contextlib
 import copyreg
 import io
 import itertools
+import marshal
 import operator
 import os
-import pickle
 
 from journal_mem.fsutil import replace_atomic_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from pickle import Pickler
     from typing import Any, TypeVar
 
     from journal_mem.journal.entry import Entry
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 # plain entries (no frontmatter) marked; 9: a pending view holds its knew (8: its topic,
 # its body's first words)
 CACHE_VERSION = 10  # 10: an entry is the pickle of its field values (`lazy.LazyEntry`)
+_PROTOCOL = 5  # pickle's newest (`pickle.HIGHEST_PROTOCOL` in 3.11-3.14)
 
 # The functions a cache names once per item (each entry of the entry cache; each UTC date
 # of a pickle with no memo), written as an extension code of two bytes instead of their
@@ -198,14 +201,16 @@ def _datetime_reduce(value: Any) -> tuple[Any, tuple[Any, ...]]:
     # `created` dates made and loaded its own `timezone` and `timedelta`: a UTC one is
     # its state alone, rebuilt on the shared `UTC` (a third of the bytes, less than half
     # the time to load). Any other tzinfo pickles as it always did.
-    reduced: tuple[Any, tuple[Any, ...]] = value.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+    reduced: tuple[Any, tuple[Any, ...]] = value.__reduce_ex__(_PROTOCOL)
     if value.tzinfo is _UTC[1]:
         return _at_utc, (reduced[1][0],)
     return reduced
 
 
-def _pickler(fh: Any, entries: bool, shared: bool = False) -> pickle.Pickler:
-    pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+def _pickler(fh: Any, entries: bool, shared: bool = False) -> Pickler:
+    import pickle
+
+    pickler = pickle.Pickler(fh, protocol=_PROTOCOL)
     if not _TABLES:  # made once: an entry's fields are pickled one entry at a time
         _TABLES.append({**copyreg.dispatch_table, _utc_types()[0]: _datetime_reduce})
     if entries and len(_TABLES) < 2:  # the entry model only for a cache of entries
@@ -223,11 +228,17 @@ def _pickler(fh: Any, entries: bool, shared: bool = False) -> pickle.Pickler:
 _TABLES: list[dict[Any, Any]] = []
 
 
-def load(path: str, key: object) -> tuple[str, dict[str, Any]]:
-    """(generation, items) of one cache file made under `key`; ("", {}) when unusable."""
+def load(path: str, key: object, plain: bool = False) -> tuple[str, dict[str, Any]]:
+    """(generation, items) of one cache file made under `key`; ("", {}) when unusable.
+    `plain`: a file `dump` wrote with `plain`."""
     try:
         with open(path, "rb") as fh:
-            data = pickle.load(fh)
+            if plain:
+                data = marshal.load(fh)
+            else:
+                import pickle
+
+                data = pickle.load(fh)
         if data.get("version") == CACHE_VERSION and data.get("key") == key:
             items = data["items"]
             assert isinstance(items, dict)
@@ -238,21 +249,26 @@ def load(path: str, key: object) -> tuple[str, dict[str, Any]]:
 
 
 def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
-         shared: bool = False) -> None:
+         shared: bool = False, plain: bool = False) -> None:
     """Write one cache file atomically (temp file, then rename); `entries`: it holds entries;
-    `shared`: with the pickle's memo (`_pickler`)."""
+    `shared`: with the pickle's memo (`_pickler`); `plain`: with `marshal`, for plain
+    values only (str, bytes, numbers, None, and tuples and dicts of them)."""
     data = {"version": CACHE_VERSION, "gen": gen, "key": key, "items": items}
-    replace_atomic_with(path, lambda fh: _pickler(fh, entries, shared).dump(data))
+    if plain:
+        replace_atomic_with(path, lambda fh: marshal.dump(data, fh))
+    else:
+        replace_atomic_with(path, lambda fh: _pickler(fh, entries, shared).dump(data))
 
 
 class Cache:
     """A base file and a delta of what changed since it: writing 20 new entries must not
-    rewrite 100k cached ones (the delta is folded into the base once it grows)."""
+    rewrite 100k cached ones (the delta is folded into the base once it grows). A cache
+    of `entries` is pickled; any other holds plain values, kept with `marshal`."""
 
     def __init__(self, path: str, key: object, use: bool, entries: bool) -> None:
         self.path, self.key, self.entries = path, key, entries
-        self.gen, self.base = load(path, key) if use else ("", {})
-        gen, delta = load(path + ".delta", key) if self.base else ("", {})
+        self.gen, self.base = load(path, key, not entries) if use else ("", {})
+        gen, delta = load(path + ".delta", key, not entries) if self.base else ("", {})
         self.items: dict[str, _Item] = (
             {**self.base, **delta} if gen == self.gen else dict(self.base))
 
@@ -269,12 +285,14 @@ class Cache:
         # none gone since the base: a keys view's subset test looks each one up (two sets
         # of 100k paths took ~26 ms, this ~7)
         if self.base and small and self.base.keys() <= new.keys():
-            dump(self.path + ".delta", self.gen, self.key, diff, self.entries)
+            dump(self.path + ".delta", self.gen, self.key, diff, self.entries,
+                 plain=not self.entries)
             return
         # No memo (`shared`): 100k entries would load in two thirds of the time, but the
         # unpickler keeps each entry's field tuple until the load ends, and the distill's
         # peak at 100k rose 20-35 MB.
-        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries)
+        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries,
+             plain=not self.entries)
         try:
             os.unlink(self.path + ".delta")
         except FileNotFoundError:

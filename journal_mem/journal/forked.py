@@ -5,8 +5,8 @@ of 1.8 s on two cores): each file is judged alone, so the work splits. The
 children are forked, not spawned: they start in a few milliseconds with every
 module and the items already in memory, and only their results are pickled
 back, through a pipe each, in chunks the parent takes as it uses them (so it
-never holds a child's whole answer at once). Standard library only, nothing
-imported for it.
+never holds a child's whole answer at once). Standard library only, and `pickle`
+only once a child is forked (the hooks import this module and never fork).
 
 No child is forked, and everything runs in this process, where a fork is
 missing or unsafe: on a platform without `os.fork`, with one CPU, or while
@@ -19,7 +19,6 @@ every item.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 
 TYPE_CHECKING = False
@@ -99,6 +98,8 @@ def in_child(fn: Callable[[], R]) -> Callable[[], R]:
 def _fork(fn: Callable[[T], R], part: Sequence[T]) -> list[int] | None:
     """[pid, read end of its pipe] of a child computing `fn` over `part`; None when no
     child could be forked."""
+    import pickle  # here, not after the fork: each child would import it again
+
     try:
         read, write = os.pipe()
     except OSError:
@@ -112,6 +113,7 @@ def _fork(fn: Callable[[T], R], part: Sequence[T]) -> list[int] | None:
     if pid == 0:  # the child: compute, send, and leave without running any exit handler
         code = 1
         try:
+
             os.close(read)
             results = [fn(x) for x in part]
             with os.fdopen(write, "wb") as fh:
@@ -129,6 +131,8 @@ def _received(child: list[int] | None, start: int, count: int) -> Iterator[tuple
     """`(i, result)` from `start` on, as many of `count` as the child sent whole."""
     if child is None or child[1] < 0:
         return
+    import pickle
+
     fh: BinaryIO = os.fdopen(child[1], "rb")
     child[1] = -1
     with fh:

@@ -24,7 +24,7 @@ distill time, and both must agree.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 
 TYPE_CHECKING = False  # `typing` costs the wake hook ~3 ms: annotations only
 if TYPE_CHECKING:  # annotations only: the wake hook orders its pending views with this
@@ -64,7 +64,8 @@ GROUP_LIMIT = 64  # a key with more entries than this is ordered along its chain
 def causal_order(entries: Iterable[tuple[str, T]],
                  history: dict[str, tuple[str, ...]] | None = None,
                  broken: list[str] | None = None,
-                 settled: Container[str] = ()) -> list[tuple[str, T]]:
+                 settled: Container[str] = (),
+                 clock: Callable[[T], float] | None = None) -> list[tuple[str, T]]:
     """`entries` with each one after every entry it knew: by git history first
     (`history`: for an entry's path, the entries whose commits its commit descends
     from, `gitops.lineage.edges`), then by its `knew`, then by what it names (an entry
@@ -82,9 +83,13 @@ def causal_order(entries: Iterable[tuple[str, T]],
     ones: it is ready, so the cycle waits for it.
 
     `settled` are keys whose earliest entry was placed before every one of `entries`
-    (`replay.resume`): naming one orders nothing among these.
+    (`replay.resume`): naming one orders nothing among these. `clock`: what stands for
+    an entry's `created`, ordered as it is (the hooks' `PendingFile.when`, no datetime).
     """
-    items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
+    if clock is None:
+        items = sorted(entries, key=lambda pe: (pe[1].created, pe[0]))
+    else:
+        items = sorted(entries, key=lambda pe: (clock(pe[1]), pe[0]))
     index = {path: n for n, (path, _) in enumerate(items)}
     waiting = [0] * len(items)
     after: dict[int, list[int]] = {}

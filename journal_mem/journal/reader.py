@@ -13,7 +13,8 @@ again. Two readers share that machinery:
   `lazy.LazyEntry`).
 * `read_lessons` / `pending`: the few entries the hooks show (the pending ones,
   at wake-up and for the reminder), as small `PendingFile` views (cache
-  `pending.pickle`). Standard library only while nothing changed: the parser
+  `pending.marshal`: plain values, so that a hook imports neither `pickle` nor
+  `datetime`). Standard library only while nothing changed: the parser
   (and YAML) is imported only to judge a changed file, so the wake-up pack
   costs no more than listing the journal and reading two small files, and it
   shows exactly what the next distill would fold. Every way in judges what it
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import datetime as dt
 import functools
 import gc
 import itertools
@@ -65,7 +65,6 @@ from journal_mem.progress import track
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Callable, Iterable
 
     from journal_mem.journal.entry import Entry
@@ -106,11 +105,14 @@ class Journal:
 class PendingFile:
     """One pending entry file as the wake-up pack and the reminder show it: where it is,
     and its verdict (the shown fields of a valid entry, or its problems). Not a second
-    lesson record: the hooks read these from a small cache without the entry model."""
+    lesson record: the hooks read these from a small cache without the entry model.
 
-    __slots__ = ("agent", "applies_to", "body", "confidence", "created", "key", "knew",
-                 "outbox", "path", "problems", "rel", "retracts", "supersedes", "title",
-                 "topic")
+    Its `created` is kept as the entry's ISO text (`stamp`) and its POSIX time (`when`):
+    the hooks order (`pending`) and show the views without importing `datetime`."""
+
+    __slots__ = ("agent", "applies_to", "body", "confidence", "key", "knew", "outbox",
+                 "path", "problems", "rel", "retracts", "stamp", "supersedes", "title",
+                 "topic", "when")
 
     def __init__(self, agent: str, path: str, rel: str, outbox: bool) -> None:
         self.agent, self.path, self.rel, self.outbox = agent, path, rel, outbox
@@ -118,7 +120,10 @@ class PendingFile:
         self.topic = ""
         self.body = ""  # its first words only: enough to tell what it corrects
         self.key = ""
-        self.created: dt.datetime | None = None
+        self.stamp = ""  # `created.isoformat()`; "" for an invalid entry
+        # `created.timestamp()`: ordered as the datetimes are (distinct to the microsecond
+        # until the year 2242), and equal where they are
+        self.when = 0.0
         self.supersedes: tuple[str, ...] = ()
         self.knew: tuple[str, ...] = ()
         self.retracts: tuple[str, ...] = ()
@@ -126,19 +131,26 @@ class PendingFile:
         self.confidence: float | None = None
         self.problems: tuple[str, ...] = ()
 
+    @property
+    def day(self) -> str:
+        """The date of `created`, at its own UTC offset ("" for an invalid entry)."""
+        return self.stamp[:10]
+
     def is_for(self, agent: str) -> bool:
         """True when `agent` must hold this lesson (its writer, or named by applies_to)."""
         return agent == self.agent or agent in self.applies_to or "all" in self.applies_to
 
 
-_SHOWN = ("title", "key", "created", "supersedes", "retracts", "applies_to", "confidence",
-          "topic", "knew")
+_SHOWN = ("title", "key", "supersedes", "retracts", "applies_to", "confidence", "topic",
+          "knew")
 BODY_CHARS = 400  # of a pending lesson's body, for telling which held fact it corrects
 
 
 def _shown(entry: Entry) -> dict[str, object]:
     shown: dict[str, object] = {name: getattr(entry, name) for name in _SHOWN}
     shown["body"] = entry.body[:BODY_CHARS]
+    shown["stamp"] = entry.created.isoformat()
+    shown["when"] = entry.created.timestamp()
     return shown
 
 
@@ -652,7 +664,7 @@ def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,
     `cache` names the small cache these views are kept in (one per caller, so
     that the wake-up and reminder hooks do not evict each other's).
     """
-    path = os.path.join(cache_dir(layout.state_dir), f"{cache}.pickle")
+    path = os.path.join(cache_dir(layout.state_dir), f"{cache}.marshal")
     files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
     out = []
     for agent, full, rel, outbox in found:
@@ -684,7 +696,7 @@ def keep_filed(layout: Layout, policy: Policy, filed: Iterable[tuple[str, str, b
               + os.path.basename(path), outbox) for agent, path, outbox in filed]
     if not found or len(found) > KEEP_FILED_MAX:
         return
-    path = os.path.join(cache_dir(layout.state_dir), "pending.pickle")
+    path = os.path.join(cache_dir(layout.state_dir), "pending.marshal")
     try:  # the lessons are filed: nothing here may turn that into a failure
         files = _Files(Cache(path, policy.key, True, entries=False), policy, _shown)
         for agent, full, rel, _ in found:
@@ -700,6 +712,10 @@ def pending(layout: Layout, policy: Policy) -> list[PendingFile]:
     reverse of the order the next distill replays them (`order.causal_order`: what each
     knew, what it names, then its clock); the invalid ones last."""
     lessons = read_lessons(layout, pending_paths(layout), policy)
-    valid = [(x.rel, x) for x in lessons if not x.problems and x.created is not None]
-    ordered = [x for _, x in reversed(causal_order(valid))]  # type: ignore[type-var]
-    return ordered + [x for x in lessons if x.problems or x.created is None]
+    valid = [(x.rel, x) for x in lessons if not x.problems and x.stamp]
+    ordered = [x for _, x in reversed(causal_order(valid, clock=_when))]  # type: ignore[type-var]
+    return ordered + [x for x in lessons if x.problems or not x.stamp]
+
+
+def _when(lesson: PendingFile) -> float:
+    return lesson.when

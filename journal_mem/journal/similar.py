@@ -24,7 +24,6 @@ agreement, kept apart so that nobody is told a true fact is outdated
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import math
 import re
@@ -53,6 +52,7 @@ _STOP = frozenset(
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `typing` costs the wake hook ~2 ms
+    import datetime as dt
     from typing import Any, Protocol
 
     class Comparable(Protocol):
@@ -287,7 +287,7 @@ def conflicts(facts: Iterable[Dated], date: dt.date,
                 posting.append(index)
             if keep is not None:
                 df[stem] = df.get(stem, 0) + 1
-    since = date - dt.timedelta(days=WINDOW_DAYS)
+    since = date.fromordinal(date.toordinal() - WINDOW_DAYS)  # no `datetime` in the hooks
     found: dict[str, tuple[tuple[float, float, float], str]] = {}
     extra = list(correctors)
     whole: dict[int, Stems[str]] = {}  # index -> title and body stems, cut once

@@ -334,7 +334,7 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
             sessions.first_reminder(layout.state_dir, session, agent_id)
     if source in ("resume", "fork") and old is None and known:
         sessions.save_state(path, {"agent": agent, "team_only": False, "fork": True,
-                                   "started": sessions.now().isoformat(timespec="milliseconds")})
+                                   "started": sessions.stamp()})
         return ""
     native = held_mod.native_copy(layout, agent, event,
                                   protocol.text_field(payload, "agent_type")) if known else None
@@ -349,7 +349,7 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
     digests = (held.digests if held else set()) | set(pack.offered)
     state.update(agent=agent, team_only=not known, held=sorted(digests), keys=pack.held_keys,
                  watch=watch)
-    state.setdefault("started", sessions.now().isoformat(timespec="milliseconds"))
+    state.setdefault("started", sessions.stamp())
     sessions.save_state(path, state)
     text = pack.text if pack.news or (known and not delta) else ""
     given = pack if text and clients.reads(event) else None  # Copilot prints it to nobody
@@ -403,7 +403,7 @@ def record(layout: Layout, payload: dict[str, object], agent: str, event: str,
            pack: object, native: bool) -> None:
     """Append what was injected (None: nothing) to the session log (`status --sessions`)."""
     sessions.append(layout.state_dir, {
-        "time": sessions.now().isoformat(timespec="milliseconds"),
+        "time": sessions.stamp(),
         "event": event,
         "source": protocol.text_field(payload, "source"),
         "session_id": protocol.text_field(payload, "session_id"),

@@ -79,7 +79,7 @@ class Pack:
             "text": self.text,
             "keys": self.keys,
             "pending": [{"key": x.key, "title": x.title, "path": x.path,
-                         "created": x.created.isoformat() if x.created else None}
+                         "created": x.stamp or None}
                         for x in self.lessons],
             "do_not_rely_on": self.corrections,
             "cut": self.cut,
@@ -484,7 +484,7 @@ def _pending_lines(layout: Layout, live: list[PendingFile],
                   f"MEMORY.md lines with the same key; files under {layout.main_memory}/)",
                   PENDING_RANK, "heading")]
     for i, lesson in enumerate(live, 1):
-        day = lesson.created.date().isoformat() if lesson.created else "?"
+        day = lesson.day or "?"
         where = f"{layout.state_dir}/{lesson.rel}" if lesson.outbox else lesson.rel
         line = f"{lesson.title} [{lesson.key}] ({day}; {where})"
         line = (_mark(marks[lesson.key]) if lesson.key in marks else "- ") + line

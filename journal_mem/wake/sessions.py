@@ -184,6 +184,13 @@ def now() -> dt.datetime:
     return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
 
+def stamp() -> str:
+    """`now().isoformat(timespec="milliseconds")`, without `datetime` (~2 ms of a hook)."""
+    seconds, ns = divmod(time.time_ns(), 1_000_000_000)
+    return (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+            + f".{ns // 1_000_000:03d}+00:00")
+
+
 def append(state_dir: str, record: dict[str, object]) -> None:
     """Append one record to the session log."""
     append_json_line(log_path(state_dir), record)

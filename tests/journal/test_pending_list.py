@@ -4,6 +4,7 @@ changed, nor while one changed too recently to be told apart from the next chang
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import time
@@ -89,7 +90,7 @@ def test_a_filed_entry_is_kept_as_a_fresh_reader_judges_it(repo: Path) -> None:
                                       body="x"), outbox=True))
     keep_filed(layout, policy, [(w.path.split(os.sep)[-3] if not w.outbox else "web", w.path,
                                  w.outbox) for w in filed])
-    cache = Path(layout.state_dir) / "cache" / "pending.pickle"
+    cache = Path(layout.state_dir) / "cache" / "pending.marshal"
     kept = Cache(str(cache), policy.key, True, entries=False).items
     fresh = {x.rel: x for x in read_lessons(layout, listing.pending_paths(layout), policy,
                                             cache="probe")}
@@ -194,3 +195,31 @@ def test_the_folded_names_by_folder_are_those_the_paths_name(
         if sep:
             want.setdefault(agent, set()).add(name)
     assert listing._by_folder(rels) == {a: frozenset(n) for a, n in want.items()}
+
+
+_OFFSETS = st.sampled_from([0, 14 * 60, -12 * 60, 5 * 60 + 30, -(3 * 60 + 30), 45])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(
+    st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2100, 1, 1)),
+    _OFFSETS, st.sampled_from("abc")), min_size=1, max_size=12))
+def test_a_pending_view_is_ordered_by_its_time_as_its_entry_is_by_its_datetime(
+        stamps: list[tuple[dt.datetime, int, str]]) -> None:
+    """The hooks order their views by `PendingFile.when` (`created.timestamp()`, no
+    `datetime` needed), the fold its entries by `created`: the same order, equal times
+    included (then the path decides), whatever each entry's UTC offset."""
+    from types import SimpleNamespace
+
+    from journal_mem.journal.order import causal_order
+
+    items = []
+    for n, (naive, minutes, name) in enumerate(stamps):
+        created = naive.replace(tzinfo=dt.timezone(dt.timedelta(minutes=minutes)))
+        if n % 3 == 2:  # the same instant as an earlier one, written at another offset
+            created = items[n - 1][1].created.astimezone(dt.UTC)
+        items.append((f"{name}/journal/{n:02d}.md", SimpleNamespace(
+            key=f"k{n}", knew=(), supersedes=(), retracts=(), created=created,
+            when=created.timestamp())))
+    by_datetime = causal_order(items)
+    assert causal_order(items, clock=lambda x: x.when) == by_datetime

@@ -185,3 +185,19 @@ def test_errors_and_switches_never_block(repo: Path, tmp_path: Path) -> None:
                     env=base_env(**env))
         assert (proc.returncode, proc.stdout) == (0, "")
         assert "reminder is off" in proc.stderr
+
+
+def test_a_session_stamp_reads_back_as_the_time_it_was_made() -> None:
+    """`sessions.stamp` writes what `now().isoformat(timespec="milliseconds")` writes
+    (the reminder reads a session's start back with `parse_time`), without `datetime`."""
+    import datetime as dt
+    import re
+
+    from journal_mem.wake import sessions
+
+    before = sessions.now()
+    text = sessions.stamp()
+    after = dt.datetime.now(dt.UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", text), text
+    assert text == sessions.parse_time(text).isoformat(timespec="milliseconds")  # type: ignore[union-attr]
+    assert before <= sessions.parse_time(text) <= after  # type: ignore[operator]
