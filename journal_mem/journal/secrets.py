@@ -232,7 +232,8 @@ def _folded(text: str, lower: str) -> bool:
     """Whether lower case moves offsets in `text` or it holds a letter that ignoring case
     matches beyond its lower case (`ſ` is an `s` to it): then `lower` cannot tell where
     a case-blind pattern may match."""
-    return len(lower) != len(text) or any(c in text for c in _FOLDED)
+    # every `_FOLDED` letter is beyond ASCII, and ASCII keeps its length in lower case
+    return not text.isascii() and (len(lower) != len(text) or any(c in text for c in _FOLDED))
 
 
 def _keyword_starts(lower: str) -> list[int]:
@@ -255,8 +256,16 @@ def _may_say_password(text: str, lower: str) -> bool:
 
 
 def _may_hold_aws_key(text: str) -> bool:
-    """False only where `_aws_secret_re` cannot match: its 40 characters hold no space."""
-    return any(len(word) >= 40 for word in text.split())
+    """False only where `_aws_secret_re` cannot match: no run of 40 of its characters.
+    Found on the text's bytes, each of those characters made `a` and any other a space (a
+    word of 40 characters was not enough: in an entry's file, keys and paths are such
+    words, joined by `-`; the pattern then ran on four lessons in five)."""
+    return _AWS_RUN in text.encode("utf-8", "surrogatepass").translate(_AWS_CHARS)
+
+
+_AWS_RUN = b"a" * 40
+_AWS_CHARS = bytes(0x61 if chr(i) in "/+" or (chr(i).isascii() and chr(i).isalnum()) else 0x20
+                   for i in range(256))
 
 
 def _assignments(text: str, lower: str) -> Iterator[re.Match[str]]:

@@ -252,7 +252,8 @@ def test_the_shell_flag_and_prose_forms_are_refused_on_every_way_in(
 _PIECES = st.sampled_from(["pass", "PASSW", "word", "pwd", "Pwd", "phrase", "ſ", "K", "İ",
                            "ı", "secret", "TOKEN", "api", "Access", "private", "credential",
                            "--password", " is ", " = ", ": ", "\n", " ", "/", "+",
-                           "A1b2C3d4E5", "wJalrXUtnFEMI/K7MDENG/", "x" * 13, "é"])
+                           "A1b2C3d4E5", "wJalrXUtnFEMI/K7MDENG/", "x" * 13, "é", "-",
+                           "=", "\ud800", "_key-"])
 _TEXTS = st.lists(_PIECES, max_size=30).map("".join)
 _KEYWORD_RE = re.compile(r"(?=passw|pwd|secret|token|api|access|private|credential)")
 
@@ -270,6 +271,8 @@ def test_the_gates_never_skip_a_text_a_pattern_matches(text: str) -> None:
         assert secrets_module._may_say_password(text, lower)
     if secrets_module._aws_secret_re().search(text):
         assert secrets_module._may_hold_aws_key(text)
+    assigned = [m.span() for m in secrets_module._assignments(text, lower)]
+    assert assigned == [m.span() for m in secrets_module._ASSIGN_RE.finditer(text)]
 
 
 def test_an_ordinary_lesson_compiles_none_of_the_guarded_patterns() -> None:
