@@ -45,7 +45,7 @@ def commit_paths(ctx: Context, paths: list[str], message: Callable[[], str],
         return None
     layout = ctx.layout
     sha = memgit.commit(ctx.repo.main_root, layout.memory_root, paths, message(),
-                        layout.state_dir, branch) or None
+                        layout.state_dir, branch, ctx.repo.common_dir) or None
     if sha:  # HEAD vouches for these files now
         remember(layout, {}, paths, keep_old=True)
     return sha

@@ -137,9 +137,10 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     writing = not (opts.dry_run or opts.check)
     committing = writing and opts.commit and config.distill.commit
     if writing:  # a distill killed mid-commit: its index first, then judge the checkout
-        memgit.recover(ctx.repo.main_root, layout.state_dir)
+        memgit.recover(ctx.repo.main_root, layout.state_dir, ctx.repo.common_dir)
     # The branch the commit goes to, fixed now: the checkout may switch meanwhile.
-    branch = config.distill.branch or gitcore.current_branch(ctx.repo.main_root)
+    branch = config.distill.branch or gitcore.current_branch(ctx.repo.main_root,
+                                                             ctx.repo.common_dir)
     # A child lists the journal and git lists the memory root while the cache loads and
     # memory is adopted; the listing then catches up with what was filed meanwhile.
     listing = start_listing(layout, use_cache=not opts.rebuild)

@@ -444,10 +444,28 @@ def find_main_checkout(common_dir: str) -> str:
     return candidate
 
 
-def current_branch(root: str) -> str:
-    """The branch checked out at `root`, or "" when HEAD is detached."""
+def current_branch(root: str, git_dir: str = "") -> str:
+    """The branch checked out at `root`, or "" when HEAD is detached; read from the HEAD
+    file of `git_dir` (`root`'s git dir) when given and it can tell (`symbolic_head`)."""
+    named = symbolic_head(git_dir) if git_dir else None
+    if named == "" or (named is not None and named.startswith("refs/heads/")):
+        return named.removeprefix("refs/heads/")
     res = run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, clean=True, check=False)
     return res.text().strip() if res.ok else ""
+
+
+def symbolic_head(git_dir: str) -> str | None:
+    """The ref `<git_dir>/HEAD` names ("" when detached); None when the file cannot say
+    (the reftable store keeps `refs/heads/.invalid` there)."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return None
+    if text.startswith("ref: "):
+        name = text[5:].strip()
+        return None if name == "refs/heads/.invalid" else name
+    return "" if _is_oid(text) else None
 
 
 def has_head(root: str) -> bool:
@@ -467,6 +485,13 @@ def head_from_files(common_dir: str) -> str | None:
     if _is_oid(text):
         return text  # detached
     ref = text.removeprefix("ref: ").strip() if text.startswith("ref: ") else ""
+    return ref_from_files(common_dir, ref)
+
+
+def ref_from_files(common_dir: str, ref: str) -> str | None:
+    """The commit the branch `ref` (`refs/heads/…`) holds, read from its loose file or
+    `packed-refs` under `common_dir` ("" when there is no such branch); None when the
+    files cannot say: ask git then."""
     if not ref.startswith("refs/heads/") or ref == "refs/heads/.invalid" or ".." in ref:
         return None
     try:

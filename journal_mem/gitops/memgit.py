@@ -141,7 +141,7 @@ def last_commit_of(root: str, path: str) -> str | None:
 
 
 def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: str,
-           branch: str = "") -> str:
+           branch: str = "", git_dir: str = "") -> str:
     """Commit exactly `paths` (all under `prefix`) as they are on disk now; return the
     new commit id ("" when HEAD already holds them).
 
@@ -160,15 +160,19 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
     the distill commit to `feat`; it is `BranchSwitched` instead (checked
     again under `index.lock`), nothing committed, the files left for the
     next distill on BRANCH.
+
+    `git_dir`: the main checkout's git dir (its common dir) when the caller knows it:
+    then no git runs to find it, and its HEAD and branch are read from its files where
+    they can tell.
     """
 
-    git_dir = recover(root, state_dir)
-    ref = f"refs/heads/{branch or _branch(root)}"
+    git_dir = recover(root, state_dir, git_dir)
+    ref = f"refs/heads/{branch or gitcore.current_branch(root, git_dir)}"
     if ref == "refs/heads/":
         raise BranchSwitched(f"{root}: HEAD is detached: the distilled memory is not committed")
     blobs, hashed = _hash(root, paths)
     msg = message_file(state_dir, message)
-    first = base = _tip(root, ref)
+    first = base = _tip(root, ref, git_dir)
     for _ in range(ATTEMPTS):
         if base != first and _memory_changed(root, prefix, first, base, blobs):
             raise MemoryMoved(f"{root}: the branch moved on with changes to memory "
@@ -180,7 +184,7 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
         new = gitcore.run(args, root, clean=True).text().strip()
         if _publish(root, prefix, git_dir, state_dir, ref, base, new, blobs, hashed, message):
             return new
-        base = _tip(root, ref)
+        base = _tip(root, ref, git_dir)
     raise GitError(f"the branch of {root} moved on during each of {ATTEMPTS} attempts to "
                    "commit the distilled memory", hint="the files are written; run "
                    "`jmem distill` again when the checkout is quieter")
@@ -189,12 +193,16 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
 ATTEMPTS = 20
 
 
-def recover(root: str, state_dir: str) -> str:
+def recover(root: str, state_dir: str, git_dir: str = "") -> str:
     """Finish or undo what a distill killed while holding `index.lock` left (call it
-    holding the distill lock, before judging the checkout); returns the git dir."""
+    holding the distill lock, before judging the checkout); returns the git dir.
+    `git_dir`: the main checkout's (its common dir), when known: HEAD is then read from
+    its files where they can tell (`gitcore.head_from_files`)."""
 
-    git_dir = gitcore.run(["rev-parse", "--absolute-git-dir"], root, clean=True).text().strip()
-    indexlock.recover(git_dir, state_dir, _head(root) or "")
+    if not git_dir:
+        git_dir = gitcore.run(["rev-parse", "--absolute-git-dir"], root,
+                              clean=True).text().strip()
+    indexlock.recover(git_dir, state_dir, _head(root, git_dir) or "")
     return git_dir
 
 
@@ -206,13 +214,13 @@ class BranchSwitched(GitError):
     """The main checkout is no longer on the branch the distill commits to."""
 
 
-def _branch(root: str) -> str:
-    res = gitcore.run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, clean=True,
-                       check=False)
-    return res.text().strip() if res.ok else ""
-
-
-def _tip(root: str, ref: str) -> str | None:
+def _tip(root: str, ref: str, git_dir: str) -> str | None:
+    """The commit branch `ref` holds (None: no such branch), from the ref files of
+    `git_dir` (the main checkout's) where they can tell. Only a guess to build on: the
+    branch moves by compare-and-swap (`RefUpdate`)."""
+    known = gitcore.ref_from_files(git_dir, ref)
+    if known is not None:
+        return known or None
     res = gitcore.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root,
                        clean=True, check=False)
     return (res.text().strip() or None) if res.ok else None
@@ -223,7 +231,7 @@ def _on(root: str, ref: str, git_dir: str = "") -> None:
 
     With `git_dir`, HEAD is read from its file when the ref store keeps it there
     (no git spawned: this runs under `index.lock`)."""
-    now = _symbolic_head(git_dir) if git_dir else None
+    now = gitcore.symbolic_head(git_dir) if git_dir else None
     if now is None:
         res = gitcore.run(["symbolic-ref", "--quiet", "HEAD"], root, clean=True, check=False)
         now = res.text().strip() if res.ok else ""
@@ -237,21 +245,10 @@ def _on(root: str, ref: str, git_dir: str = "") -> None:
                  f"{ref.removeprefix('refs/heads/')}")
 
 
-def _symbolic_head(git_dir: str) -> str | None:
-    """The ref `<git_dir>/HEAD` names ("" when detached); None when the file cannot say
-    (the reftable store keeps `refs/heads/.invalid` there)."""
-    try:
-        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
-            text = fh.read().decode("utf-8", "surrogateescape").strip()
-    except OSError:
-        return None
-    if text.startswith("ref: "):
-        name = text[5:].strip()
-        return None if name == "refs/heads/.invalid" else name
-    return "" if len(text) in (40, 64) else None
-
-
-def _head(root: str) -> str | None:
+def _head(root: str, git_dir: str = "") -> str | None:
+    known = gitcore.head_from_files(git_dir) if git_dir else None
+    if known is not None:
+        return known or None
     res = gitcore.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, clean=True,
                        check=False)
     return (res.text().strip() or None) if res.ok else None
@@ -591,8 +588,8 @@ def _publish(root: str, prefix: str, git_dir: str, state_dir: str, ref: str, bas
 
     seen = indexlock.wait_quiet(git_dir, state_dir)
     folder = indexlock.folder_stamp(git_dir)
-    _on(root, ref)
-    if _tip(root, ref) != base:
+    _on(root, ref, git_dir)
+    if _tip(root, ref, git_dir) != base:
         return False
     source = _read_index(git_dir)
     read = _index_digest(source)

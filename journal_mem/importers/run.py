@@ -139,7 +139,7 @@ def expiring(drafts: list[Draft], ttl_days: int) -> list[str]:
 def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:
 
     root = ctx.repo.main_root
-    if not gitcore.current_branch(root):
+    if not gitcore.current_branch(root, ctx.repo.common_dir):
         return None, "the main checkout has a detached HEAD: the new entries are not committed"
     busy = memgit.in_progress(ctx.repo.common_dir)
     if busy:
@@ -147,7 +147,7 @@ def _commit(ctx: Context, report: ImportReport) -> tuple[str | None, str]:
     message = (f"jmem import {report.source}: {len(report.written)} lessons\n\n"
                + "\n".join(f"from {f}" for f in report.files[:50]) + "\n")
     sha = memgit.commit(root, ctx.layout.memory_root, sorted(report.written + report.removed),
-                        message, ctx.layout.state_dir)
+                        message, ctx.layout.state_dir, git_dir=ctx.repo.common_dir)
     return sha or None, ""
 
 
