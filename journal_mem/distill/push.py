@@ -126,7 +126,7 @@ class Pushed:
 def target_branch(ctx: Context) -> str:
     """`distill.branch`, else the branch checked out; refuse a detached HEAD or another branch."""
     root = ctx.repo.main_root
-    current = gitcore.current_branch(root)
+    current = gitcore.current_branch(root, ctx.repo.common_dir)
     want = ctx.config.distill.branch or current
     if not want:
         raise PolicyViolation("the main checkout has a detached HEAD: distill --push refused",

@@ -62,7 +62,7 @@ def _refuse_git_state(ctx: Context, commit: bool) -> None:
                  "--abort), then run `jmem distill`",
         )
     want = ctx.config.distill.branch
-    branch = gitcore.current_branch(root)
+    branch = gitcore.current_branch(root, ctx.repo.common_dir)
     if want and branch != want:
         raise PolicyViolation(
             f"the main checkout is on {branch or 'a detached HEAD'!r}, but distill.branch is "
