@@ -93,6 +93,9 @@ class _Git:
         self.head = gitcore.resolve(root, rev) or ""
         self._renames: dict[str, str] | None = None
         self._tree: frozenset[str] | None = None
+        # what each commit is to `head`, asked once: the citations of one write share their
+        # commit (five walks from one commit asked git the same three questions five times)
+        self._asked: dict[tuple[str, str], object] = {}
 
     def blobs(self, paths: set[str]) -> dict[str, str]:
         """path → object id at `rev` of the paths that exist there (files and folders),
@@ -113,19 +116,30 @@ class _Git:
         assert self._tree is not None
         return memgit.moved_to(path, self._renames, self._tree)
 
+    def _once(self, question: str, commit: str, ask: Callable[[], object]) -> object:
+        """`ask()`, asked of git once per `question` about `commit`."""
+        if (question, commit) not in self._asked:
+            self._asked[(question, commit)] = ask()
+        return self._asked[(question, commit)]
+
     def is_ancestor(self, commit: str) -> bool:
-        res = gitcore.run(["merge-base", "--is-ancestor", commit, self.head], self.root,
-                          clean=True, check=False)
-        return res.returncode == 0
+        return self._once("ancestor", commit, lambda: gitcore.run(
+            ["merge-base", "--is-ancestor", commit, self.head], self.root, clean=True,
+            check=False).returncode == 0) is True
 
     def exists(self, commit: str) -> bool:
-        return gitcore.run(["cat-file", "-e", f"{commit}^{{commit}}"], self.root, clean=True,
-                           check=False).ok
+        return self._once("exists", commit, lambda: gitcore.run(
+            ["cat-file", "-e", f"{commit}^{{commit}}"], self.root, clean=True,
+            check=False).ok) is True
 
     def merge_base(self, commit: str) -> str | None:
-        res = gitcore.run(["merge-base", commit, self.head], self.root, clean=True,
-                          check=False)
-        return res.text().strip() or None if res.ok else None
+        def ask() -> str | None:
+            res = gitcore.run(["merge-base", commit, self.head], self.root, clean=True,
+                              check=False)
+            return res.text().strip() or None if res.ok else None
+
+        found = self._once("base", commit, ask)
+        return found if isinstance(found, str) else None
 
     def log(self, args: list[str], paths: list[str]) -> list[tuple[str, str]]:
         """(commit, subject) of `git log ARGS -- PATHS`, oldest first."""

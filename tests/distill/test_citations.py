@@ -407,3 +407,29 @@ def test_a_hundred_citations_across_a_thousand_commits(tmp_path: Path) -> None:
     for line in marked:
         key = line.rsplit("[", 1)[1].rstrip("]")
         assert f"in {by_subject[f'commit {marks[key]}'][:7]} (commit {marks[key]})" in line
+
+
+def test_walks_from_one_commit_ask_git_about_it_once(tmp_path: Path) -> None:
+    """Lessons written together cite one commit: each edited citation walks its own file's
+    history from there, but whether that commit exists and is an ancestor of HEAD is
+    asked of git once per distill (five such walks ran ten more git processes)."""
+    root = repo(tmp_path)
+    files = {f"src/m{n}.py": PAY for n in range(3)}
+    since = commit(root, "three modules", files)
+    titles = ["Invoices round to whole cents", "Shipping is billed per kilogram",
+              "Taxes apply after the discount"]
+    keys = [write(root, title, f"src/m{n}.py#L6-L7") for n, title in enumerate(titles)]
+    distill(root)
+    sha = commit(root, "Raise every limit to 5",
+                 {path: PAY.replace("limit = 3", "limit = 5") for path in files})
+    trace = tmp_path / "trace.txt"
+    res = jmem(root, "distill", env={**base_env(), "GIT_TRACE": str(trace)})
+    assert res.returncode == 0, res.stderr
+    memory = (root / MEM / "api" / "MEMORY.md").read_text()
+    for n, key in enumerate(keys):
+        assert line_of(memory, key).startswith(
+            f"- cited code changed: `src/m{n}.py#L6-L7` in {sha[:7]}"), memory
+    ran = trace.read_text()
+    assert ran.count(f"cat-file -e '{since}^{{commit}}'") == 1, ran
+    assert ran.count(f"merge-base --is-ancestor {since}") == 1, ran
+    assert ran.count("git log --reverse --topo-order") == 3  # one walk per file
