@@ -64,10 +64,11 @@ GOALS = (
      "that takes one fact without the fold's modules"),
     ("`wake --hook claude`, 10k lessons, from a worktree",
      "wake --hook claude, 10k lessons, from a worktree", 3.0,
-     "about 108 modules imported (json, re, datetime, pickle, 35 of ours; no longer "
-     "tomllib, typing or hashlib with OpenSSL, and no git process: the repository is read "
-     "from git's own files) and about 7 ms of work, most of it the pack's marks on "
-     "MEMORY.md's lines (`pack._memory_lines`, `similar.held_corrections`)"),
+     "about 96 modules imported (json and re, 35 of ours; no longer datetime or pickle: "
+     "the pending views are marshal, nor tomllib, typing or hashlib with OpenSSL, and no "
+     "git process: the repository is read from git's own files) and about 7 ms of work, "
+     "most of it the pack's marks on MEMORY.md's lines (`pack._memory_lines`, "
+     "`similar.held_corrections`)"),
     ("guard, nothing under memory staged", "guard: pre-commit hook, nothing under memory "
      "staged", 1.5,
      "the shim answers an ordinary commit itself (one `git diff --cached`, no python); "
@@ -84,11 +85,11 @@ GOALS = (
      "memory, `memgit.refs_same`; but every fact is made again from its kept row and the "
      "kept state "
      "is loaded whole, and written as deltas); the render of every agent's MEMORY.md "
-     "and the changed topics (~50 ms) and what changed written (~45 ms); and about 30 "
-     "git processes (~120 ms of git): `status` of the memory root, `hash-object` (the 0.8 MB "
-     "distill-state.json among them), the memory folder's tree from a kept private "
-     "index, one `mktree` per folder above it, `commit-tree`, the checkout's index "
-     "updated by path"),
+     "and the changed topics (~50 ms) and what changed written (~45 ms); and 15 git "
+     "processes (~100 ms of git; HEAD, the branch and its tip are read from git's files): "
+     "`status` of the memory root, `hash-object` (the 0.8 MB distill-state.json among "
+     "them), the memory folder's tree from a kept private index, one `mktree` per folder "
+     "above it, `commit-tree`, the checkout's index updated by path"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included; on two cores a forked "
      "child parses half), folding them, rendering 600 topic files and one commit"),
