@@ -113,7 +113,6 @@ def _fork(fn: Callable[[T], R], part: Sequence[T]) -> list[int] | None:
     if pid == 0:  # the child: compute, send, and leave without running any exit handler
         code = 1
         try:
-
             os.close(read)
             results = [fn(x) for x in part]
             with os.fdopen(write, "wb") as fh:
