@@ -53,6 +53,8 @@ _PHRASES = (
     ("command-line", "cli"), ("per row", "perrow"), ("per item", "perrow"),
     ("per object", "perrow"), ("once per", "perrow"),
 )
+# each phrase with the word it becomes, spaced: made once, not once per text and phrase
+_SPACED = tuple((phrase, f" {joined} ") for phrase, joined in _PHRASES)
 _STOP = frozenset("""
 a an and are as at be been by can could do does did for from had has have how i if in
 into is it its of on or our should so than that the their them then there these they
@@ -153,8 +155,8 @@ def concepts(text: str) -> list[str]:
 def _worded(text: str) -> list[tuple[str, str]]:
     """(concept, the word it came from) for each concept of `text`, in order."""
     text = text.lower()
-    for phrase, joined in _PHRASES:
-        text = text.replace(phrase, f" {joined} ")
+    for phrase, spaced in _SPACED:
+        text = text.replace(phrase, spaced)
     out = []
     known = _CONCEPT
     for word in _WORD.findall(text):

@@ -35,6 +35,7 @@ from journal_mem.consolidate.paraphrase import Text, clusters, evidence
 from journal_mem.hashes import sha256
 from journal_mem.journal.entry import iso
 from journal_mem.journal.fold import Fact, Fold, today
+from journal_mem.journal.forked import in_child
 from journal_mem.journal.order import latest_by_key
 from journal_mem.journal.reader import Journal, read_journal
 from journal_mem.journal.render import render
@@ -120,14 +121,19 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
     journal = journal or read_journal(ctx.layout, ctx.policy)
     day = date or today()
     folded = ctx.fold(journal.entries, day)
+    # the duplicates (a third of a plan at 10k lessons) in a forked child, where there is
+    # a CPU for one, while this process renders every agent's files (`over_budget`)
+    clustered = in_child(lambda: duplicates(folded))
     plan = Plan(day, facts=folded.facts, for_all=frozenset(
         e.key for _, e in journal.entries if "all" in e.applies_to),
         last=latest_by_key(journal.entries))
-    same = duplicates(folded)
+    found = conflicts(folded)
+    later = [*stale(ctx, folded, day), *over_budget(ctx, folded)]
+    same = clustered()
     merged = {key: index for index, item in enumerate(same) for key in item.keys}
     inner: dict[int, list[Item]] = {}
     apart = []
-    for item in conflicts(folded):
+    for item in found:
         where = {merged.get(k) for k in item.keys}
         index = where.pop() if len(where) == 1 else None
         if index is None:
@@ -135,7 +141,7 @@ def make_plan(ctx: Context, agent: str | None = None, date: dt.date | None = Non
         else:  # inside one cluster: the merge item settles it, and says so
             inner.setdefault(index, []).append(item)
     same = [_warned(item, inner.get(i, [])) for i, item in enumerate(same)]
-    items = [*same, *apart, *stale(ctx, folded, day), *over_budget(ctx, folded)]
+    items = [*same, *apart, *later]
     if agent is not None:
         items = [i for i in items if i.agent == agent or (
             i.agent is None and any(agent in folded.facts[k].holders for k in i.keys))]

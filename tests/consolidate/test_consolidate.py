@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import git, jmem
+from helpers import base_env, git, jmem
 
 from fixtures import paraphrase_eval as ev
 from fixtures import paraphrases
@@ -72,6 +74,20 @@ def test_the_plan_lists_the_clusters_with_titles_holders_and_writers(team: Path)
     # --agent: only items with a fact that agent holds
     for it in plan(team, "--agent", "billing"):
         assert any("billing" in f["holders"] for f in it["facts"])  # type: ignore[attr-defined,index]
+
+
+def test_the_plan_is_the_same_with_its_duplicates_found_in_a_child_or_here(
+        team: Path) -> None:
+    """The plan finds its duplicates in a forked child while it renders (`forked.in_child`),
+    where there is a CPU for one: on one CPU (`taskset -c 0`: no child) it is the same."""
+    if not shutil.which("taskset"):
+        pytest.skip("taskset (util-linux) is not installed")
+    forked = plan(team)
+    alone = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "journal_mem",
+                            "consolidate", "--json"], cwd=team, env=base_env(),
+                           capture_output=True, text=True, check=True)
+    assert json.loads(alone.stdout) == forked
+    assert any(item["kind"] == "duplicates" for item in forked)
 
 
 def test_a_scripted_curator_merges_every_cluster_and_memory_shrinks(team: Path) -> None:
