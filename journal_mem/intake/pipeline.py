@@ -257,6 +257,20 @@ def _close(item: Comparable, knew: Iterable[str], lessons: list[PendingFile]) ->
                                      reverse=True)[:room]]
 
 
+def states_no_fact(entry: Entry) -> bool:
+    """A lesson that retracts or drops keys and supersedes none states no fact of its own
+    (`replay.Replay.run`): its key, title and body are the retraction's note."""
+    return bool(entry.retracts or entry.drops) and not entry.supersedes
+
+
+def restated_problem(entry: Entry) -> str:
+    """Why a retraction may not carry the key of a fact: that fact would stay as it is."""
+    what = "retracts" if entry.retracts else "drops"
+    return (f"key: {entry.key!r} names a fact, but a lesson that {what} keys states no "
+            f"fact: [{entry.key}] would stay as it is; write the new wording as one lesson "
+            f"(--key {entry.key}) and the retraction as another")
+
+
 def knew_problem(count: int) -> str:
     """Why a lesson that knew `count` entries cannot be written, with the fix."""
     return (f"it corrects, retracts or drops {count} facts at once; at most {MAX_KNEW} in "
@@ -461,6 +475,10 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
         refuse_paths(ctx, [entry.agent], "write", entry_name(entry, "0" * 10))
     journal, whole = _ordering(ctx, concerns(entry))
     now = latest_by_key(journal.entries)
+    if states_no_fact(entry) and entry.key in now:
+        newest = dict(journal.entries).get(now[entry.key])
+        if newest is not None and newest.key == entry.key and not states_no_fact(newest):
+            raise InvalidEntry([restated_problem(entry)])
     knew = set(entry.knew) | set(newest_of(now if last is None else last, concerns(entry)))
     if last is None:  # a curator's lesson knows what its plan saw, never more
         knew.update(_close(entry, knew, _pending_lessons(ctx)))

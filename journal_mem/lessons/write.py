@@ -219,7 +219,8 @@ OPTIONS = (
     Option("--supersedes", dest="supersedes", many=True, metavar="KEY",
            help="Key this replaces (repeatable)."),
     Option("--retracts", dest="retracts", many=True, metavar="KEY",
-           help="Key to delete (repeatable)."),
+           help="Key to delete (repeatable); without --supersedes the lesson states no "
+                "fact of its own."),
     Option("--applies-to", dest="applies_to", many=True, metavar="AGENT",
            help="Other agent that must hold it, or 'all' (repeatable)."),
     Option("--valid-until", dest="valid_until", metavar="DATE",

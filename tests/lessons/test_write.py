@@ -185,6 +185,33 @@ def test_bad_from_file_names_the_file(repo: Path, tmp_path: Path, text: bytes,
     assert all_files(repo) == before
 
 
+def test_a_retraction_under_a_facts_key_is_refused_not_taken_for_a_restatement(
+        repo: Path) -> None:
+    """A lesson that retracts (or drops) keys states no fact: given the key of a live
+    fact, its words would never replace that fact's, and nothing said so (the fact
+    stayed as it was, while `log` called the lesson a correction). Refused, with the
+    fix; a retraction under its own key, written twice, is not."""
+    def write(*args: str) -> object:
+        return jmem(repo, "write", "--agent", "api", "--topic", "ci", *args, stdin="")
+
+    fact = write("--title", "The CI cache lives in /var/cache/ci", "--key", "ci-cache")
+    other = write("--title", "Builds retry twice", "--key", "ci-retry")
+    assert fact.returncode == 0 and other.returncode == 0  # type: ignore[attr-defined]
+    before = all_files(repo)
+    proc = jmem(repo, "write", "--agent", "api", "--topic", "ci", "--key", "ci-cache",
+                "--retracts", "ci-retry", "--title", "The CI cache lives in /srv/ci-cache",
+                stdin="")
+    assert proc.returncode == 1, proc.stderr
+    assert "'ci-cache' names a fact, but a lesson that retracts keys" in proc.stderr
+    assert "write the new wording as one lesson (--key ci-cache)" in proc.stderr
+    assert all_files(repo) == before
+    for _ in range(2):  # its own key: the newest entry of it states no fact either
+        proc = write("--retracts", "ci-retry", "--title", "Builds no longer retry")
+        assert proc.returncode == 0, proc.stderr  # type: ignore[attr-defined]
+    restated = write("--key", "ci-cache", "--title", "The CI cache lives in /srv/ci-cache")
+    assert restated.returncode == 0, restated.stderr  # type: ignore[attr-defined]
+
+
 def test_not_a_repository_exit_4(tmp_path: Path) -> None:
     proc = jmem(tmp_path, "write", "--agent", "a", "--topic", "t", "--title", "x")
     assert proc.returncode == 4 and "not inside a git work tree" in proc.stderr
