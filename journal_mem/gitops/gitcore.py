@@ -464,8 +464,21 @@ def symbolic_head(git_dir: str) -> str | None:
         return None
     if text.startswith("ref: "):
         name = text[5:].strip()
-        return None if name == "refs/heads/.invalid" else name
+        return name if _plain_ref(name) and name != "refs/heads/.invalid" else None
     return "" if _is_oid(text) else None
+
+
+# the characters of the ref names read from files; any other name is git's to judge
+_REF_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                       "-_./+@#%=,")
+
+
+def _plain_ref(name: str) -> bool:
+    """Whether `name` is a ref name git would take as it is, spelled plainly enough to
+    read its file: one of `_REF_CHARS` each, no empty, `.` or `..` part, no `.lock`."""
+    parts = name.split("/")
+    return (all(c in _REF_CHARS for c in name) and "" not in parts
+            and not any(p.startswith(".") or p.endswith(".lock") for p in parts))
 
 
 def has_head(root: str) -> bool:
@@ -492,7 +505,7 @@ def ref_from_files(common_dir: str, ref: str) -> str | None:
     """The commit the branch `ref` (`refs/heads/…`) holds, read from its loose file or
     `packed-refs` under `common_dir` ("" when there is no such branch); None when the
     files cannot say: ask git then."""
-    if not ref.startswith("refs/heads/") or ref == "refs/heads/.invalid" or ".." in ref:
+    if not ref.startswith("refs/heads/") or not _plain_ref(ref):
         return None
     try:
         with open(os.path.join(common_dir, *ref.split("/")), encoding="utf-8") as fh:
@@ -500,7 +513,7 @@ def ref_from_files(common_dir: str, ref: str) -> str | None:
         return value if _is_oid(value) else None
     except FileNotFoundError:
         pass
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the name
         return None
     try:
         with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as fh:

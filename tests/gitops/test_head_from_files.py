@@ -74,7 +74,11 @@ def test_what_it_cannot_read_it_leaves_to_git(tmp_path: Path) -> None:
     assert head_from_files(str(common)) is None
     assert head_from_files(str(tmp_path / "missing")) is None
     for ref in ("refs/heads/main", "refs/heads/.invalid", "refs/tags/v1", "HEAD",
-                "refs/heads/../../x"):
+                "refs/heads/../../x", "refs/heads/a\0b"):
         assert ref_from_files(str(common), ref) is None, ref
+    for text in ("ref: refs/heads/\n", "ref: refs/heads/a\0b\n"):  # git says it, or fails
+        (common / "HEAD").write_text(text)
+        assert head_from_files(str(common)) is None
+        assert current_branch(str(tmp_path), str(common)) == ""  # asked of git: not a repo
     (common / "HEAD").write_text("ref: refs/remotes/origin/main\n")
     assert current_branch(str(tmp_path), str(common)) == ""  # asked of git: not a repo
