@@ -178,6 +178,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("fsutil", "json", "hot"),
     ("hashes", "hashlib", "hot"),  # a bulk hash (a distill's), or no C hash modules
     ("gitops.gitcore", "subprocess", "hot"),
+    ("gitops.logcache", "pickle", "hot"), ("gitops.logcache", "pickle", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),
     ("journal.render", "markdown_it", "heavy"),
@@ -226,8 +227,9 @@ LAZY: list[tuple[str, str, str]] = [
     ("wake.sessions", "datetime", "hot"), ("wake.sessions", "datetime", "hot"),
 ]
 MAX_LAZY = 69  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
-# 64: a distill imports what adopts memory only when it finds some (~45 ms); 65-69: the
-# wake-up hook without `pickle` or `datetime` (~4 ms of ~35: its views are marshal)
+# 64: a distill imports what adopts memory only when it finds some (~45 ms); 65-67: the
+# wake-up hook without `pickle` or `datetime` (~4 ms of ~35: its views are marshal);
+# 68-69: `write` without `pickle` (the log cache's, ~2 ms)
 
 
 def _function_level_imports() -> list[tuple[str, str]]:
@@ -283,11 +285,14 @@ def test_hot_paths_load_no_openssl_hashes(hot: dict[str, set[str]]) -> None:
 def test_warm_hooks_load_no_pickle_or_datetime(hot: dict[str, set[str]]) -> None:
     """The hooks' pending views are plain values kept with `marshal` (`cache.Cache`, not
     of entries), their `created` an ISO text and a POSIX time: a warm hook with a
-    lesson pending imports neither `pickle` nor `datetime` (~4 ms a start)."""
+    lesson pending imports neither `pickle` nor `datetime` (~4 ms a start); `write` no
+    `pickle` (~2 ms)."""
     for path, mods in hot.items():
         if path.endswith("(warm)") and not path.startswith(("write", "recall", "hook")):
             slow = mods & {"pickle", "datetime"}
             assert not slow, f"{path}: {sorted(slow)}"
+    # `write` builds an entry (a datetime), but reads no pickled cache (`gitops.logcache`)
+    assert "pickle" not in hot["write (warm)"], sorted(hot["write (warm)"])
 
 
 def test_imports_are_at_the_top_except_the_listed_ones(hot: dict[str, set[str]]) -> None:

@@ -16,7 +16,6 @@ ever the only copy of anything.
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -60,6 +59,8 @@ def cached(root: str, rev: str, state_dir: str | None, name: str, key: object,
 
 
 def _load(path: str, key: object) -> tuple[str, Any] | None:
+    import pickle  # here: `write` and `recall` import this module and read no log
+
     try:
         with open(path, "rb") as fh:
             data = pickle.load(fh)
@@ -71,6 +72,8 @@ def _load(path: str, key: object) -> tuple[str, Any] | None:
 
 
 def _save(path: str, key: object, tip: str, answer: object) -> None:
+    import pickle
+
     data = {"version": VERSION, "key": key, "tip": tip, "answer": answer}
     try:
         replace_atomic_with(path, lambda fh: pickle.dump(data, fh, pickle.HIGHEST_PROTOCOL))
