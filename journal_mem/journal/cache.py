@@ -233,8 +233,8 @@ def load(path: str, key: object, plain: bool = False) -> tuple[str, dict[str, An
     `plain`: a file `dump` wrote with `plain`."""
     try:
         with open(path, "rb") as fh:
-            if plain:
-                data = marshal.load(fh)
+            if plain:  # from bytes: `marshal.load` reads a file a few bytes at a time
+                data = marshal.loads(fh.read())
             else:
                 import pickle
 
@@ -255,7 +255,7 @@ def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
     values only (str, bytes, numbers, None, and tuples and dicts of them)."""
     data = {"version": CACHE_VERSION, "gen": gen, "key": key, "items": items}
     if plain:
-        replace_atomic_with(path, lambda fh: marshal.dump(data, fh))
+        replace_atomic_with(path, lambda fh: fh.write(marshal.dumps(data)))
     else:
         replace_atomic_with(path, lambda fh: _pickler(fh, entries, shared).dump(data))
 
