@@ -30,6 +30,10 @@ WHOLE = ("-c", "core.splitIndex=false")
 # level took ~2.6x as long (hash-object of the state: 580 ms, not 220) for ~15% fewer
 # bytes, which `git gc` packs again at its own level anyway.
 LOOSE = ("-c", "core.looseCompression=1")
+# `write-tree` of the private index: it holds only objects known to be in the store (the
+# blobs `hash-object -w` wrote this distill, the rest read from a committed tree), so git's
+# lookup of each entry of every folder touched is skipped (at 10k lessons 57 -> 24 ms).
+KNOWN = ("--missing-ok",)
 Blobs = dict[str, tuple[str, str] | None]  # {path: (mode, blob id), or None: remove it}
 _IN_PROGRESS = (
     ("MERGE_HEAD", "a merge"),
@@ -355,11 +359,11 @@ def _folder(root: str, env: dict[str, str], prefix: str) -> str:
     """The tree id of the memory root's folder in the private index ("" when it holds
     nothing): `write-tree --prefix` fails on a prefix with no entry, and only then is the
     whole index written as a tree, which is empty when it holds nothing."""
-    res = gitcore.run([*WHOLE, *LOOSE, "write-tree", f"--prefix={prefix}/"], root, env=env,
-                      check=False)
+    res = gitcore.run([*WHOLE, *LOOSE, "write-tree", *KNOWN, f"--prefix={prefix}/"], root,
+                      env=env, check=False)
     if res.ok:
         return res.text().strip()
-    whole = gitcore.run([*WHOLE, *LOOSE, "write-tree"], root, env=env).text().strip()
+    whole = gitcore.run([*WHOLE, *LOOSE, "write-tree", *KNOWN], root, env=env).text().strip()
     if whole == gitcore.EMPTY_TREE:
         return ""
     raise GitError(f"git write-tree --prefix={prefix}/ failed in {root}: "
