@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -175,11 +176,11 @@ def test_a_file_rewritten_within_its_mtime_s_tick_is_hashed_again(tmp_path: Path
     assert git(repo, "status", "--porcelain").stdout == ""
 
 
-def test_an_index_that_changed_before_the_lock_was_taken_is_not_overwritten(
+def test_an_index_that_changed_under_the_lock_is_not_overwritten(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index the new one was computed from is compared, by digest, with the one found
     under `index.lock`: when they differ (a git command wrote it meanwhile) nothing is
-    written, and the index is computed again from the one found."""
+    written, and the next attempt starts from the index found then."""
     repo = make_repo(tmp_path / "r")
     state = tmp_path / "state"
     state.mkdir()
@@ -192,7 +193,8 @@ def test_an_index_that_changed_before_the_lock_was_taken_is_not_overwritten(
     def reading(git_dir: str) -> bytes:
         data = read(git_dir)
         reads.append(data)
-        return data + b"written meanwhile" if len(reads) == 2 else data  # under the lock
+        # the early one (1), the one `_publish` starts from (2), the one under the lock (3)
+        return data + b"written meanwhile" if len(reads) == 3 else data
 
     def computing(*args: object, **kw: object) -> bytes:
         computed.append(args[2])  # type: ignore[arg-type]
@@ -201,5 +203,42 @@ def test_an_index_that_changed_before_the_lock_was_taken_is_not_overwritten(
     monkeypatch.setattr(memgit, "_read_index", reading)
     monkeypatch.setattr(memgit, "_new_index", computing)
     assert memgit.commit(str(repo), ROOT, [rel], "jmem distill: 1", str(state), "main")
-    assert len(computed) == 2 and len(reads) == 4  # computed again, then written
+    # refused under the lock; the next attempt finds the index the early one was made from
+    assert len(computed) == 1 and len(reads) == 5
     assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_work_staged_while_the_tree_is_built_stays_staged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new index is computed early, while the tree is built (`_EarlyIndex`): a `git
+    add` of the user's meanwhile makes it stale, and it is computed again from the index
+    the user's `add` wrote, which keeps their staged file."""
+    repo = make_repo(tmp_path / "r")
+    state = tmp_path / "state"
+    state.mkdir()
+    rel = f"{ROOT}/a/MEMORY.md"
+    write(repo, rel, "m\n")
+    write(repo, "user.txt", "staged by the user\n")
+    computed: list[bytes] = []
+    new_index, tree = memgit._new_index, memgit._tree
+
+    def computing(*args: object, **kw: object) -> bytes:
+        made = new_index(*args, **kw)  # type: ignore[arg-type]
+        computed.append(made)
+        return made
+
+    def building(*args: object, **kw: object) -> tuple[str, str]:
+        deadline = time.monotonic() + 30
+        while not computed and time.monotonic() < deadline:
+            time.sleep(0.01)  # the early index is made: now the user stages their work
+        assert computed
+        git(repo, "add", "user.txt")
+        return tree(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memgit, "_new_index", computing)
+    monkeypatch.setattr(memgit, "_tree", building)
+    assert memgit.commit(str(repo), ROOT, [rel], "jmem distill: 1", str(state), "main")
+    assert len(computed) == 2  # the early one, stale; then from the index found
+    assert git(repo, "diff", "--cached", "--name-only").stdout == "user.txt\n"
+    assert git(repo, "show", f"HEAD:{rel}").stdout == "m\n"
+    assert git(repo, "status", "--porcelain").stdout == "A  user.txt\n"
