@@ -85,11 +85,12 @@ GOALS = (
      "memory, `memgit.refs_same`; but every fact is made again from its kept row and the "
      "kept state "
      "is loaded whole, and written as deltas); the render of every agent's MEMORY.md "
-     "and the changed topics (~50 ms) and what changed written (~45 ms); and 15 git "
+     "and the changed topics (~50 ms) and what changed written (~45 ms); and 16 git "
      "processes (~100 ms of git; HEAD, the branch and its tip are read from git's files): "
-     "`status` of the memory root, `hash-object` (the 0.8 MB distill-state.json among "
-     "them), the memory folder's tree from a kept private index, one `mktree` per folder "
-     "above it, `commit-tree`, the checkout's index updated by path"),
+     "`status` of the memory root, two `hash-object` side by side (the 0.8 MB "
+     "distill-state.json alone), the memory folder's tree from a kept private index "
+     "(`write-tree --missing-ok`), one `mktree` per folder above it, `commit-tree`, and "
+     "meanwhile the checkout's index updated by path on a copy"),
     ("distill, full 10k", "distill, full, 10k lessons", 150.0,
      "parsing and validating 10k entries (secret scan included; on two cores a forked "
      "child parses half), folding them, rendering 600 topic files and one commit"),
