@@ -298,29 +298,39 @@ def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
     then apply `distill.stale_refs` to facts whose refs are all gone by their history. A
     hand-written citation is judged from the commit that added its entry."""
     facts = list(result.facts.values())
-    pairs = [(f.key, (*f.cited, *(r for r in f.refs
-                                  if split(r)[1] and r not in recorded_refs(f.cited))))
-             for f in facts if f.cited or f.refs]  # most cite nothing: no generator each
-    pairs = [p for p in pairs if p[1]]
+    # most cite nothing: nothing is called for them
+    pairs = [(f.key, refs) for f in facts if (f.cited or f.refs) and (refs := _to_follow(f))]
     head = gitcore.resolve(root, rev) if pairs else None
     if head is None:
         return
-    paths = {f.key: f.path for f in facts}
     added: list[dict[str, str]] = []
 
     def unrecorded(key: str, ref: str) -> Cited | None:
         if not added:
             added.append(lineage.read(root, head, memory_root, state_dir).added)
-        return recorded_at(root, added[0].get(paths[key]) or head, key, ref)
+        return recorded_at(root, added[0].get(result.facts[key].path) or head, key, ref)
 
     result.judged = head
     result.code = follow(root, head, pairs, state_dir=state_dir, unrecorded=unrecorded)
-    _stale_facts(result, facts, root, head, config)
+    # a fact with recorded citations is one of `pairs`: the others are not walked again
+    _stale_facts(result, [result.facts[key] for key, _ in pairs], root, head, config)
+
+
+def _to_follow(fact: Fact) -> tuple[str, ...]:
+    """What `follow` judges of a fact: its recorded citations, then each ref with an
+    anchor that none of them records (the recorded ones parsed once per fact, not once
+    per ref)."""
+    anchored = [r for r in fact.refs if split(r)[1]]
+    if anchored and fact.cited:
+        recorded = recorded_refs(fact.cited)
+        anchored = [r for r in anchored if r not in recorded]
+    return (*fact.cited, *anchored)
 
 
 def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
                  config: Config) -> None:
-    """Facts with recorded citations whose refs are all gone."""
+    """Facts with recorded citations whose refs are all gone (`facts`: those that may
+    have some)."""
     gone: dict[str, list[str]] = {}
     with memgit.ref_checker(root, head) as exists:
         for fact in facts:

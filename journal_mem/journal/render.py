@@ -325,6 +325,8 @@ def _inputs(max_lines: int, taken: tuple[str, ...], facts: list[Fact],
             code: dict[str, list[CodeChange]]) -> tuple[object, ...]:
     """What `render_topic` reads besides its facts' rows: the room, the agent's other
     topics, and the text of each change of the code its facts cite."""
+    if not code:  # no fact cites changed code: the facts are not walked (each topic, each agent)
+        return (max_lines, taken, ())
     return (max_lines, taken,
             tuple((f.key, tuple(c.text() for c in code[f.key])) for f in facts if f.key in code))
 
