@@ -154,8 +154,9 @@ def write_files(layout: Layout, changed: dict[str, bytes], deleted: list[str]) -
             pass
     # Old blobs stay recorded until a commit holds them: an earlier distill killed
     # after `git add` left them staged, and a later one killed before its own
-    # `git add` must not take them for hand edits (found by the kill -9 suite).
-    remember(layout, blobs, gone, keep_old=True)
+    # `git add` must not take them for hand edits (found by the kill -9 suite). The
+    # history holds these blobs since the first call: it is not read and written again.
+    remember(layout, blobs, gone, keep_old=True, joined=True)
 
 
 def repo_rel(layout: Layout, rel: str) -> str:
@@ -193,11 +194,14 @@ def ever_written(layout: Layout) -> dict[str, list[str]]:
     return {str(k): [str(b) for b in v] for k, v in data.items() if isinstance(v, list)}
 
 
-def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool) -> None:
+def remember(layout: Layout, blobs: dict[str, str], gone: list[str], keep_old: bool,
+             joined: bool = False) -> None:
     """Record the blob ids about to be written (`keep_old`: besides the old ones, else
     only them); `gone` paths are forgotten (deleted, or committed). Every blob also
-    joins the paths' history (`ever_written`), which forgets only the oldest."""
-    if blobs:
+    joins the paths' history (`ever_written`), which forgets only the oldest; `joined`:
+    these blobs joined it already (the same call made before the files were written),
+    and joining again would write it as it is."""
+    if blobs and not joined:
         history = ever_written(layout)
         for path, blob in blobs.items():
             kept = [b for b in history.get(path, []) if b != blob]

@@ -11,6 +11,7 @@ date (so expiry cannot make the check flap) and its commit.
 from __future__ import annotations
 
 import json
+from itertools import repeat
 
 SCHEMA = 1
 
@@ -83,7 +84,7 @@ def parse_state(data: bytes) -> FoldState | None:
         return None
     if raw.get("schema") != SCHEMA or not isinstance(folded, list):
         return None
-    if not all(isinstance(p, str) for p in folded):
+    if not all(map(isinstance, folded, repeat(str))):  # in C: 100k paths at 100k lessons
         return None
     judged = raw.get("judged", "")
     if not isinstance(judged, str):
