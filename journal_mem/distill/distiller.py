@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
+import operator
 import os
 import sqlite3
 import time
@@ -233,8 +235,13 @@ def _stale(step: folding.Step, journal: Journal, new: set[str]) -> dict[str, str
     gone = sorted((k, why) for k, why in step.after.removed.items() if why.startswith("refs gone"))
     if not gone:
         return {}  # the journal's 100k entries are not walked for the new lessons' keys
-    new_keys = {entry.key for rel, entry in journal.entries if rel in new}
+    # the new lessons' entries found in C: the journal's 100k rows are not walked in Python
+    stated = itertools.compress(journal.entries, map(new.__contains__, map(_PATH, journal.entries)))
+    new_keys = {entry.key for _, entry in stated}
     return {k: why for k, why in gone if k in step.before or k in new_keys}
+
+
+_PATH = operator.itemgetter(0)  # an entry's path in `Journal.entries`
 
 
 def _changed(layout: Layout, step: folding.Step,

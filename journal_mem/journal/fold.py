@@ -388,7 +388,7 @@ def _facts_since(result: Fold, facts: Mapping[str, FactRow],
     # in the rows' order, sorted but for the keys the last fold added: sorting them is
     # merging a few runs (a set of 56k keys at 100k lessons took ~30 ms to sort); each
     # kept fact made from its row in C (`_from_row`), not one Python call per fact
-    kept = [key for key in facts if key not in redo]
+    kept = list(itertools.filterfalse(redo.__contains__, facts))  # in C
     new = [(key, acc) for key, acc in redo.items() if acc is not None]
     result.facts = dict(sorted(
         itertools.chain(zip(kept, map(_from_row, map(facts.__getitem__, kept)), strict=True),
