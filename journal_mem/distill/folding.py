@@ -144,7 +144,8 @@ def keep_topics(ctx: Context, step: Step) -> None:
     disk: under the token of its fold (none: nothing is kept, the renderings on disk name
     another fold), each file with its stamp when it has settled (`files.settled_stamp`),
     else with the digest of the bytes it was rendered as (`files.digest`), which the next
-    distill compares with the file's instead of rendering it again."""
+    distill compares with the file's instead of rendering it again; a reused file not
+    rendered again keeps the stamp it was found to hold."""
     if not step.token:
         return
     layout = ctx.layout
@@ -161,7 +162,10 @@ def keep_topics(ctx: Context, step: Step) -> None:
             return settled
         data = rendered.files.get(rel)
         if data is None and rel in rendered.kept:
-            data = rendered.kept[rel][1].rendered(name)
+            held, again, _ = rendered.kept[rel]
+            data = again.rendered(name)
+            if data is None:  # not rendered again: the file held `held` (`_changed`), so
+                return held  # it still does; distills seconds apart render it no more
         return digest(data) if data is not None else None
 
     for (agent, topic), (keys, inputs, names, evicted, where) in rendered.topics.items():

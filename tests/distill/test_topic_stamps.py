@@ -110,6 +110,43 @@ def test_a_file_written_just_now_is_kept_by_its_digest(repo: Path, reads: list[s
     assert _distill(repo, check=True, rebuild=True).status == "unchanged"
 
 
+def test_distills_seconds_apart_do_not_render_a_reused_topic_again(
+        repo: Path, reads: list[str]) -> None:
+    """Three distills, each within the two seconds that keep a file unstamped: a topic the
+    second distill reused (found to hold its digest) keeps that digest, so the third
+    neither renders it again nor reads it to compare (an agent committing every few
+    seconds re-rendered each such topic at every other distill)."""
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    for n in (2, 3):
+        lesson(repo, "api", f"b{n}", n * 5, topic="beta", title=f"Beta lesson {n}")
+        reads.clear()
+        assert _distill(repo).status == "distilled"
+        assert ALPHA not in reads and BETA in reads
+    layout = repo_module.open_context(str(repo)).layout
+    topics = TopicStore(layout.state_dir, code_key()).topics
+    assert all(stamp is not None for value in topics.values() for _, stamp in value[2])
+    assert _distill(repo, check=True, rebuild=True).status == "unchanged"
+
+
+def test_a_carried_digest_still_finds_a_change_within_its_tick(
+        repo: Path, reads: list[str]) -> None:
+    """The digest a reused topic carries to the next distill is the one its file was
+    checked against: a hand edit after that distill (same size, mtime put back) is
+    still found."""
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
+    assert _distill(repo).status == "distilled"
+    target = repo / MEM / ALPHA
+    was = target.stat()
+    target.write_bytes(target.read_bytes().replace(b"Alpha lesson one", b"Alpha lesson 0ne"))
+    os.utime(target, ns=(was.st_atime_ns, was.st_mtime_ns))
+    reads.clear()
+    out = _distill(repo, check=True)
+    assert ALPHA in reads and out.status == "would-change" and ALPHA in out.written
+
+
 def test_a_file_changed_within_its_tick_is_found_by_its_digest(
         repo: Path, reads: list[str]) -> None:
     """Same size, mtime put back, right after the distill wrote it: its bytes are not the
