@@ -30,6 +30,7 @@ from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
 from journal_mem.errors import OK, REFUSED, ConfigError, JournalMemError, LockHeld
 from journal_mem.gitops import gitcore, memgit, mergedriver
+from journal_mem.journal.cache import HeldWrites, holding
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
@@ -127,11 +128,13 @@ def _retrying(ctx: Context, opts: Options) -> Outcome:
 
 def distill_locked(ctx: Context, opts: Options) -> Outcome:
     """One distill by a caller that already holds the distill lock (`distill --push`)."""
-    with collector_paused():  # it makes a fact, a file, a key for each of 10k lessons
-        return _locked(ctx, opts)
+    # it makes a fact, a file, a key for each of 10k lessons; its caches are written while
+    # it waits on git for its commit (`cache.HeldWrites`)
+    with collector_paused(), holding() as caches:
+        return _locked(ctx, opts, caches)
 
 
-def _locked(ctx: Context, opts: Options) -> Outcome:
+def _locked(ctx: Context, opts: Options, caches: HeldWrites) -> Outcome:
     layout, config = ctx.layout, ctx.config
     if not os.path.isdir(layout.main_memory):
         raise ConfigError(f"no memory root at {layout.main_memory}: nothing to distill",
@@ -181,6 +184,7 @@ def _locked(ctx: Context, opts: Options) -> Outcome:
     if writing:
         folding.keep_topics(ctx, step)
     if committing:
+        caches.start()
         _commit(ctx, out, step, journal, status, adopted, branch, looked)
     elif writing and out.status == "distilled":  # readable later by the blob id recorded
         memgit.store(ctx.repo.main_root, [files.repo_rel(layout, p) for p in out.written])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
+import functools
 import io
 import itertools
 import marshal
@@ -21,7 +22,7 @@ from journal_mem.fsutil import replace_atomic_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from pickle import Pickler
     from typing import Any, TypeVar
 
@@ -260,6 +261,81 @@ def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
         replace_atomic_with(path, lambda fh: _pickler(fh, entries, shared).dump(data))
 
 
+def _replace(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
+             shared: bool = False, plain: bool = False) -> None:
+    """`dump` a cache's base file, then remove the delta that was over the old one."""
+    dump(path, gen, key, items, entries, shared=shared, plain=plain)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path + ".delta")
+
+
+# --- writes held while a distill waits on git ---------------------------------------
+
+_HELD: list[HeldWrites] = []  # who holds this process's cache writes, while one does
+
+
+def write(op: Callable[[], object]) -> None:
+    """Write a cache file now (`op`), or hold the write for `HeldWrites` (and anything
+    that must come after the writes held so far). A held write's values are never
+    changed after it is made: each save builds the dicts it writes."""
+    if _HELD:
+        _HELD[-1].ops.append(op)
+    else:
+        op()
+
+
+class HeldWrites:
+    """The cache writes of one distill, held (`holding`) until `start` runs them in a
+    thread while the distill waits on git's processes for its commit; those held after
+    `start`, and all of them when nothing started, run at the end, in order. A write
+    that fails with `OSError` leaves a cache only slower, as it always did."""
+
+    def __init__(self) -> None:
+        self.ops: list[Callable[[], object]] = []
+        self.thread: Any = None
+        self.failed: BaseException | None = None
+
+    def start(self) -> None:
+        """Run the writes held so far in a thread."""
+        import threading
+
+        ops, self.ops = self.ops, []
+        self.thread = threading.Thread(target=self._run, args=(ops,), daemon=True)
+        self.thread.start()
+
+    def _run(self, ops: list[Callable[[], object]]) -> None:
+        try:
+            _run_all(ops)
+        except BaseException as exc:  # raised again by `finish`, in the distill's thread
+            self.failed = exc
+
+    def finish(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+        ops, self.ops = self.ops, []
+        _run_all(ops)
+        if self.failed is not None:
+            raise self.failed
+
+
+def _run_all(ops: list[Callable[[], object]]) -> None:
+    for op in ops:
+        with contextlib.suppress(OSError):  # a cache we cannot write is only slower
+            op()
+
+
+@contextlib.contextmanager
+def holding() -> Iterator[HeldWrites]:
+    """Hold this process's cache writes (`HeldWrites`) until the block ends."""
+    held = HeldWrites()
+    _HELD.append(held)
+    try:
+        yield held
+    finally:
+        _HELD.remove(held)
+        held.finish()
+
+
 class Cache:
     """A base file and a delta of what changed since it: writing 20 new entries must not
     rewrite 100k cached ones (the delta is folded into the base once it grows). A cache
@@ -285,18 +361,14 @@ class Cache:
         # none gone since the base: a keys view's subset test looks each one up (two sets
         # of 100k paths took ~26 ms, this ~7)
         if self.base and small and self.base.keys() <= new.keys():
-            dump(self.path + ".delta", self.gen, self.key, diff, self.entries,
-                 plain=not self.entries)
+            write(functools.partial(dump, self.path + ".delta", self.gen, self.key, diff,
+                                     self.entries, plain=not self.entries))
             return
         # No memo (`shared`): 100k entries would load in two thirds of the time, but the
         # unpickler keeps each entry's field tuple until the load ends, and the distill's
         # peak at 100k rose 20-35 MB.
-        dump(self.path, os.urandom(8).hex(), self.key, new, self.entries,
-             plain=not self.entries)
-        try:
-            os.unlink(self.path + ".delta")
-        except FileNotFoundError:
-            pass
+        write(functools.partial(_replace, self.path, os.urandom(8).hex(), self.key, new,
+                                 self.entries, plain=not self.entries))
 
 
 # --- the last render's topics, reused where their input is the same --------------
@@ -348,12 +420,12 @@ class TopicStore:
                        if base.get(name) != value}
             gone = [name for name in base if name not in topics]
             if len(changed) + len(gone) <= max(50, len(base) // 5):
-                dump(self.path + ".delta", token, ("topics", self.code, self.base_token),
-                     {"set": changed, "gone": gone}, entries=False)
+                write(functools.partial(
+                    dump, self.path + ".delta", token, ("topics", self.code, self.base_token),
+                    {"set": changed, "gone": gone}, entries=False))
                 return
-        dump(self.path, token, ("topics", self.code), topics, entries=False)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path + ".delta")
+        write(functools.partial(_replace, self.path, token, ("topics", self.code), topics,
+                                 entries=False))
 
 
 # --- the last fold, kept to compare the next one with ------------------------------
@@ -445,24 +517,25 @@ class FoldCache:
             gone = sorted(base.keys() - keys)
             if len(changed) + len(gone) <= max(1000, len(base) // 5):
                 delta = {"set": changed, "gone": gone, "token": token}
-                dump(self.path + ".delta", signature, (*_FOLD, self.token), delta,
-                     entries=False)
+                write(functools.partial(dump, self.path + ".delta", signature,
+                                         (*_FOLD, self.token), delta, entries=False))
                 self.delta_gen, self.delta, self._rows = signature, delta, None
                 return token
-        # shared: a topic, a type, an agent's name is one object in 56k rows (at 100k
-        # lessons it loads back in half the time, as fewer objects)
-        # plain tuples: a row given as the fact it is (a named tuple) would pickle its class
-        rows = dict(zip(facts, map(tuple, facts.values()), strict=True))
-        dump(self.path, signature, _FOLD, {"rows": rows, "token": token}, entries=False,
-             shared=True)
+        write(functools.partial(_replace_rows, self.path, signature, facts, token))
         self.gen, self.base, self.token, self.delta_gen, self.delta = (
             signature, facts, token, "", {})
         self._rows = None
-        try:
-            os.unlink(self.path + ".delta")
-        except FileNotFoundError:
-            pass
         return token
+
+
+def _replace_rows(path: str, signature: str, facts: dict[str, tuple[Any, ...]],
+                  token: str) -> None:
+    # shared: a topic, a type, an agent's name is one object in 56k rows (at 100k
+    # lessons it loads back in half the time, as fewer objects)
+    # plain tuples: a row given as the fact it is (a named tuple) would pickle its class
+    rows = dict(zip(facts, map(tuple, facts.values()), strict=True))
+    _replace(path, signature, _FOLD, {"rows": rows, "token": token}, entries=False,
+             shared=True)
 
 
 _FOLD = ("fold", 2)  # 2: rows and a token
@@ -569,18 +642,19 @@ class ReplayCache:
             delta = {"rows": {**self.delta.get("rows", {}), **fields["rows"]},
                      "paths": {*self.delta.get("paths", ()), *fields["paths"]},
                      "small": small, "token": os.urandom(8).hex()}
-            dump(self.path + ".delta", self.gen, self.key, delta, entries=False)
+            write(functools.partial(dump, self.path + ".delta", self.gen, self.key, delta,
+                                     entries=False))
             self.delta = delta
             return str(delta["token"])
         gen = os.urandom(8).hex()
         # shared: a row's path is an object of `paths`, its agents' names the journal's
         # (100k keys at 100k lessons: 20 MB less to load back)
-        dump(self.path, gen, self.key, {"rows": fields["rows"], "paths": fields["paths"],
-                                         "small": small}, entries=False, shared=True)
+        write(functools.partial(
+            _replace, self.path, gen, self.key,
+            {"rows": fields["rows"], "paths": fields["paths"], "small": small},
+            entries=False, shared=True))
         self.gen, self.base, self.delta = gen, {}, {}
         self.size = len(fields["rows"])
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path + ".delta")
         return gen
 
 
@@ -654,15 +728,15 @@ class RulesStore:
                        if base.get(group) is not keys}
             gone = [group for group in base if group not in groups]
             if len(changed) + len(gone) <= max(1000, len(base) // 5):
-                dump(self.path + ".delta", replay, (_RULES, self.base_gen),
-                     {"ruled": {**fields, "groups": {}}, "set": changed, "gone": gone,
-                      "fold": fold, "staled": staled}, entries=False, shared=True)
+                write(functools.partial(
+                    dump, self.path + ".delta", replay, (_RULES, self.base_gen),
+                    {"ruled": {**fields, "groups": {}}, "set": changed, "gone": gone,
+                     "fold": fold, "staled": staled}, entries=False, shared=True))
                 return
-        dump(self.path, replay, _RULES, {"ruled": fields, "fold": fold, "staled": staled},
-             entries=False, shared=True)
+        write(functools.partial(
+            _replace, self.path, replay, _RULES,
+            {"ruled": fields, "fold": fold, "staled": staled}, entries=False, shared=True))
         self.base_gen, self.base = replay, dict(groups)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path + ".delta")
 
 
 def save_replay_head(state_dir: str, token: str, commit: str) -> None:

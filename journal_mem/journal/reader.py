@@ -46,6 +46,7 @@ from journal_mem.journal.cache import (
     entry_row,
     parsed_entry,
     share,
+    write,
 )
 from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import (
@@ -265,7 +266,7 @@ class _Files:
         if self.changed or len(self.new) != len(self.cache.items):
             self.cache.save(self.new)
         made, self.made = self.made, []
-        drop_rows(made)
+        write(functools.partial(drop_rows, made))  # once the cache holds them
 
 
 # A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)

@@ -538,3 +538,43 @@ def test_an_item_gone_since_the_base_does_not_come_back_from_it(tmp_path: Path) 
     shrunk.save(kept)
     assert not os.path.exists(path + ".delta")  # one gone: a new base
     assert Cache(path, "k", True, entries=False).items == kept
+
+
+def test_held_cache_writes_wait_for_start_and_keep_their_order(tmp_path: Path) -> None:
+    """Under `holding`, a save writes nothing until `start`; the writes held then run in
+    their order in a thread, those held after it once that thread is done, and all are
+    on disk when the block ends. A save's token is given at once."""
+    import threading
+
+    ran: list[tuple[str, bool]] = []
+    state = tmp_path / "state"
+    fold = cache.FoldCache(str(state))
+    with cache.holding() as held:
+        token = fold.save("one", {"a": _row("a", ("api",))})
+        cache.write(lambda: ran.append(("first", threading.current_thread() is main)))
+        assert token and not (state / "cache" / "fold.pickle").exists()
+        main = threading.current_thread()
+        held.start()
+        cache.write(lambda: ran.append(("after start", threading.current_thread() is main)))
+    assert ran == [("first", False), ("after start", True)]
+    assert cache.FoldCache(str(state)).rows_of(token) == {"a": _row("a", ("api",))}
+
+
+def test_a_held_write_that_fails_leaves_a_cache_slower_and_others_written(
+        tmp_path: Path) -> None:
+    """An `OSError` of a held write is what it always was (only slower next time); the
+    writes after it run; any other failure is raised where the block ends."""
+    state = tmp_path / "state"
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "cache").write_text("a file where the cache directory would be")
+    with cache.holding() as held:
+        cache.FoldCache(str(tmp_path / "blocked")).save("one", {"a": _row("a", ("api",))})
+        token = cache.FoldCache(str(state)).save("two", {"b": _row("b", ("web",))})
+        held.start()
+    assert cache.FoldCache(str(state)).rows_of(token) == {"b": _row("b", ("web",))}
+    with pytest.raises(ZeroDivisionError), cache.holding() as held:
+        cache.write(lambda: 1 / 0)
+        held.start()
+    with cache.holding():
+        pass  # nothing held is nothing written
+    assert not cache._HELD

@@ -1,0 +1,72 @@
+"""A distill writes its caches while it waits on git for its commit (`cache.Held`).
+
+In-process distills on a real repository, with `cache.dump` and the commit watched.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from distill_helpers import lesson
+
+from journal_mem import repo as repo_module
+from journal_mem.distill import distiller
+from journal_mem.gitops import indexlock, memgit
+from journal_mem.journal import cache
+
+CACHES = {"entries.pickle", "fold.pickle", "replay.pickle", "rules.pickle", "topics.pickle"}
+
+
+def _distill(main: Path, **options: bool) -> distiller.Outcome:
+    return distiller.distill(repo_module.open_context(str(main)), distiller.Options(**options))
+
+
+@pytest.fixture
+def watched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(who, file) for each cache file written: "main" or "thread", by which thread; and
+    ("commit", "") when the distill's commit starts."""
+    seen: list[tuple[str, str]] = []
+    dump, commit = cache.dump, memgit.commit
+    main = threading.current_thread()
+
+    def spy_dump(path: str, *args: object, **kwargs: object) -> None:
+        seen.append(("main" if threading.current_thread() is main else "thread",
+                     os.path.basename(path).removesuffix(".delta")))
+        dump(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def spy_commit(*args: object, **kwargs: object) -> str | None:
+        seen.append(("commit", ""))
+        return commit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "dump", spy_dump)
+    monkeypatch.setattr(memgit, "commit", spy_commit)
+    monkeypatch.setattr(indexlock, "QUIET_S", 0.0)
+    return seen
+
+
+def test_a_committing_distill_writes_its_caches_while_git_commits(
+        repo: Path, watched: list[tuple[str, str]]) -> None:
+    lesson(repo, "api", "a1", topic="alpha")
+    lesson(repo, "web", "w1", topic="beta")
+    assert _distill(repo).status == "distilled"
+    written = {name for who, name in watched if who == "thread"}
+    assert written >= CACHES
+    assert not {name for who, name in watched if who == "main"} & CACHES
+    # on disk when the distill returns: the next one goes on from them
+    lesson(repo, "api", "a2", 5, topic="alpha")
+    watched.clear()
+    out = _distill(repo)
+    assert out.status == "distilled" and out.new_lessons == ["api/journal/2026-05-01-a2.md"]
+    assert _distill(repo, check=True, rebuild=True).status == "unchanged"
+
+
+def test_a_distill_that_commits_nothing_writes_its_caches_itself(
+        repo: Path, watched: list[tuple[str, str]]) -> None:
+    lesson(repo, "api", "a1", topic="alpha")
+    assert _distill(repo, commit=False).status == "distilled"
+    assert ("commit", "") not in watched
+    assert {name for who, name in watched if who == "main"} >= CACHES
+    assert not cache._HELD
