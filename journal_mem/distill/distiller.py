@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import itertools
 import operator
 import os
@@ -30,7 +31,7 @@ from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
 from journal_mem.errors import OK, REFUSED, ConfigError, JournalMemError, LockHeld
 from journal_mem.gitops import gitcore, memgit, mergedriver
-from journal_mem.journal.cache import HeldWrites, holding
+from journal_mem.journal.cache import HeldWrites, holding, write
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
@@ -181,8 +182,8 @@ def _locked(ctx: Context, opts: Options, caches: HeldWrites) -> Outcome:
     out.adopted = adopted.lines
     prefix = layout.memory_root + "/"
     _write(layout, opts, step, out, {p.removeprefix(prefix) for _, p in status})
-    if writing:
-        folding.keep_topics(ctx, step)
+    if writing:  # its files' stamps are taken with the caches' writes
+        write(functools.partial(folding.keep_topics, ctx, step))
     if committing:
         caches.start()
         _commit(ctx, out, step, journal, status, adopted, branch, looked)

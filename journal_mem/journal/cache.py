@@ -9,6 +9,7 @@ entry model is imported only when a cache holding entries is written or read bac
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import copyreg
 import functools
@@ -278,9 +279,9 @@ def write(op: Callable[[], object]) -> None:
     """Write a cache file now (`op`), or hold the write for `HeldWrites` (and anything
     that must come after the writes held so far). A held write's values are never
     changed after it is made: each save builds the dicts it writes."""
-    if _HELD:
+    if _HELD and _HELD[-1].writer != _thread.get_ident():
         _HELD[-1].ops.append(op)
-    else:
+    else:  # not held, or by the thread that writes them (a held op that saves)
         op()
 
 
@@ -293,6 +294,7 @@ class HeldWrites:
     def __init__(self) -> None:
         self.ops: list[Callable[[], object]] = []
         self.thread: Any = None
+        self.writer = -1  # the thread that writes them, once started
         self.failed: BaseException | None = None
 
     def start(self) -> None:
@@ -304,6 +306,7 @@ class HeldWrites:
         self.thread.start()
 
     def _run(self, ops: list[Callable[[], object]]) -> None:
+        self.writer = _thread.get_ident()
         try:
             _run_all(ops)
         except BaseException as exc:  # raised again by `finish`, in the distill's thread
