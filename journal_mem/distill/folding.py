@@ -54,6 +54,7 @@ class Step:
     replay: str = ""  # the token of its replay as kept (`cache.ReplayCache`; "" if not)
     changed: set[str] | None = None  # the keys of `rows` whose row differs from `before`'s
     topics: TopicStore | None = None  # the topic renderings `rendered` reused, as loaded
+    memory: TopicStore | None = None  # and the MEMORY.md files
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
@@ -96,9 +97,11 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
                if after.redone is not None and after.rows_from is before
                else changed_rows(before, rows))
     store = TopicStore(layout.state_dir, code_key())
+    memory = TopicStore(layout.state_dir, code_key(), MEMORY)
     rendered_from = kept.rows_of(store.token)  # the fold those renderings were made from
     earlier = Earlier(store.topics, rendered_from,
-                      changed if rendered_from is before else None
+                      changed if rendered_from is before else None,
+                      memory.topics if memory.token == store.token else {}
                       ) if rendered_from is not None else None
     rendered = render(after, agents, config.budget, earlier)
     folded = tuple(sorted(map(_PATH, journal.entries)))  # in C: 100k at 100k lessons
@@ -108,10 +111,11 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
         rules.save(after.ruled.fields(), replay, token,
                    {key: fact_row(fact) for key, fact in after.staled.items()})
     return Step(date, agents, after, rows, rendered, state, base, before, folded, token,
-                replay, changed, store)
+                replay, changed, store, memory)
 
 
 _PATH = operator.itemgetter(0)  # an entry's path in `Journal.entries`
+MEMORY = "memory"  # the cache of the MEMORY.md files (`cache.TopicStore`)
 
 
 def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache,
@@ -145,7 +149,8 @@ def keep_topics(ctx: Context, step: Step) -> None:
     another fold), each file with its stamp when it has settled (`files.settled_stamp`),
     else with the digest of the bytes it was rendered as (`files.digest`), which the next
     distill compares with the file's instead of rendering it again; a reused file not
-    rendered again keeps the stamp it was found to hold."""
+    rendered again keeps the stamp it was found to hold. Each agent's MEMORY.md is kept
+    as its text (`render.MemoryCache`)."""
     if not step.token:
         return
     layout = ctx.layout
@@ -173,6 +178,8 @@ def keep_topics(ctx: Context, step: Step) -> None:
         topics[(agent, topic)] = (keys, inputs, stamped, evicted, where)
     store = step.topics or TopicStore(layout.state_dir, code_key())
     store.save(topics, step.token)
+    memory = step.memory or TopicStore(layout.state_dir, code_key(), MEMORY)
+    memory.save(rendered.memory, step.token)
 
 
 def committed_state(ctx: Context, disk: bytes | None = None,

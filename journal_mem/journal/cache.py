@@ -377,8 +377,8 @@ class Cache:
 # --- the last render's topics, reused where their input is the same --------------
 
 
-def topics_path(state_dir: str) -> str:
-    return os.path.join(cache_dir(state_dir), "topics.pickle")
+def topics_path(state_dir: str, name: str = "topics") -> str:
+    return os.path.join(cache_dir(state_dir), f"{name}.pickle")
 
 
 class TopicStore:
@@ -392,10 +392,11 @@ class TopicStore:
     settled stamps; pickling them all took ~65 ms of each distill). The base is written
     again once the delta holds more than a fifth of it. A reused topic is kept as the
     very values it was loaded as, so telling it from the base's compares objects, not
-    their contents."""
+    their contents. `name` "memory": each agent's MEMORY.md, kept the same way
+    (`render.MemoryCache`)."""
 
-    def __init__(self, state_dir: str, code: str) -> None:
-        self.path, self.code = topics_path(state_dir), code
+    def __init__(self, state_dir: str, code: str, name: str = "topics") -> None:
+        self.path, self.code = topics_path(state_dir, name), code
         self.base_token, base = load(self.path, ("topics", code))
         self.base: dict[Any, Any] = base
         gen, delta = (load(self.path + ".delta", ("topics", code, self.base_token))

@@ -290,10 +290,18 @@ TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
                                           dict[str, str]]]
 
 
+# An agent's MEMORY.md, with what decides its reuse besides its topics: (the rest of its
+# input (`_memory_inputs`), its text, its fact lines). It is reused when every one of the
+# agent's topics is (so are its facts, their order and where each is placed) and the
+# rest of its input is the same.
+MemoryCache = dict[str, tuple[tuple[object, ...], str, int]]
+
+
 @dataclass(frozen=True)
 class Earlier:
     """An earlier render's topics (`Rendered.topics`) and the facts of the fold they were
-    rendered from, as rows (`fold.fact_row`, as `cache.FoldCache` keeps them)."""
+    rendered from, as rows (`fold.fact_row`, as `cache.FoldCache` keeps them); `memory`:
+    its MEMORY.md files (`Rendered.memory`), when kept with those topics."""
 
     topics: TopicCache
     rows: dict[str, FactRow]
@@ -301,6 +309,7 @@ class Earlier:
     # that `rows` lacks), when the caller compared them already (`cache.changed_rows`);
     # else the render compares
     changed: set[str] | None = None
+    memory: MemoryCache = field(default_factory=dict)
 
 
 def code_key() -> str:
@@ -373,13 +382,14 @@ class Again:
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
     `kept`: the topic files reused from the earlier render, with their stamps (path ->
-    (stamp, its topic rendered again, its name)); `topics`: each topic's rendering, for
-    the next render to reuse (`Earlier`)."""
+    (stamp, its topic rendered again, its name)); `topics`: each topic's rendering, and
+    `memory` each agent's MEMORY.md, for the next render to reuse (`Earlier`)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     agents: dict[str, AgentReport] = field(default_factory=dict)
     topics: TopicCache = field(default_factory=dict)
     kept: dict[str, tuple[Stamp | None, Again, str]] = field(default_factory=dict)
+    memory: MemoryCache = field(default_factory=dict)
 
     def every_file(self) -> dict[str, bytes]:
         """`files` and the kept topic files, rendered again."""
@@ -703,21 +713,41 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
             by_topic.setdefault(fact.topic, []).append(fact)
         placed: dict[str, str] = {}
         taken = tuple(sorted(by_topic))
+        reused = 0
         for topic in taken:
-            names, evicted, where = _topic(out, earlier, changed, agent, topic, by_topic[topic],
-                                           budget.topic_lines, taken, fold.code)
+            names, evicted, where, hit = _topic(out, earlier, changed, agent, topic,
+                                                by_topic[topic], budget.topic_lines, taken,
+                                                fold.code)
             report.parts[topic] = names
             report.evicted += evicted
             placed.update(where)
+            reused += hit
         report.in_topics = len(placed)
         report.evicted.sort()
-        shown = [f for f in by_agent[agent] if f.key in placed]
-        text, report.in_memory = render_memory(
-            agent, shown, budget, evicted=len(report.evicted), placed=placed,
-            parts=report.parts, notes=outdated_lines(agent, fold, budget.line_chars),
-            outdated=marks, code=fold.code)
-        out.files[f"{agent}/{MEMORY_MD}"] = text.encode("utf-8")
+        notes = outdated_lines(agent, fold, budget.line_chars)
+        inputs = _memory_inputs(budget, notes, marks, placed)
+        memory = (earlier.memory.get(agent) if earlier is not None and reused == len(taken)
+                  else None)
+        if memory is None or memory[0] != inputs:
+            shown = [f for f in by_agent[agent] if f.key in placed]
+            text, count = render_memory(
+                agent, shown, budget, evicted=len(report.evicted), placed=placed,
+                parts=report.parts, notes=notes, outdated=marks, code=fold.code)
+            memory = (inputs, text, count)
+        out.memory[agent] = memory
+        report.in_memory = memory[2]
+        out.files[f"{agent}/{MEMORY_MD}"] = memory[1].encode("utf-8")
     return out
+
+
+def _memory_inputs(budget: Budget, notes: list[str], marks: dict[str, tuple[str, str]],
+                   placed: dict[str, str]) -> tuple[object, ...]:
+    """What `render_memory` reads besides what the agent's topics decide (its facts, in
+    order, where each is placed, what had no room, and the changes of the code they
+    cite): the budget, the "possibly outdated" lines, and the corrections that mark its
+    facts (few: a walk of them, not of the facts)."""
+    mine = tuple(sorted((key, mark) for key, mark in marks.items() if key in placed))
+    return (budget.memory_lines, budget.memory_bytes, budget.line_chars, tuple(notes), mine)
 
 
 _KEY = operator.attrgetter("key")
@@ -725,10 +755,12 @@ _KEY = operator.attrgetter("key")
 
 def _topic(out: Rendered, earlier: Earlier | None, changed: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
-           code: dict[str, list[CodeChange]]) -> tuple[list[str], list[str], dict[str, str]]:
+           code: dict[str, list[CodeChange]],
+           ) -> tuple[list[str], list[str], dict[str, str], bool]:
     """Put `render_topic`'s files in `out` (reused, packed, from `earlier` when its input
     is the same and none of its facts is in `changed` since), and its rendering in
-    `out.topics`; returns its file names, evicted keys and placements."""
+    `out.topics`; returns its file names, evicted keys, placements and whether it was
+    reused."""
     keys = tuple(map(_KEY, facts))  # in C: every topic of every agent, each render
     inputs = _inputs(max_lines, taken, facts, code)
     hit = earlier.topics.get((agent, topic)) if earlier else None
@@ -738,13 +770,13 @@ def _topic(out: Rendered, earlier: Earlier | None, changed: set[str], agent: str
         again = Again(agent, topic, facts, max_lines, taken, code)
         for name, stamp in hit[2]:
             out.kept[f"{agent}/{TOPICS}/{name}.md"] = (stamp, again, name)
-        return [name for name, _ in hit[2]], hit[3], hit[4]
+        return [name for name, _ in hit[2]], hit[3], hit[4], True
     files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
     for name, text in files:
         out.files[f"{agent}/{TOPICS}/{name}.md"] = text.encode("utf-8")
     out.topics[(agent, topic)] = (keys, inputs, [(name, None) for name, _ in files], evicted,
                                   where)
-    return [name for name, _ in files], evicted, where
+    return [name for name, _ in files], evicted, where, False
 
 
 def over_budget(text: str, budget: Budget) -> list[str]:

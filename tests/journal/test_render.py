@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -271,8 +272,19 @@ def on_disk(now: Rendered, earlier: Rendered) -> dict[str, bytes]:
 
 
 def earlier_of(earlier: Rendered, fold: Fold) -> Earlier:
-    """What a distill hands the next render: the topics, and the rows they came from."""
-    return Earlier(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()})
+    """What a distill hands the next render: the topics and MEMORY.md files, and the rows
+    they came from."""
+    return Earlier(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()},
+                   memory=earlier.memory)
+
+
+def _conflicts(fold: Fold, random: Any) -> None:
+    """Maybe mark some of `fold`'s facts as possibly outdated by another of its facts (a
+    MEMORY.md line and a "possibly outdated" note each)."""
+    keys = sorted(fold.facts)
+    if len(keys) > 1 and random.random() < 0.4:
+        fold.conflicts = [(random.choice(keys), random.choice(keys))
+                          for _ in range(random.randrange(1, 4))]
 
 
 @settings(max_examples=150, deadline=None)
@@ -281,25 +293,33 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
     first: tuple[list[Fact], Budget], second: tuple[list[Fact], Budget],
     random: Any,
 ) -> None:
-    """A render reuses a topic only when its whole input is the same: after any change
-    (facts added, dropped or edited in any field, holders changed, another budget, code
-    that changed) it gives exactly the bytes of a render from nothing."""
+    """A render reuses a topic or a MEMORY.md only when its whole input is the same: after
+    any change (facts added, dropped or edited in any field, holders changed, another
+    budget, code that changed, corrections that mark a fact) it gives exactly the bytes
+    of a render from nothing."""
     facts, budget = first
     was = fold_of(*facts)
     if facts and random.random() < 0.3:  # one fact's cited code had changed then
         was.code = {facts[0].key: [CodeChange("src/a.py", "abc1234", "earlier")]}
+    _conflicts(was, random)
     earlier = render(was, ["api", "web"], budget)
     kept = [f for f in facts if random.random() < 0.7]
     edited = [_edited(f, random) if random.random() < 0.2 else f for f in kept]
     later = fold_of(*edited, *second[0][:random.randrange(0, 10)])
+    if random.random() < 0.3:  # the same facts: only what else a MEMORY.md reads changes
+        later = fold_of(*facts)
     if later.facts and random.random() < 0.3:  # its cited code changed since
         key = random.choice(sorted(later.facts))
         later.code = {key: [CodeChange("src/a.py", "abc1234", random.choice(
             ["earlier", "later"]))]}
+    if random.random() < 0.5:
+        later.conflicts = list(was.conflicts)
+    _conflicts(later, random)
     handed = earlier_of(earlier, was)
     rows = {key: fact_row(f) for key, f in later.facts.items()}
     # the distill hands over the keys it found changed (`cache.changed_rows`)
-    told = Earlier(handed.topics, handed.rows, changed_rows(handed.rows, rows))
+    told = Earlier(handed.topics, handed.rows, changed_rows(handed.rows, rows),
+                   handed.memory)
     for now in (budget, second[1]):
         fresh = render(later, ["api", "web"], now)
         for handed_over in (handed, told):
@@ -308,6 +328,34 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
             assert reused.every_file() == fresh.files
             assert not set(reused.files) & set(reused.kept)
             assert reused.agents == fresh.agents
+
+
+def test_a_memory_md_is_reused_only_while_its_topics_and_marks_are(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same facts and nothing else changed: MEMORY.md is not rendered again. A correction
+    that marks one of its facts, or another budget, renders it again."""
+    from journal_mem.journal import render as render_module
+
+    facts = [fact(f"k{i}", f"Lesson {i}", topic=f"t{i % 2}", minutes=i) for i in range(6)]
+    was = fold_of(*facts)
+    earlier = render(was, ["api"], Budget())
+    calls: list[str] = []
+    real = render_module.render_memory
+    monkeypatch.setattr(render_module, "render_memory",
+                        lambda agent, *a, **k: (calls.append(agent), real(agent, *a, **k))[1])
+    same = render(fold_of(*facts), ["api"], Budget(), earlier_of(earlier, was))
+    assert calls == [] and on_disk(same, earlier) == earlier.files
+    marked = fold_of(*facts)
+    marked.conflicts = [("k1", "k4")]
+    again = render(marked, ["api"], Budget(), earlier_of(earlier, was))
+    assert calls == ["api"] and "possibly outdated by [k4]" in memory(again.files)
+    assert on_disk(again, earlier) == render(marked, ["api"], Budget()).files
+    calls.clear()
+    smaller = render(fold_of(*facts), ["api"], Budget(memory_lines=12),
+                     earlier_of(earlier, was))
+    assert calls == ["api"]
+    assert on_disk(smaller, earlier) == render(fold_of(*facts), ["api"],
+                                               Budget(memory_lines=12)).files
 
 
 def _edited(fact: Fact, random: Any) -> Fact:
