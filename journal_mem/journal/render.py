@@ -725,7 +725,7 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
         report.in_topics = len(placed)
         report.evicted.sort()
         notes = outdated_lines(agent, fold, budget.line_chars)
-        inputs = _memory_inputs(budget, notes, marks, placed)
+        inputs = _memory_inputs(budget, notes, marks, placed, taken)
         memory = (earlier.memory.get(agent) if earlier is not None and reused == len(taken)
                   else None)
         if memory is None or memory[0] != inputs:
@@ -741,13 +741,15 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
 
 
 def _memory_inputs(budget: Budget, notes: list[str], marks: dict[str, tuple[str, str]],
-                   placed: dict[str, str]) -> tuple[object, ...]:
+                   placed: dict[str, str], taken: tuple[str, ...]) -> tuple[object, ...]:
     """What `render_memory` reads besides what the agent's topics decide (its facts, in
     order, where each is placed, what had no room, and the changes of the code they
     cite): the budget, the "possibly outdated" lines, and the corrections that mark its
-    facts (few: a walk of them, not of the facts)."""
+    facts (few: a walk of them, not of the facts); and which topics it has (an agent
+    left with none has every one of its topics reused)."""
     mine = tuple(sorted((key, mark) for key, mark in marks.items() if key in placed))
-    return (budget.memory_lines, budget.memory_bytes, budget.line_chars, tuple(notes), mine)
+    return (budget.memory_lines, budget.memory_bytes, budget.line_chars, tuple(notes), mine,
+            taken)
 
 
 _KEY = operator.attrgetter("key")

@@ -308,6 +308,9 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
     later = fold_of(*edited, *second[0][:random.randrange(0, 10)])
     if random.random() < 0.3:  # the same facts: only what else a MEMORY.md reads changes
         later = fold_of(*facts)
+    elif random.random() < 0.2:  # one agent left with no facts: none of its topics left
+        gone = random.choice(["api", "web"])
+        later = fold_of(*(f for f in facts if gone not in f.holders))
     if later.facts and random.random() < 0.3:  # its cited code changed since
         key = random.choice(sorted(later.facts))
         later.code = {key: [CodeChange("src/a.py", "abc1234", random.choice(
@@ -356,6 +359,12 @@ def test_a_memory_md_is_reused_only_while_its_topics_and_marks_are(
     assert calls == ["api"]
     assert on_disk(smaller, earlier) == render(fold_of(*facts), ["api"],
                                                Budget(memory_lines=12)).files
+    alone = fact("solo", "The web agent's only lesson", holders=("web",))
+    two = render(fold_of(*facts, alone), ["api", "web"], Budget())
+    assert "[solo]" in memory(two.files, "web")
+    gone = render(fold_of(*facts), ["api", "web"], Budget(), earlier_of(two, fold_of(*facts,
+                                                                                    alone)))
+    assert "[solo]" not in memory(gone.files, "web")  # none of its topics left: not reused
 
 
 def _edited(fact: Fact, random: Any) -> Fact:
