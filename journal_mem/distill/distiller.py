@@ -157,6 +157,7 @@ def _locked(ctx: Context, opts: Options, caches: HeldWrites) -> Outcome:
                                                          layout.memory_root))
                        if writing else None)
             cache = entry_cache(layout, ctx.policy, use_cache=not opts.rebuild)
+            loaded = folding.Loaded(ctx, save=writing, rebuild=opts.rebuild)
             status = (safety.refuse_unsafe(ctx, commit=opts.commit, running=running)
                       if writing else [])
         adopted = _adopt(ctx, status) if writing else unadopted.Adopted()
@@ -176,7 +177,7 @@ def _locked(ctx: Context, opts: Options, caches: HeldWrites) -> Outcome:
     del cache
     schedule.remember_invalid(layout, journal.invalid)
     step = folding.fold_step(ctx, journal, opts.date or today(), committing=committing,
-                             save=writing, rebuild=opts.rebuild)
+                             save=writing, rebuild=opts.rebuild, loaded=loaded)
     safety.refuse_lost_facts(ctx, journal, step.state, step.base)
     out = _outcome(step, journal, drained)
     out.adopted = adopted.lines

@@ -57,32 +57,50 @@ class Step:
     memory: TopicStore | None = None  # and the MEMORY.md files
 
 
+class Loaded:
+    """The caches `fold_step` reads, loaded when made: the distiller makes it while `git
+    status` runs, which at 10k lessons leaves its process waiting ~30-80 ms."""
+
+    __slots__ = ("fold", "memory", "replays", "rules", "topics")
+
+    def __init__(self, ctx: Context, *, save: bool, rebuild: bool = False) -> None:
+        state_dir = ctx.layout.state_dir
+        self.replays = (ReplayCache(state_dir, replay_key(ctx.agents, ctx.policy.key))
+                        if save else None)
+        self.fold = FoldCache(state_dir)
+        self.rules = RulesStore(state_dir)
+        self.topics = TopicStore(state_dir, code_key())
+        self.memory = TopicStore(state_dir, code_key(), MEMORY)
+        if self.replays is not None and not rebuild:  # what going on from it reads
+            self.replays.load()
+            self.rules.read()
+
+
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
-              save: bool, rebuild: bool = False) -> Step:
+              save: bool, rebuild: bool = False, loaded: Loaded | None = None) -> Step:
     """Fold `journal` on `date` for every agent and render it; with `save`, keep the fold
     for the next distill (its renderings are kept once written: `keep_topics`) and its
-    replay, going on from the replay the last one kept unless `rebuild`."""
-    layout = ctx.layout
+    replay, going on from the replay the last one kept unless `rebuild`. `loaded`: the
+    caches it reads, loaded already (with the same `save` and `rebuild`)."""
     agents = ctx.agents
-    replays = ReplayCache(layout.state_dir, replay_key(agents, ctx.policy.key)) if save else None
-    kept = FoldCache(layout.state_dir)
-    rules = RulesStore(layout.state_dir)
+    loaded = loaded or Loaded(ctx, save=save, rebuild=rebuild)
+    replays, kept, rules = loaded.replays, loaded.fold, loaded.rules
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items) if save else None,
                      kept=(lambda: _kept_replay(ctx, replays, kept, rules))
                      if replays and not rebuild else None, settle=False)
     try:
-        return _rendered(ctx, journal, date, after, agents, kept, replays, rules,
+        return _rendered(ctx, journal, date, after, agents, loaded,
                          committing=committing, save=save)
     finally:  # the near-duplicates were found in a child meanwhile
         after.settle()
 
 
 def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents: list[str],
-              kept: FoldCache, replays: ReplayCache | None, rules: RulesStore, *,
-              committing: bool, save: bool) -> Step:
+              loaded: Loaded, *, committing: bool, save: bool) -> Step:
     """The rest of `fold_step`, once `after` is folded."""
     layout, config = ctx.layout, ctx.config
+    replays, kept, rules = loaded.replays, loaded.fold, loaded.rules
     replay = _keep_replay(replays, after) if replays else ""
     disk = _read(layout.distill_state)
     state = parse_state(disk) if disk is not None else None
@@ -96,8 +114,7 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
     changed = (changed_among(before, rows, after.redone)
                if after.redone is not None and after.rows_from is before
                else changed_rows(before, rows))
-    store = TopicStore(layout.state_dir, code_key())
-    memory = TopicStore(layout.state_dir, code_key(), MEMORY)
+    store, memory = loaded.topics, loaded.memory
     rendered_from = kept.rows_of(store.token)  # the fold those renderings were made from
     earlier = Earlier(store.topics, rendered_from,
                       changed if rendered_from is before else None,

@@ -587,9 +587,13 @@ class ReplayCache:
         self.base: dict[str, Any] = {}
         self.delta: dict[str, Any] = {}
         self.size = 0  # keys in the base
+        self.loaded = False
 
     def load(self) -> None:
-        """Read the kept replay (a new base is written without reading the old one)."""
+        """Read the kept replay, once (a new base is written without reading the old one)."""
+        if self.loaded:
+            return
+        self.loaded = True
         self.gen, self.base = load(self.path, self.key)
         gen, delta = load(self.path + ".delta", self.key) if self.gen else ("", {})
         self.delta = delta if gen == self.gen else {}
@@ -691,10 +695,24 @@ class RulesStore:
         self.path = rules_path(state_dir)
         self.base_gen = ""
         self.base: dict[Any, Any] | None = None  # the base's groups, as loaded
+        self.files: tuple[str, dict[str, Any], tuple[str, dict[str, Any]]] | None = None
+
+    def read(self) -> None:
+        """Read the base and the delta now, for `load` (they load while git runs)."""
+        base_gen, items = load(self.path, _RULES)
+        self.files = (base_gen, items,
+                      load(self.path + ".delta", (_RULES, base_gen)) if base_gen else ("", {}))
+
+    def forget(self) -> None:
+        """Let go of the files `read` read: they will not be used."""
+        self.files = None
 
     def load(self, replay: str) -> dict[str, Any] | None:
         """What `save` kept with the replay saved as `replay`, or None."""
-        base_gen, items = load(self.path, _RULES)
+        if self.files is None:
+            self.read()
+        assert self.files is not None
+        (base_gen, items, (gen, delta)), self.files = self.files, None
         try:
             groups = items["ruled"]["groups"] if base_gen and replay else None
         except (KeyError, TypeError):  # disposable: another shape is no cache
@@ -704,7 +722,6 @@ class RulesStore:
         self.base_gen, self.base = base_gen, dict(groups)
         if base_gen == replay:
             return items
-        gen, delta = load(self.path + ".delta", (_RULES, base_gen))
         if gen != replay:
             return None
         try:

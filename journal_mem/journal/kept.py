@@ -32,6 +32,7 @@ def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCac
     if (not head or replays.grown() > max(GROWN, replays.size // 5)
             or not memgit.unchanged_since(root, common_dir, memory_root, head)):
         replays.forget()
+        decided.forget()
         return None
     token = replays.token
     fields = replays.fields()
