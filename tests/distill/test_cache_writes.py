@@ -1,6 +1,9 @@
-"""A distill writes its caches while it waits on git for its commit (`cache.Held`).
+"""A distill reads the caches its fold needs while `git status` runs
+(`folding.Loaded`), and writes them while it waits on git for its commit
+(`cache.HeldWrites`).
 
-In-process distills on a real repository, with `cache.dump` and the commit watched.
+In-process distills on a real repository, with the caches' reads and writes, the
+safety check that waits on `git status`, and the commit watched.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import pytest
 from distill_helpers import lesson
 
 from journal_mem import repo as repo_module
-from journal_mem.distill import distiller
+from journal_mem.distill import distiller, safety
 from journal_mem.gitops import indexlock, memgit
 from journal_mem.journal import cache
 
@@ -70,3 +73,28 @@ def test_a_distill_that_commits_nothing_writes_its_caches_itself(
     assert ("commit", "") not in watched
     assert {name for who, name in watched if who == "main"} >= CACHES
     assert not cache._HELD
+
+
+def test_the_fold_s_caches_are_read_before_the_distill_waits_on_git_status(
+        repo: Path, watched: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    lesson(repo, "api", "a1", topic="alpha")
+    assert _distill(repo).status == "distilled"  # every cache written once
+    read: list[str] = []
+    load, refuse = cache.load, safety.refuse_unsafe
+
+    def spy_load(path: str, *args: object, **kwargs: object) -> object:
+        read.append(os.path.basename(path))
+        return load(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def spy_refuse(*args: object, **kwargs: object) -> object:
+        read.append("waits on git status")
+        return refuse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "load", spy_load)
+    monkeypatch.setattr(safety, "refuse_unsafe", spy_refuse)
+    lesson(repo, "api", "a2", 5, topic="alpha")
+    out = _distill(repo)
+    assert out.status == "distilled" and out.new_lessons == ["api/journal/2026-05-01-a2.md"]
+    waits = read.index("waits on git status")
+    assert {*CACHES, "memory.pickle"} <= set(read[:waits]), read
+    assert not {*CACHES, "memory.pickle"} & set(read[waits:]), read  # each read once
