@@ -351,14 +351,15 @@ class Cache:
         self.items: dict[str, _Item] = (
             {**self.base, **delta} if gen == self.gen else dict(self.base))
 
-    def save(self, new: dict[str, _Item]) -> None:
-        """Keep `new` as the cache's content (as a delta when that is much smaller)."""
+    def save(self, new: dict[str, _Item]) -> bool:
+        """Keep `new` as the cache's content (as a delta when that is much smaller);
+        whether the write is held (`HeldWrites`: a delta is; a new base is written now)."""
         try:
-            self._save(new)
+            return self._save(new)
         except OSError:
-            pass  # a cache we cannot write is only slower
+            return False  # a cache we cannot write is only slower
 
-    def _save(self, new: dict[str, _Item]) -> None:
+    def _save(self, new: dict[str, _Item]) -> bool:
         diff = {rel: item for rel, item in new.items() if self.base.get(rel) is not item}
         small = len(diff) <= max(1000, len(self.base) // 5)
         # none gone since the base: a keys view's subset test looks each one up (two sets
@@ -366,12 +367,15 @@ class Cache:
         if self.base and small and self.base.keys() <= new.keys():
             write(functools.partial(dump, self.path + ".delta", self.gen, self.key, diff,
                                      self.entries, plain=not self.entries))
-            return
+            return bool(_HELD)
         # No memo (`shared`): 100k entries would load in two thirds of the time, but the
         # unpickler keeps each entry's field tuple until the load ends, and the distill's
-        # peak at 100k rose 20-35 MB.
-        write(functools.partial(_replace, self.path, os.urandom(8).hex(), self.key, new,
-                                 self.entries, plain=not self.entries))
+        # peak at 100k rose 20-35 MB. Written now, not held: the entries parsed in this
+        # run let go of their pickles once it is (`reader._Files.save`), and a whole
+        # journal's (~40 MB at 100k) must not be held through the fold.
+        _replace(self.path, os.urandom(8).hex(), self.key, new, self.entries,
+                 plain=not self.entries)
+        return False
 
 
 # --- the last render's topics, reused where their input is the same --------------
@@ -656,11 +660,11 @@ class ReplayCache:
             return str(delta["token"])
         gen = os.urandom(8).hex()
         # shared: a row's path is an object of `paths`, its agents' names the journal's
-        # (100k keys at 100k lessons: 20 MB less to load back)
-        write(functools.partial(
-            _replace, self.path, gen, self.key,
-            {"rows": fields["rows"], "paths": fields["paths"], "small": small},
-            entries=False, shared=True))
+        # (100k keys at 100k lessons: 20 MB less to load back). Written now, not held: the
+        # fold lets go of a whole replay (100k rows at 100k lessons) before its render.
+        _replace(self.path, gen, self.key,
+                 {"rows": fields["rows"], "paths": fields["paths"], "small": small},
+                 entries=False, shared=True)
         self.gen, self.base, self.delta = gen, {}, {}
         self.size = len(fields["rows"])
         return gen

@@ -263,10 +263,13 @@ class _Files:
     def save(self) -> None:
         """Keep the verdicts in the cache; then the entries made here need their pickles
         no more (`cache.drop_rows`)."""
-        if self.changed or len(self.new) != len(self.cache.items):
-            self.cache.save(self.new)
+        held = (self.cache.save(self.new)
+                if self.changed or len(self.new) != len(self.cache.items) else False)
         made, self.made = self.made, []
-        write(functools.partial(drop_rows, made))  # once the cache holds them
+        if held:  # once the cache holds them
+            write(functools.partial(drop_rows, made))
+        else:
+            drop_rows(made)
 
 
 # A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)

@@ -578,3 +578,29 @@ def test_a_held_write_that_fails_leaves_a_cache_slower_and_others_written(
     with cache.holding():
         pass  # nothing held is nothing written
     assert not cache._HELD
+
+
+def test_a_whole_journal_read_in_a_distill_lets_go_of_its_pickles_at_once(
+        tmp_path: Path) -> None:
+    """Under a distill's held writes a new base of the entry cache is written at once, so
+    the entries parsed let go of their pickles before the fold (a whole journal's: ~40 MB
+    at 100k lessons); a delta is held, and its few new entries let go once it is written."""
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=4)
+    ctx = open_context(str(dest))
+    with cache.holding() as held:
+        first = reader.read_journal(ctx.layout, ctx.policy)
+        assert first.parsed == 12 and not held.ops
+        assert all(row_of(entry) is None for _, entry in first.entries)
+    edited = dest / ".claude" / "agent-memory" / first.entries[0][0]
+    edited.write_bytes(edited.read_bytes() + b"\nEdited here.\n")
+    with cache.holding() as held:
+        second = reader.read_journal(ctx.layout, ctx.policy)
+        assert second.parsed == 1 and len(held.ops) == 2  # the delta, then letting go
+        rows = {rel: row_of(entry) for rel, entry in second.entries}
+        assert rows[first.entries[0][0]] is not None
+    assert row_of(dict(second.entries)[first.entries[0][0]]) is None
+    assert reader.read_journal(ctx.layout, ctx.policy).parsed == 0
