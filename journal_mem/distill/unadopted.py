@@ -49,17 +49,19 @@ def _edited(ctx: Context, status: list[tuple[str, str]], files: list[MemFile]) -
     prefix = ctx.layout.memory_root + "/"
     changed = {path[len(prefix):] for xy, path in status
                if path.startswith(prefix) and "D" not in xy and is_distilled(path[len(prefix):])}
+    listed = [f for f in files if f.generated and f.rel in changed]
+    if not listed:  # the usual case: the distiller's blob history (~0.5 MB) is not read
+        return []
     mine = recorded(ctx.layout)
     ever = ever_written(ctx.layout)
     out = []
-    for f in files:
-        if f.generated and f.rel in changed:
-            with open(f.path, "rb") as fh:
-                blob = memgit.blob_id(fh.read())
-            path = prefix + f.rel
-            if blob not in mine.get(path, []) and blob not in ever.get(path, []) \
-                    and not history.had_blob(ctx.repo.main_root, path, blob):
-                out.append(f)
+    for f in listed:
+        with open(f.path, "rb") as fh:
+            blob = memgit.blob_id(fh.read())
+        path = prefix + f.rel
+        if blob not in mine.get(path, []) and blob not in ever.get(path, []) \
+                and not history.had_blob(ctx.repo.main_root, path, blob):
+            out.append(f)
     return out
 
 

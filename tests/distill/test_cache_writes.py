@@ -105,3 +105,23 @@ def test_the_fold_s_caches_are_read_before_the_distill_waits_on_git_status(
     waits = read.index("waits on git status")
     assert {*CACHES, "memory.pickle"} <= set(read[:waits]), read
     assert not {*CACHES, "memory.pickle"} & set(read[waits:]), read  # each read once
+
+
+def test_the_distiller_s_blob_history_is_read_only_for_a_changed_generated_file(
+        repo: Path, watched: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Telling a hand edit from the distiller's own output reads its blob history (~0.5 MB
+    at 10k lessons), only when git lists a generated file as changed."""
+    from journal_mem.distill import unadopted
+
+    read: list[str] = []
+    ever = unadopted.ever_written
+    monkeypatch.setattr(unadopted, "ever_written",
+                        lambda layout: (read.append("history"), ever(layout))[1])
+    lesson(repo, "api", "a1", topic="alpha")
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "api", "a2", 5, topic="alpha")
+    assert _distill(repo).status == "distilled" and read == []
+    memory = repo / ".claude" / "agent-memory" / "api" / "MEMORY.md"
+    memory.write_text(memory.read_text().replace("Lesson a1", "Lesson a1, by hand"))
+    out = _distill(repo)
+    assert read == ["history"] and out.adopted, out
