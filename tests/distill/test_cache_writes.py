@@ -125,3 +125,23 @@ def test_the_distiller_s_blob_history_is_read_only_for_a_changed_generated_file(
     memory.write_text(memory.read_text().replace("Lesson a1", "Lesson a1, by hand"))
     out = _distill(repo)
     assert read == ["history"] and out.adopted, out
+
+
+def test_the_blob_history_of_an_older_journal_mem_is_kept_when_first_written(
+        repo: Path) -> None:
+    """An older journal-mem kept the distiller's blob history as JSON: it is read as it is
+    until the first write, which keeps it (with the new blobs) and replaces the file."""
+    import json
+
+    from journal_mem.distill import files
+
+    layout = repo_module.open_context(str(repo)).layout
+    old = Path(layout.state_dir, files.OLD_HISTORY)
+    old.write_text(json.dumps({".claude/agent-memory/api/MEMORY.md": ["a" * 40]}))
+    assert files.ever_written(layout) == {".claude/agent-memory/api/MEMORY.md": ["a" * 40]}
+    files.remember(layout, {".claude/agent-memory/api/MEMORY.md": "b" * 40}, [], keep_old=True)
+    assert not old.exists() and Path(layout.state_dir, files.HISTORY).is_file()
+    assert files.ever_written(layout) == {
+        ".claude/agent-memory/api/MEMORY.md": ["a" * 40, "b" * 40]}
+    Path(layout.state_dir, files.HISTORY).write_bytes(b"\x00damaged")
+    assert files.ever_written(layout) == {}
