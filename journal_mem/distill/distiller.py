@@ -31,7 +31,7 @@ from journal_mem.distill.changes import AgentChanges, diff, message
 from journal_mem.distill.outbox import Drained, drain
 from journal_mem.errors import OK, REFUSED, ConfigError, JournalMemError, LockHeld
 from journal_mem.gitops import gitcore, memgit, mergedriver
-from journal_mem.journal.cache import HeldWrites, holding, write
+from journal_mem.journal.cache import HeldWrites, write
 from journal_mem.journal.fold import today
 from journal_mem.journal.foldstate import FoldState, render_state
 from journal_mem.journal.lock import DistillLock
@@ -131,7 +131,7 @@ def distill_locked(ctx: Context, opts: Options) -> Outcome:
     """One distill by a caller that already holds the distill lock (`distill --push`)."""
     # it makes a fact, a file, a key for each of 10k lessons; its caches are written while
     # it waits on git for its commit (`cache.HeldWrites`)
-    with collector_paused(), holding() as caches:
+    with collector_paused(), HeldWrites() as caches:
         return _locked(ctx, opts, caches)
 
 

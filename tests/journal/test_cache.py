@@ -541,15 +541,15 @@ def test_an_item_gone_since_the_base_does_not_come_back_from_it(tmp_path: Path) 
 
 
 def test_held_cache_writes_wait_for_start_and_keep_their_order(tmp_path: Path) -> None:
-    """Under `holding`, a save writes nothing until `start`; the writes held then run in
-    their order in a thread, those held after it once that thread is done, and all are
-    on disk when the block ends. A save's token is given at once."""
+    """While `HeldWrites` is entered, a save writes nothing until `start`; the writes held
+    then run in their order in a thread, those held after it once that thread is done,
+    and all are on disk when the block ends. A save's token is given at once."""
     import threading
 
     ran: list[tuple[str, bool]] = []
     state = tmp_path / "state"
     fold = cache.FoldCache(str(state))
-    with cache.holding() as held:
+    with cache.HeldWrites() as held:
         token = fold.save("one", {"a": _row("a", ("api",))})
         cache.write(lambda: ran.append(("first", threading.current_thread() is main)))
         assert token and not (state / "cache" / "fold.pickle").exists()
@@ -567,15 +567,15 @@ def test_a_held_write_that_fails_leaves_a_cache_slower_and_others_written(
     state = tmp_path / "state"
     (tmp_path / "blocked").mkdir()
     (tmp_path / "blocked" / "cache").write_text("a file where the cache directory would be")
-    with cache.holding() as held:
+    with cache.HeldWrites() as held:
         cache.FoldCache(str(tmp_path / "blocked")).save("one", {"a": _row("a", ("api",))})
         token = cache.FoldCache(str(state)).save("two", {"b": _row("b", ("web",))})
         held.start()
     assert cache.FoldCache(str(state)).rows_of(token) == {"b": _row("b", ("web",))}
-    with pytest.raises(ZeroDivisionError), cache.holding() as held:
+    with pytest.raises(ZeroDivisionError), cache.HeldWrites() as held:
         cache.write(lambda: 1 / 0)
         held.start()
-    with cache.holding():
+    with cache.HeldWrites():
         pass  # nothing held is nothing written
     assert not cache._HELD
 
@@ -591,13 +591,13 @@ def test_a_whole_journal_read_in_a_distill_lets_go_of_its_pickles_at_once(
 
     dest = generate(tmp_path / "repo", 3, 12, seed=4)
     ctx = open_context(str(dest))
-    with cache.holding() as held:
+    with cache.HeldWrites() as held:
         first = reader.read_journal(ctx.layout, ctx.policy)
         assert first.parsed == 12 and not held.ops
         assert all(row_of(entry) is None for _, entry in first.entries)
     edited = dest / ".claude" / "agent-memory" / first.entries[0][0]
     edited.write_bytes(edited.read_bytes() + b"\nEdited here.\n")
-    with cache.holding() as held:
+    with cache.HeldWrites() as held:
         second = reader.read_journal(ctx.layout, ctx.policy)
         assert second.parsed == 1 and len(held.ops) == 2  # the delta, then letting go
         rows = {rel: row_of(entry) for rel, entry in second.entries}
