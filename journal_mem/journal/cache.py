@@ -322,6 +322,8 @@ class HeldWrites:
             _run_all(ops)
         except BaseException as exc:  # raised again by `finish`, in the distill's thread
             self.failed = exc
+        finally:  # a thread made later may be given the same ident
+            self.writer = -1
 
     def finish(self) -> None:
         if self.thread is not None:

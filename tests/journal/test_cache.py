@@ -557,6 +557,7 @@ def test_held_cache_writes_wait_for_start_and_keep_their_order(tmp_path: Path) -
         held.start()
         cache.write(lambda: ran.append(("after start", threading.current_thread() is main)))
     assert ran == [("first", False), ("after start", True)]
+    assert held.writer == -1  # a thread made later with the writer's ident writes nothing now
     assert cache.FoldCache(str(state)).rows_of(token) == {"a": _row("a", ("api",))}
 
 
