@@ -35,7 +35,7 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.hashes import blake2b
 from journal_mem.journal import anchor as anchor_source
@@ -46,6 +46,9 @@ from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, ranked
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 ELLIPSIS = "…"
 BODY_CHARS = 240  # a topic file keeps this much of a body; the entry has the rest
@@ -277,17 +280,19 @@ class AgentReport:
     parts: dict[str, list[str]] = field(default_factory=dict)  # topic -> its file names
 
 
-# A topic's rendering, with what decides its reuse: the keys of its facts in order, the
-# rest of its input (`_inputs`), its files [(name, stamp)], the keys with no room, {key:
-# file name#anchor}. A file's stamp is how the distill that kept it found it on disk
+# A topic's rendering, with what decides its reuse: the keys of its facts in order (joined
+# by NUL), the rest of its input (`_inputs`), its files [(name, stamp)], the keys with no
+# room, and the file name#anchor of each key in order ("" for those with no room; joined
+# by NUL). Joined, a topic is two strings, not two objects per fact: at 100k lessons the
+# cache held 146k keys twice and their places, 23 MB that took ~50 ms to load at each
+# distill (9 MB and ~15 ms joined). A file's stamp is how the distill that kept it found it on disk
 # (`distill.files.stamp`); for a file changed too recently for its stamp to say (the
 # last distill wrote it), the digest of its bytes (`distill.files.digest`); or None. No
 # text: a reused file is on disk as it was rendered (its stamp or digest says so), or is
 # rendered again (`Again`).
 Stamp = tuple[int, ...] | bytes
-TopicCache = dict[tuple[str, str], tuple[tuple[str, ...], tuple[object, ...],
-                                          list[tuple[str, Stamp | None]], list[str],
-                                          dict[str, str]]]
+TopicCache = dict[tuple[str, str], tuple[str, tuple[object, ...],
+                                          list[tuple[str, Stamp | None]], list[str], str]]
 
 
 # An agent's MEMORY.md, with what decides its reuse besides its topics: (the rest of its
@@ -758,27 +763,31 @@ _KEY = operator.attrgetter("key")
 def _topic(out: Rendered, earlier: Earlier | None, changed: set[str], agent: str, topic: str,
            facts: list[Fact], max_lines: int, taken: tuple[str, ...],
            code: dict[str, list[CodeChange]],
-           ) -> tuple[list[str], list[str], dict[str, str], bool]:
+           ) -> tuple[list[str], list[str], Iterable[tuple[str, str]], bool]:
     """Put `render_topic`'s files in `out` (reused, packed, from `earlier` when its input
     is the same and none of its facts is in `changed` since), and its rendering in
     `out.topics`; returns its file names, evicted keys, placements and whether it was
     reused."""
     keys = tuple(map(_KEY, facts))  # in C: every topic of every agent, each render
+    joined = "\0".join(keys)  # a key is a name (`names.NAME`): never a NUL
     inputs = _inputs(max_lines, taken, facts, code)
     hit = earlier.topics.get((agent, topic)) if earlier else None
-    if (hit is not None and earlier is not None and hit[0] == keys and hit[1] == inputs
+    if (hit is not None and earlier is not None and hit[0] == joined and hit[1] == inputs
             and changed.isdisjoint(keys)):
         out.topics[(agent, topic)] = hit
         again = Again(agent, topic, facts, max_lines, taken, code)
         for name, stamp in hit[2]:
             out.kept[f"{agent}/{TOPICS}/{name}.md"] = (stamp, again, name)
-        return [name for name, _ in hit[2]], hit[3], hit[4], True
+        places = hit[4].split("\0")
+        pairs = zip(keys, places, strict=True)
+        placed = itertools.compress(pairs, places) if hit[3] else pairs  # "": no room
+        return [name for name, _ in hit[2]], hit[3], placed, True
     files, evicted, where = render_topic(agent, topic, facts, max_lines, set(taken), code)
     for name, text in files:
         out.files[f"{agent}/{TOPICS}/{name}.md"] = text.encode("utf-8")
-    out.topics[(agent, topic)] = (keys, inputs, [(name, None) for name, _ in files], evicted,
-                                  where)
-    return [name for name, _ in files], evicted, where, False
+    out.topics[(agent, topic)] = (joined, inputs, [(name, None) for name, _ in files], evicted,
+                                  "\0".join(map(where.get, keys, itertools.repeat(""))))
+    return [name for name, _ in files], evicted, where.items(), False
 
 
 def over_budget(text: str, budget: Budget) -> list[str]:

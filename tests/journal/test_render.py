@@ -420,8 +420,8 @@ def test_renderings_kept_by_other_code_are_never_reused(tmp_path: Path) -> None:
 
 
 def _topics(n: int, tag: str = "") -> dict[Any, Any]:
-    return {("api", f"t{i}"): ((f"k{i}",), (200, ()), [(f"t{i}", (i, 1, 2, 3))], [],
-                               {f"k{i}": f"t{i}#k{i}{tag}"}) for i in range(n)}
+    return {("api", f"t{i}"): (f"k{i}", (200, ()), [(f"t{i}", (i, 1, 2, 3))], [],
+                               f"t{i}#k{i}{tag}") for i in range(n)}
 
 
 def test_the_kept_renderings_are_a_base_and_a_delta_of_what_changed(tmp_path: Path) -> None:
