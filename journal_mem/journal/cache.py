@@ -22,7 +22,7 @@ from journal_mem.fsutil import replace_atomic_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
     from pickle import Pickler
     from typing import Any, TypeVar
 
@@ -351,23 +351,30 @@ class Cache:
         self.path, self.key, self.entries = path, key, entries
         self.gen, self.base = load(path, key, not entries) if use else ("", {})
         gen, delta = load(path + ".delta", key, not entries) if self.base else ("", {})
-        self.items: dict[str, _Item] = (
-            {**self.base, **delta} if gen == self.gen else dict(self.base))
+        self.delta: Collection[str] = delta.keys() if gen == self.gen else ()
+        self.items: dict[str, _Item] = {**self.base, **delta} if self.delta else dict(self.base)
 
-    def save(self, new: dict[str, _Item]) -> bool:
+    def save(self, new: dict[str, _Item], made: Iterable[str] | None = None) -> bool:
         """Keep `new` as the cache's content (as a delta when that is much smaller);
-        whether the write is held (`HeldWrites`: a delta is; a new base is written now)."""
+        whether the write is held (`HeldWrites`: a delta is; a new base is written now).
+        `made`: the paths whose items in `new` are not the very ones of `items` (those of
+        files judged again), when the caller knows them: the rest is not compared."""
         try:
-            return self._save(new)
+            return self._save(new, made)
         except OSError:
             return False  # a cache we cannot write is only slower
 
-    def _save(self, new: dict[str, _Item]) -> bool:
-        diff = {rel: item for rel, item in new.items() if self.base.get(rel) is not item}
-        small = len(diff) <= max(1000, len(self.base) // 5)
+    def _save(self, new: dict[str, _Item], made: Iterable[str] | None) -> bool:
+        base = self.base
+        if made is None:
+            diff = {rel: item for rel, item in new.items() if base.get(rel) is not item}
+        else:  # any other path holds its item of `items`: the base's, unless in the delta
+            diff = {rel: new[rel] for rel in itertools.chain(self.delta, made)
+                    if rel in new and base.get(rel) is not new[rel]}
+        small = len(diff) <= max(1000, len(base) // 5)
         # none gone since the base: a keys view's subset test looks each one up (two sets
         # of 100k paths took ~26 ms, this ~7)
-        if self.base and small and self.base.keys() <= new.keys():
+        if base and small and base.keys() <= new.keys():
             write(functools.partial(dump, self.path + ".delta", self.gen, self.key, diff,
                                      self.entries, plain=not self.entries))
             return bool(_HELD)

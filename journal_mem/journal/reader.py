@@ -176,6 +176,7 @@ class _Files:
                  from_row: Callable[..., object] | None = None) -> None:
         self.cache, self.policy, self.keep, self.from_row = cache, policy, keep, from_row
         self.new: dict[str, _Item] = {}
+        self.judged: list[str] = []  # the paths whose item in `new` is not the cache's
         self.changed = False
         self.parsed = 0
         # each file to parse (`_Later`), with `from_row`
@@ -204,9 +205,11 @@ class _Files:
             if stat.S_ISLNK(st[0]):
                 item = (0, 0, 0, b"", ("file: is a symlink; journal entries are regular "
                                        "files",), False)
+                self.judged.append(rel)
             elif item is None or item[:3] != st[1:]:
                 item = self._fresh(agent, where(agent, name), rel, st)
                 self.changed = True
+                self.judged.append(rel)
             new[rel] = item
             listed.append(rel)
         return listed
@@ -261,7 +264,7 @@ class _Files:
     def save(self) -> None:
         """Keep the verdicts in the cache; then the entries made here need their pickles
         no more (`cache.drop_rows`)."""
-        held = (self.cache.save(self.new)
+        held = (self.cache.save(self.new, self.judged)
                 if self.changed or len(self.new) != len(self.cache.items) else False)
         made, self.made = self.made, []
         if held:  # once the cache holds them

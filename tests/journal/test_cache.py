@@ -521,6 +521,29 @@ def test_a_file_rewritten_with_the_same_bytes_keeps_its_verdict(tmp_path: Path) 
         reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
 
 
+def test_each_delta_keeps_what_the_deltas_before_it_held(tmp_path: Path) -> None:
+    """A journal read compares with the cache's base only the files it judged and those
+    of the delta it loaded (`Cache.save(made=...)`): a file judged by a read before is
+    in every later delta, never parsed again."""
+    import shutil
+
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=5)
+    ctx = open_context(str(dest))
+    rels = [rel for rel, _ in reader.read_journal(ctx.layout, ctx.policy).entries]
+    root = dest / ".claude" / "agent-memory"
+    for n in range(3):  # one new file each time: a delta of one, then two, then three
+        shutil.copyfile(root / rels[n], root / rels[n].replace(".md", f"-copy{n}.md"))
+        assert reader.read_journal(ctx.layout, ctx.policy).parsed == 1
+    last = reader.read_journal(ctx.layout, ctx.policy)
+    assert last.parsed == 0 and len(last.entries) == len(rels) + 3
+    assert dict(last.entries) == dict(
+        reader.read_journal(ctx.layout, ctx.policy, use_cache=False).entries)
+
+
 def test_an_item_gone_since_the_base_does_not_come_back_from_it(tmp_path: Path) -> None:
     """A save that only adds or changes items is a delta over the base; one where an item
     went is a new base, so loading never gives the gone item back."""
