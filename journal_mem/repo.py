@@ -109,7 +109,7 @@ class Context:
                           lineage=lambda: history(root, rev, memory_root, state), files=files,
                           kept=kept, settle=settle, at=commit,
                           same_since=lambda old, paths: refs_same(root, old, commit,
-                                                                  memory_root, paths))
+                                                                  memory_root, paths, state))
         if result.waiting:  # the git process that read refs has ended: fork now
             result.start()
         if report_near:  # the code its facts cite, as git history says now

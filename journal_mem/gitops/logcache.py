@@ -58,6 +58,16 @@ def cached(root: str, rev: str, state_dir: str | None, name: str, key: object,
     return answer
 
 
+def advance(state_dir: str, name: str, key: object, old: str, new: str) -> None:
+    """Keep the answer cached at `old` as the answer at `new` too, when the caller knows
+    that commit `new` (on `old`) changes nothing the answer reads: the next read at `new`
+    asks git nothing. A cache at any other commit stays as it is."""
+    path = os.path.join(state_dir, "cache", f"{name}.pickle")
+    cached = _load(path, key)
+    if cached is not None and cached[0] == old:
+        _save(path, key, new, cached[1])
+
+
 def _load(path: str, key: object) -> tuple[str, Any] | None:
     import pickle  # here: `write` and `recall` import this module and read no log
 

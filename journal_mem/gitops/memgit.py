@@ -190,6 +190,8 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
             new = gitcore.run(args, root, clean=True).text().strip()
             if _publish(root, prefix, git_dir, state_dir, ref, base, new, blobs, hashed,
                         message, early):
+                if base:
+                    _made(state_dir, prefix, paths, base, new, blobs)
                 return new
             base = _tip(root, ref, git_dir)
     raise GitError(f"the branch of {root} moved on during each of {ATTEMPTS} attempts to "
@@ -198,6 +200,34 @@ def commit(root: str, prefix: str, paths: list[str], message: str, state_dir: st
 
 
 ATTEMPTS = 20
+
+
+def _made(state_dir: str, prefix: str, paths: list[str], base: str, new: str,
+          blobs: Blobs) -> None:
+    """Keep what commit `new` (on `base`) is known to change, so the next distill does not
+    ask git: paths under `prefix` alone, so every path outside it is in `new`'s tree as in
+    `base`'s (`refs_same`); and when it removes no file, no rename (`renamed_in`: git's
+    rename detection pairs a removed path with an added one)."""
+    if all(p.startswith(prefix + "/") for p in paths):
+        try:
+            fsutil.replace_atomic(_outside_path(state_dir), f"{base} {new}\n")
+        except OSError:
+            pass  # only slower next time
+    if all(blobs.values()):
+        logcache.advance(state_dir, RENAMES, "", base, new)
+
+
+def _outside_path(state_dir: str) -> str:
+    return os.path.join(state_dir, "cache", "same-outside.txt")
+
+
+def _same_outside(state_dir: str, old: str, new: str) -> bool:
+    """Whether a distill made commit `new` on `old`, changing only the memory root."""
+    try:
+        with open(_outside_path(state_dir), encoding="ascii") as fh:
+            return fh.read() == f"{old} {new}\n"
+    except (OSError, ValueError):
+        return False
 
 
 def recover(root: str, state_dir: str, git_dir: str = "") -> str:
@@ -791,13 +821,15 @@ def unchanged_since(root: str, common_dir: str, prefix: str, commit: str) -> boo
                        clean=True, check=False).returncode == 0
 
 
-def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str]) -> bool:
+def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str],
+              state_dir: str | None = None) -> bool:
     """Whether every path of `paths` resolves in commit `new` as `RefChecker` found it in
     commit `old`: `new` descends from `old`, nothing outside the folder `prefix` differs
     between their trees, no commit between them but a merge changed a path outside
     `prefix` (a merge renames nothing: `renamed_in` reads no merge's diff), and no path
     lies in `prefix`, above it or is spelled otherwise (`./`, `..`). Three git calls,
-    where asking the tree for each path cost ~75 ms at 10k lessons."""
+    where asking the tree for each path cost ~75 ms at 10k lessons; none when `new` is
+    the commit a distill made on `old` (kept in `state_dir`: `commit`)."""
     if old == new:
         return True
     inside = prefix + "/"
@@ -806,6 +838,8 @@ def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str]) -> bo
         if (not path or path == prefix or path.startswith(inside) or inside.startswith(path + "/")
                 or any(p in ("", ".", "..") for p in path.split("/")) or "\n" in path):
             return False
+    if state_dir is not None and _same_outside(state_dir, old, new):
+        return True
     outside = ["--", ".", f":(exclude,literal){prefix}"]
     return (gitcore.run(["merge-base", "--is-ancestor", old, new], root, clean=True,
                         check=False).ok
@@ -944,10 +978,13 @@ def ref_checker(root: str, rev: str, state_dir: str | None = None) -> RefChecker
     return RefChecker(root, rev, state_dir)
 
 
+RENAMES = "renames"  # the cache of `renamed_in` (`logcache`)
+
+
 def renamed_in(root: str, rev: str, state_dir: str | None = None) -> dict[str, str]:
     """old path → new path of every rename in `rev`'s history (newest first wins); with
     `state_dir`, the log is read whole once and then only since (`logcache`)."""
-    return logcache.cached(root, rev, state_dir, "renames", "", lambda tip: _renames(root, [tip]),
+    return logcache.cached(root, rev, state_dir, RENAMES, "", lambda tip: _renames(root, [tip]),
                            lambda old, base, tip: _renames_since(root, old, base, tip)) or {}
 
 

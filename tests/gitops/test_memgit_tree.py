@@ -424,3 +424,48 @@ def test_the_commit_s_objects_are_written_at_zlib_s_fastest_level(tmp_path: Path
              for folder in (root, f"{root}/a", f"{root}/a/journal")]  # `write-tree`'s
     for oid in made:
         assert _zlib_level_bits(repo, oid) == 0, oid
+
+
+def test_a_distill_commit_vouches_for_what_it_leaves_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit of memory files alone is kept as one: the next question whether refs
+    outside the memory root resolve in it as in its parent (`refs_same`), and for its
+    renames when it removed no file (`renamed_in`), asks git nothing. A commit that
+    removed a file asks for its renames; a commit of anyone else asks both."""
+    root = ".claude/agent-memory"
+    repo = make_repo(tmp_path / "repo")
+    state = tmp_path / "state"
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("A = 1\n")
+    notes = repo / root / "api" / "notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("one\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    start = head(repo)
+    assert memgit.renamed_in(str(repo), start, str(state)) == {}  # cached at start
+    notes.write_text("two\n")
+    made = memgit.commit(str(repo), root, [f"{root}/api/notes.md"], "jmem distill: 1",
+                         str(state))
+    spy = Spy(monkeypatch)
+    assert memgit.refs_same(str(repo), start, made, root, {"src/a.py"}, str(state))
+    assert memgit.renamed_in(str(repo), made, str(state)) == {}
+    assert not {"merge-base", "diff", "log"} & set(spy.calls), spy.calls
+    # a path in the memory root is never vouched for
+    assert not memgit.refs_same(str(repo), start, made, root, {f"{root}/api"}, str(state))
+
+    notes.unlink()  # a commit that removes a file may hold a rename
+    gone = memgit.commit(str(repo), root, [f"{root}/api/notes.md"], "jmem distill: 2",
+                         str(state))
+    spy.calls.clear()
+    assert memgit.refs_same(str(repo), made, gone, root, {"src/a.py"}, str(state))
+    assert not {"merge-base", "diff", "log"} & set(spy.calls), spy.calls
+    assert memgit.renamed_in(str(repo), gone, str(state)) == {}
+    assert "log" in spy.calls
+
+    spy.calls.clear()
+    git(repo, "mv", "src/a.py", "src/b.py")  # a commit of someone else: git is asked
+    git(repo, "commit", "-q", "-m", "moved")
+    assert not memgit.refs_same(str(repo), gone, head(repo), root, {"src/a.py"}, str(state))
+    assert memgit.renamed_in(str(repo), head(repo), str(state)) == {"src/a.py": "src/b.py"}
+    assert "merge-base" in spy.calls and "log" in spy.calls
