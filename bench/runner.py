@@ -232,9 +232,11 @@ def floor_of(argv: Sequence[str], cwd: str | Path, runs: int = 10,
 
 def _heaviest(code: str, cwd: str | Path, env: dict[str, str],
               top: int = 4) -> tuple[tuple[str, float], ...]:
-    """The `top` top-level packages whose modules took longest to import in `code`, with
-    their milliseconds (each module's own time, by `python -X importtime`: inflated by the
-    tracing, so only their order and rough size count)."""
+    """The `top` top-level packages of the standard library whose modules took longest to
+    import in `code`, with their milliseconds (each module's own time, by `python -X
+    importtime`: inflated by the tracing, so only their order and rough size count). What
+    the start imports from the environment (setuptools' `_distutils_hack`, by a `.pth`
+    file of the venv) is the bare start's, not the floor's."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False)
     own: dict[str, float] = {}
@@ -242,7 +244,8 @@ def _heaviest(code: str, cwd: str | Path, env: dict[str, str],
         fields = line.removeprefix("import time:").split("|")
         if len(fields) == 3 and fields[0].strip().isdigit():
             name = fields[2].strip().split(".")[0]
-            own[name] = own.get(name, 0.0) + int(fields[0]) / 1000
+            if name in sys.stdlib_module_names:
+                own[name] = own.get(name, 0.0) + int(fields[0]) / 1000
     ranked = sorted(own.items(), key=lambda item: -item[1])[:top]
     return tuple((name, ms) for name, ms in ranked)
 
