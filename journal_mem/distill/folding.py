@@ -86,7 +86,7 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     loaded = loaded or Loaded(ctx, save=save, rebuild=rebuild)
     replays, kept, rules = loaded.replays, loaded.fold, loaded.rules
     after = ctx.fold(journal.entries, date, agents=agents,
-                     files=files_digest(journal.items) if save else None,
+                     files=files_digest(journal.items, journal.digest) if save else None,
                      kept=(lambda: _kept_replay(ctx, replays, kept, rules))
                      if replays and not rebuild else None, settle=False)
     try:
@@ -118,12 +118,12 @@ def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents
     rendered_from = kept.rows_of(store.token)  # the fold those renderings were made from
     earlier = Earlier(store.topics, rendered_from,
                       changed if rendered_from is before else None,
-                      memory.topics if memory.token == store.token else {}
-                      ) if rendered_from is not None else None
+                      memory.topics if memory.token == store.token else {},
+                      kept.order_of(store.token)) if rendered_from is not None else None
     rendered = render(after, agents, config.budget, earlier)
     folded = tuple(sorted(map(_PATH, journal.entries)))  # in C: 100k at 100k lessons
     token = kept.save(fold_signature(FoldState(date, folded), agents, ctx), rows,
-                      (before, changed)) if save else ""
+                      (before, changed), rendered.order) if save else ""
     if after.ruled is not None:
         rules.save(after.ruled.fields(), replay, token,
                    {key: fact_row(fact) for key, fact in after.staled.items()})

@@ -50,6 +50,13 @@ for _name, _code in EXTENSIONS.items():
 _Item = tuple[int, int, int, bytes, object, bool]  # see reader.py
 
 
+def xor_of(digests: Iterable[bytes]) -> int:
+    """The digest of a set of files from their own digests (each covering its path): their
+    XOR, so that adding a file is one XOR more, and a set of most of a cache's files is
+    weighed by the few it lacks (`Cache.digest`)."""
+    return functools.reduce(operator.xor, map(int.from_bytes, digests), 0)
+
+
 def cache_dir(state_dir: str) -> str:
     return os.path.join(state_dir, "cache")
 
@@ -232,6 +239,12 @@ _TABLES: list[dict[Any, Any]] = []
 def load(path: str, key: object, plain: bool = False) -> tuple[str, dict[str, Any]]:
     """(generation, items) of one cache file made under `key`; ("", {}) when unusable.
     `plain`: a file `dump` wrote with `plain`."""
+    gen, items, _ = _load(path, key, plain)
+    return gen, items
+
+
+def _load(path: str, key: object, plain: bool) -> tuple[str, dict[str, Any], int | None]:
+    """`load`, and the `digest` the file was written with (None without one)."""
     try:
         with open(path, "rb") as fh:
             if plain:  # from bytes: `marshal.load` reads a file a few bytes at a time
@@ -241,20 +254,23 @@ def load(path: str, key: object, plain: bool = False) -> tuple[str, dict[str, An
 
                 data = pickle.load(fh)
         if data.get("version") == CACHE_VERSION and data.get("key") == key:
-            items = data["items"]
+            items, digest = data["items"], data.get("digest")
             assert isinstance(items, dict)
-            return str(data["gen"]), items
+            return str(data["gen"]), items, digest if isinstance(digest, int) else None
     except Exception:  # disposable: any damage means "no cache"
         pass
-    return "", {}
+    return "", {}, None
 
 
 def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
-         shared: bool = False, plain: bool = False) -> None:
+         shared: bool = False, plain: bool = False, digest: int | None = None) -> None:
     """Write one cache file atomically (temp file, then rename); `entries`: it holds entries;
     `shared`: with the pickle's memo (`_pickler`); `plain`: with `marshal`, for plain
-    values only (str, bytes, numbers, None, and tuples and dicts of them)."""
+    values only (str, bytes, numbers, None, and tuples and dicts of them); `digest`: kept
+    with it (`Cache.digest`)."""
     data = {"version": CACHE_VERSION, "gen": gen, "key": key, "items": items}
+    if digest is not None:
+        data["digest"] = digest
     if plain:
         replace_atomic_with(path, lambda fh: fh.write(marshal.dumps(data)))
     else:
@@ -262,9 +278,9 @@ def dump(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
 
 
 def _replace(path: str, gen: str, key: object, items: dict[str, Any], entries: bool,
-             shared: bool = False, plain: bool = False) -> None:
+             shared: bool = False, plain: bool = False, digest: int | None = None) -> None:
     """`dump` a cache's base file, then remove the delta that was over the old one."""
-    dump(path, gen, key, items, entries, shared=shared, plain=plain)
+    dump(path, gen, key, items, entries, shared=shared, plain=plain, digest=digest)
     try:
         os.unlink(path + ".delta")
     except FileNotFoundError:
@@ -345,26 +361,37 @@ def _run_all(ops: list[Callable[[], object]]) -> None:
 class Cache:
     """A base file and a delta of what changed since it: writing 20 new entries must not
     rewrite 100k cached ones (the delta is folded into the base once it grows). A cache
-    of `entries` is pickled; any other holds plain values, kept with `marshal`."""
+    of `entries` is pickled; any other holds plain values, kept with `marshal`.
+
+    `digest`: what its last save was given as the digest of its items (`reader._Files`:
+    the XOR of every item's file digest, `replay.digest`), None when not given; a save
+    without one keeps none."""
 
     def __init__(self, path: str, key: object, use: bool, entries: bool) -> None:
         self.path, self.key, self.entries = path, key, entries
-        self.gen, self.base = load(path, key, not entries) if use else ("", {})
-        gen, delta = load(path + ".delta", key, not entries) if self.base else ("", {})
-        self.delta: Collection[str] = delta.keys() if gen == self.gen else ()
+        self.gen, self.base, base_digest = (_load(path, key, not entries) if use
+                                            else ("", {}, None))
+        gen, delta, delta_digest = (_load(path + ".delta", key, not entries) if self.base
+                                    else ("", {}, None))
+        over = bool(gen) and gen == self.gen  # the delta is over this base
+        self.delta: Collection[str] = delta.keys() if over else ()
         self.items: dict[str, _Item] = {**self.base, **delta} if self.delta else dict(self.base)
+        self.digest = delta_digest if over else base_digest
 
-    def save(self, new: dict[str, _Item], made: Iterable[str] | None = None) -> bool:
+    def save(self, new: dict[str, _Item], made: Iterable[str] | None = None,
+             digest: int | None = None) -> bool:
         """Keep `new` as the cache's content (as a delta when that is much smaller);
         whether the write is held (`HeldWrites`: a delta is; a new base is written now).
         `made`: the paths whose items in `new` are not the very ones of `items` (those of
-        files judged again), when the caller knows them: the rest is not compared."""
+        files judged again), when the caller knows them: the rest is not compared.
+        `digest`: the digest of `new`'s items, kept with them (`digest`)."""
         try:
-            return self._save(new, made)
+            return self._save(new, made, digest)
         except OSError:
             return False  # a cache we cannot write is only slower
 
-    def _save(self, new: dict[str, _Item], made: Iterable[str] | None) -> bool:
+    def _save(self, new: dict[str, _Item], made: Iterable[str] | None,
+              digest: int | None) -> bool:
         base = self.base
         if made is None:
             diff = {rel: item for rel, item in new.items() if base.get(rel) is not item}
@@ -376,7 +403,7 @@ class Cache:
         # of 100k paths took ~26 ms, this ~7)
         if base and small and base.keys() <= new.keys():
             write(functools.partial(dump, self.path + ".delta", self.gen, self.key, diff,
-                                     self.entries, plain=not self.entries))
+                                     self.entries, plain=not self.entries, digest=digest))
             return bool(_HELD)
         # No memo (`shared`): 100k entries would load in two thirds of the time, but the
         # unpickler keeps each entry's field tuple until the load ends, and the distill's
@@ -384,7 +411,7 @@ class Cache:
         # run let go of their pickles once it is (`reader._Files.save`), and a whole
         # journal's (~40 MB at 100k) must not be held through the fold.
         _replace(self.path, os.urandom(8).hex(), self.key, new, self.entries,
-                 plain=not self.entries)
+                 plain=not self.entries, digest=digest)
         return False
 
 
@@ -472,6 +499,7 @@ class FoldCache:
         self.gen, base = load(self.path, _FOLD)
         self.token: str = base.get("token", "")
         self.base: dict[str, tuple[Any, ...]] = base.get("rows", {})
+        self.base_order: object = base.get("order")
         self.delta_gen, self.delta = (load(self.path + ".delta", (*_FOLD, self.token))
                                       if self.token else ("", {}))
         self._rows: dict[str, tuple[Any, ...]] | None = None  # `_merged`, made once
@@ -492,6 +520,17 @@ class FoldCache:
             return self.base
         return None
 
+    def order_of(self, token: str) -> str | None:
+        """The keys of the facts of the save that got `token` in rank order, NUL-joined, as
+        that save was given them (`render.Rendered.order`); None when it was given none."""
+        if token and self.delta_gen and token == self.delta.get("token"):
+            order = self.delta.get("order")
+        elif token and token == self.token:
+            order = self.base_order
+        else:
+            return None
+        return order if isinstance(order, str) else None
+
     def _merged(self) -> dict[str, tuple[Any, ...]]:
         """The delta's rows put over the base's: one dict, whoever asks (so a caller can
         tell by identity that two folds it was given are one)."""
@@ -508,18 +547,19 @@ class FoldCache:
         return self._merged() if self.delta_gen else self.base
 
     def save(self, signature: str, facts: dict[str, tuple[Any, ...]],
-             since: Since | None = None) -> str:
+             since: Since | None = None, order: str | None = None) -> str:
         """Keep `facts` under `signature` (as a delta of the base when that is small); the
         save's token, "" when nothing could be written. `since`: rows this cache gave
         (`facts`, `rows_of`) and the keys of `facts` whose row differs from theirs
-        (`changed_rows`), so that only those are compared with the base."""
+        (`changed_rows`), so that only those are compared with the base. `order`: their
+        keys in rank order, NUL-joined, kept with them (`order_of`)."""
         try:
-            return self._save(signature, facts, since)
+            return self._save(signature, facts, since, order)
         except OSError:
             return ""  # only slower next time
 
     def _save(self, signature: str, facts: dict[str, tuple[Any, ...]],
-              since: Since | None) -> str:
+              since: Since | None, order: str | None) -> str:
         base, token = self.base, os.urandom(8).hex()
         if self.token and base:
             keys = facts.keys()
@@ -534,26 +574,26 @@ class FoldCache:
                 changed = {key: tuple(facts[key]) for key in itertools.compress(keys, differ)}
             gone = sorted(base.keys() - keys)
             if len(changed) + len(gone) <= max(1000, len(base) // 5):
-                delta = {"set": changed, "gone": gone, "token": token}
+                delta = {"set": changed, "gone": gone, "token": token, "order": order}
                 write(functools.partial(dump, self.path + ".delta", signature,
                                          (*_FOLD, self.token), delta, entries=False))
                 self.delta_gen, self.delta, self._rows = signature, delta, None
                 return token
-        write(functools.partial(_replace_rows, self.path, signature, facts, token))
+        write(functools.partial(_replace_rows, self.path, signature, facts, token, order))
         self.gen, self.base, self.token, self.delta_gen, self.delta = (
             signature, facts, token, "", {})
-        self._rows = None
+        self.base_order, self._rows = order, None
         return token
 
 
 def _replace_rows(path: str, signature: str, facts: dict[str, tuple[Any, ...]],
-                  token: str) -> None:
+                  token: str, order: str | None) -> None:
     # shared: a topic, a type, an agent's name is one object in 56k rows (at 100k
     # lessons it loads back in half the time, as fewer objects)
     # plain tuples: a row given as the fact it is (a named tuple) would pickle its class
     rows = dict(zip(facts, map(tuple, facts.values()), strict=True))
-    _replace(path, signature, _FOLD, {"rows": rows, "token": token}, entries=False,
-             shared=True)
+    _replace(path, signature, _FOLD, {"rows": rows, "token": token, "order": order},
+             entries=False, shared=True)
 
 
 _FOLD = ("fold", 2)  # 2: rows and a token

@@ -21,6 +21,7 @@ fold and what follows it go on: `Fold.start`, `Fold.settle`).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 import itertools
@@ -197,6 +198,28 @@ def ranked(facts: Iterable[Fact]) -> list[Fact]:
     # the last two by values made in C (`map`), not by a Python key function per fact
     out = _by(out, list(map(_LEVEL.__getitem__, map(_IMPORTANCE, out))))
     return _by(out, list(map(_PRINCIPLE.__ne__, map(_TYPE, out))))
+
+
+def ranked_since(facts: Mapping[str, Fact], order: list[str], changed: set[str],
+                 ) -> list[Fact] | None:
+    """`ranked(facts.values())`, from the keys of an earlier set of facts in rank order
+    (`order`) and the keys of `facts` whose fact is not that set's (`changed`: changed or
+    new): every other fact keeps its place among them, and each changed one is put in by
+    bisection (`rank`: the order `ranked` makes, as every `created` has its offset).
+    None when `order` and `changed` do not account for each of `facts` once. At 100k
+    lessons ranking 56k facts took ~110-150 ms of each distill; 20 new lessons change a
+    few dozen."""
+    kept = list(filter(facts.__contains__, itertools.filterfalse(changed.__contains__, order)))
+    new = [facts[key] for key in changed if key in facts]
+    if len(kept) + len(new) != len(facts) or len(set(kept)) != len(kept):
+        return None
+    out = list(map(facts.__getitem__, kept))
+    try:
+        for fact in new:
+            out.insert(bisect.bisect_left(out, rank(fact), key=rank), fact)
+    except TypeError:  # a date without an offset: `ranked` orders by what it can compare
+        return None
+    return out
 
 
 _KEY = operator.attrgetter("key")

@@ -30,6 +30,7 @@ import bisect
 import functools
 import gc
 import itertools
+import operator
 import os
 import stat
 import time
@@ -45,6 +46,7 @@ from journal_mem.journal.cache import (
     parsed_entry,
     share,
     write,
+    xor_of,
 )
 from journal_mem.journal.forked import children, in_child, map_forked
 from journal_mem.journal.listing import (
@@ -76,7 +78,7 @@ _Item = tuple[int, int, int, bytes, object, bool]
 class Journal:
     """Every entry file of the main journal: valid ones, and invalid ones with problems."""
 
-    __slots__ = ("_paths", "entries", "invalid", "items", "parsed", "plain")
+    __slots__ = ("_paths", "digest", "entries", "invalid", "items", "parsed", "plain")
 
     def __init__(self) -> None:
         self.entries: list[tuple[str, Entry]] = []  # (memory-root-relative path, entry)
@@ -87,6 +89,7 @@ class Journal:
         self.parsed = 0  # files parsed in this run (the rest came from the cache)
         # path -> its cache item: its digest (item[3]) covers its path and bytes
         self.items: dict[str, _Item] = {}
+        self.digest: int | None = None  # of all of `items`' files (`cache.xor_of`), if known
         self._paths: set[str] | None = None  # `__contains__` without cache items
 
     def __contains__(self, rel: object) -> bool:
@@ -182,6 +185,7 @@ class _Files:
         # each file to parse (`_Later`), with `from_row`
         self.later: list[_Later] | None = [] if from_row is not None else None
         self.made: list[Entry] = []  # the valid entries `from_row` made (`judge_later`)
+        self.total: int | None = None  # the digest of `new`, once saved (`digest`)
 
     def verdict(self, agent: str, path: str, rel: str) -> _Item | None:
         """The cache item of the entry at `path` (its verdict: `item[4]`); None if gone;
@@ -261,10 +265,27 @@ class _Files:
                 self.made.append(value)  # type: ignore[arg-type]
             self.new[rel] = (st[1], st[2], st[3], digest, value, plain)
 
+    def digest(self) -> int:
+        """The digest of the files of `new` (`cache.xor_of` of their items' digests): the
+        cache's, changed by the files judged again and those gone since, when it kept one
+        (20 new lessons at 100k: a few dozen digests, not 100k). Every other path of
+        `new` holds its very item of the cache (`verdicts`)."""
+        known, items, new = self.cache.digest, self.cache.items, self.new
+        if known is None:
+            return xor_of(map(_DIGEST, new.values()))
+        judged = set(self.judged)  # each is in `new`
+        total = known ^ xor_of(map(_DIGEST, map(new.__getitem__, judged)))
+        total ^= xor_of(items[rel][3] for rel in judged if rel in items)
+        if len(new) - len(judged.difference(items.keys())) != len(items):  # some are gone
+            total ^= xor_of(items[rel][3] for rel in items.keys() - new.keys())
+        return total
+
     def save(self) -> None:
-        """Keep the verdicts in the cache; then the entries made here need their pickles
-        no more (`cache.drop_rows`)."""
-        held = (self.cache.save(self.new, self.judged)
+        """Keep the verdicts in the cache, with their digest (`total`) in a cache of
+        entries; then the entries made here need their pickles no more
+        (`cache.drop_rows`)."""
+        self.total = self.digest() if self.cache.entries else None
+        held = (self.cache.save(self.new, self.judged, self.total)
                 if self.changed or len(self.new) != len(self.cache.items) else False)
         made, self.made = self.made, []
         if held:  # once the cache holds them
@@ -272,6 +293,8 @@ class _Files:
         else:
             drop_rows(made)
 
+
+_DIGEST = operator.itemgetter(3)  # an item's file digest
 
 # A file's `lstat` as the cache compares it: (mode, size, mtime_ns, inode)
 _Stat = tuple[int, int, int, int]
@@ -405,7 +428,7 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
             plain.append(len(journal.entries))
         journal.entries.append((rel, item[4]))  # type: ignore[arg-type]
     files.save()
-    journal.parsed, journal.items = files.parsed, files.new
+    journal.parsed, journal.items, journal.digest = files.parsed, files.new, files.total
     journal.invalid.update((rel, (MISNAMED,)) for rel in misnamed)
     if plain:
         journal.plain = {journal.entries[i][0] for i in plain}

@@ -42,7 +42,7 @@ from journal_mem.journal import anchor as anchor_source
 from journal_mem.journal import entry as entry_source
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.entry import CODE_SPAN_RE
-from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, ranked
+from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, ranked, ranked_since
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
@@ -315,6 +315,10 @@ class Earlier:
     # else the render compares
     changed: set[str] | None = None
     memory: MemoryCache = field(default_factory=dict)
+    # the keys of the facts of `rows` in rank order, NUL-joined (`Rendered.order`), when
+    # kept with them (`cache.FoldCache.order_of`): the facts being rendered are ranked
+    # by putting those that changed among them (`fold.ranked_since`)
+    order: str | None = None
 
 
 def code_key() -> str:
@@ -395,6 +399,7 @@ class Rendered:
     topics: TopicCache = field(default_factory=dict)
     kept: dict[str, tuple[Stamp | None, Again, str]] = field(default_factory=dict)
     memory: MemoryCache = field(default_factory=dict)
+    order: str = ""  # the keys of the facts rendered, in rank order, NUL-joined
 
     def every_file(self) -> dict[str, bytes]:
         """`files` and the kept topic files, rendered again."""
@@ -707,8 +712,13 @@ def render(fold: Fold, agents: list[str], budget: Budget, earlier: Earlier | Non
             marks.setdefault(old, (new, lesson.title))
     changed = set() if earlier is None else (
         earlier.changed if earlier.changed is not None else _changed(fold.facts, earlier.rows))
+    facts = (ranked_since(fold.facts, earlier.order.split("\0"), changed)
+             if earlier is not None and earlier.order is not None else None)
+    if facts is None:
+        facts = ranked(fold.facts.values())
+    out.order = "\0".join(map(_KEY, facts))  # a key is a name (`names.NAME`): never a NUL
     by_agent: dict[str, list[Fact]] = {a: [] for a in agents}
-    for fact in ranked(fold.facts.values()):
+    for fact in facts:
         for holder in fact.holders:
             by_agent.setdefault(holder, []).append(fact)
     for agent in sorted(by_agent):

@@ -29,12 +29,11 @@ fold replays everything.
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from journal_mem.journal.cache import builder
+from journal_mem.journal.cache import builder, xor_of
 from journal_mem.journal.order import causal_order
 
 if TYPE_CHECKING:
@@ -191,16 +190,28 @@ def replay_all(entries: Iterable[tuple[str, Entry]], agents: list[str],
 
 # --- a replay kept between folds ------------------------------------------------------
 
-def digest(values: Iterable[bytes]) -> int:
-    """The digest of a set of entry files from their own digests (each covers its path):
-    their XOR, so that adding files is one XOR more."""
-    return functools.reduce(operator.xor, map(int.from_bytes, values), 0)
+digest = xor_of  # the digest of a set of entry files from their own
 
 
-def files_digest(items: Mapping[str, tuple[Any, ...]]) -> Callable[[Iterable[str]], int]:
+def files_digest(items: Mapping[str, tuple[Any, ...]], total: int | None = None,
+                 ) -> Callable[[Iterable[str]], int]:
     """`digest` of the entry files at some paths, from the reader's cache items by path
-    (`reader.Journal.items`: an item's digest is its fourth field)."""
-    return lambda paths: digest(map(operator.itemgetter(3), map(items.__getitem__, paths)))
+    (`reader.Journal.items`: an item's digest is its fourth field). With `total`, the
+    digest of all of `items` (`reader.Journal.digest`), a set of paths that is most of
+    them is weighed by the paths it lacks: at 100k lessons the replay kept is checked
+    against ~100k files at every distill (`resume`), ~130 ms one by one."""
+    def files(paths: Iterable[str]) -> int:
+        if total is not None and isinstance(paths, (set, frozenset)) and (
+                2 * len(paths) > len(items)):
+            rest = items.keys() - paths
+            if len(items) - len(rest) == len(paths):  # each of `paths` is in `items`
+                return total ^ digest(map(_DIGEST, map(items.__getitem__, rest)))
+        return digest(map(_DIGEST, map(items.__getitem__, paths)))
+
+    return files
+
+
+_DIGEST = operator.itemgetter(3)
 
 
 class Kept:

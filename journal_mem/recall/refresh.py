@@ -106,7 +106,8 @@ def kept_fold(ctx: Context, journal: Journal, date: dt.date) -> Fold:
     layout, agents = ctx.layout, ctx.agents
     state = layout.state_dir
     replays = ReplayCache(state, replay_key(agents, ctx.policy.key))
-    folded = ctx.fold(journal.entries, date, agents=agents, files=files_digest(journal.items),
+    folded = ctx.fold(journal.entries, date, agents=agents,
+                      files=files_digest(journal.items, journal.digest),
                       kept=lambda: kept_replay(ctx.repo.main_root, ctx.repo.common_dir,
                                                layout.memory_root, replays, FoldCache(state),
                                                RulesStore(state)))
@@ -128,7 +129,7 @@ def _remember(conn: sqlite3.Connection, journal: Journal, policy_key: object,
     (`remembered`), and not `whole`: at 100k lessons, reading every entry again took ~4 s."""
     files = [rel for rel, _ in journal.entries]
     files += [rel for rel, why in journal.invalid.items() if why != (MISNAMED,)]
-    xor = files_digest(journal.items)
+    xor = files_digest(journal.items, journal.digest)
     seen = None if whole else _seen(conn, journal, xor, policy_key)
     if seen is None:
         _remember_all(conn, files, journal.entries)

@@ -87,7 +87,7 @@ def test_the_fold_s_caches_are_read_before_the_distill_waits_on_git_status(
     lesson(repo, "api", "a1", topic="alpha")
     assert _distill(repo).status == "distilled"  # every cache written once
     read: list[str] = []
-    load, refuse = cache.load, safety.refuse_unsafe
+    load, refuse = cache._load, safety.refuse_unsafe  # every cache file's read
 
     def spy_load(path: str, *args: object, **kwargs: object) -> object:
         read.append(os.path.basename(path))
@@ -97,7 +97,7 @@ def test_the_fold_s_caches_are_read_before_the_distill_waits_on_git_status(
         read.append("waits on git status")
         return refuse(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cache, "load", spy_load)
+    monkeypatch.setattr(cache, "_load", spy_load)
     monkeypatch.setattr(safety, "refuse_unsafe", spy_refuse)
     lesson(repo, "api", "a2", 5, topic="alpha")
     out = _distill(repo)

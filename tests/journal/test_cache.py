@@ -628,3 +628,53 @@ def test_a_whole_journal_read_in_a_distill_lets_go_of_its_pickles_at_once(
         assert rows[first.entries[0][0]] is not None
     assert row_of(dict(second.entries)[first.entries[0][0]]) is None
     assert reader.read_journal(ctx.layout, ctx.policy).parsed == 0
+
+
+def test_the_digest_kept_with_the_entry_cache_is_that_of_every_file_read(
+        tmp_path: Path) -> None:
+    """A journal read gives the digest of its files (`Journal.digest`, kept with the
+    entry cache and changed by the files judged again): after new files (a delta), an
+    edit, the same bytes touched, an invalid file, a symlink, a removed file (a new
+    base), and a cache written without a digest, it is the XOR of every file's own."""
+    import shutil
+
+    from fixtures.generate import generate
+    from journal_mem.journal import reader
+    from journal_mem.repo import open_context
+
+    dest = generate(tmp_path / "repo", 3, 12, seed=7)
+    ctx = open_context(str(dest))
+    root = dest / ".claude" / "agent-memory"
+    path = os.path.join(cache.cache_dir(ctx.layout.state_dir), "entries.pickle")
+
+    def read() -> reader.Journal:
+        journal = reader.read_journal(ctx.layout, ctx.policy)
+        assert journal.digest == cache.xor_of(item[3] for item in journal.items.values())
+        return journal
+
+    rels = [rel for rel, _ in read().entries]
+    shutil.copyfile(root / rels[0], root / rels[0].replace(".md", "-copy.md"))
+    assert read().parsed == 1 and os.path.exists(path + ".delta")  # one new file: a delta
+    edited = root / rels[1]
+    edited.write_text(edited.read_text().replace("\n---\n", "\n---\nOne more line.\n", 1))
+    read()
+    os.utime(root / rels[2], ns=(1, 1))  # the same bytes, another stat
+    read()
+    (root / rels[3]).write_text("no frontmatter and no title line\x00")
+    assert rels[3] in read().invalid
+    (root / rels[4]).unlink()
+    (root / rels[4]).symlink_to(root / rels[5])
+    read()
+    (root / rels[6]).unlink()
+    read()
+    assert not os.path.exists(path + ".delta")  # a file gone: a new base
+    with open(path, "rb") as fh:  # as a journal-mem that kept no digest wrote it
+        data = pickle.load(fh)
+    del data["digest"]
+    with open(path, "wb") as fh:
+        pickle.dump(data, fh)
+    shutil.copyfile(root / rels[7], root / rels[7].replace(".md", "-copy.md"))
+    assert cache.Cache(path, ctx.policy.key, True, entries=True).digest is None
+    kept = read().digest
+    assert cache.Cache(path, ctx.policy.key, True, entries=True).digest == kept
+    assert reader.read_journal(ctx.layout, ctx.policy, use_cache=False).digest == kept

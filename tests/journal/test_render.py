@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.cache import TopicStore, changed_rows, topics_path
 from journal_mem.journal.entry import IMPORTANCE
-from journal_mem.journal.fold import Fact, Fold, fact_row, rank, ranked
+from journal_mem.journal.fold import Fact, Fold, fact_row, rank, ranked, ranked_since
 from journal_mem.journal.render import (
     Earlier,
     Rendered,
@@ -275,7 +275,7 @@ def earlier_of(earlier: Rendered, fold: Fold) -> Earlier:
     """What a distill hands the next render: the topics and MEMORY.md files, and the rows
     they came from."""
     return Earlier(earlier.topics, {key: fact_row(f) for key, f in fold.facts.items()},
-                   memory=earlier.memory)
+                   memory=earlier.memory, order=earlier.order)
 
 
 def _conflicts(fold: Fold, random: Any) -> None:
@@ -322,7 +322,7 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
     rows = {key: fact_row(f) for key, f in later.facts.items()}
     # the distill hands over the keys it found changed (`cache.changed_rows`)
     told = Earlier(handed.topics, handed.rows, changed_rows(handed.rows, rows),
-                   handed.memory)
+                   handed.memory, handed.order)
     for now in (budget, second[1]):
         fresh = render(later, ["api", "web"], now)
         for handed_over in (handed, told):
@@ -331,6 +331,7 @@ def test_a_render_reusing_an_earlier_one_gives_the_same_bytes(
             assert reused.every_file() == fresh.files
             assert not set(reused.files) & set(reused.kept)
             assert reused.agents == fresh.agents
+            assert reused.order == fresh.order  # ranked going on from the earlier order
 
 
 def test_a_memory_md_is_reused_only_while_its_topics_and_marks_are(
@@ -593,6 +594,49 @@ def test_ranked_is_the_order_rank_gives(rows: list[tuple[str, str, str, float, i
              for n, (key, kind, importance, confidence, hours, zone) in enumerate(rows)]
     assert ranked(facts) == sorted(facts, key=rank)
     assert [id(f) for f in ranked(facts)] == [id(f) for f in sorted(facts, key=rank)]
+
+
+_RANKED = st.tuples(st.sampled_from(["semantic", "principle", "episodic"]),
+                    st.sampled_from(IMPORTANCE), st.sampled_from([0.5, 0.8, 1.0, 0.0]),
+                    st.integers(-3, 3), st.sampled_from(range(len(ZONES))))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text("abcdef", min_size=1, max_size=3), _RANKED, max_size=40),
+       st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.none() | _RANKED,
+                       max_size=12))
+def test_facts_ranked_going_on_from_an_earlier_order_are_ranked(
+        before: dict[str, tuple[str, str, float, int, int]],
+        changes: dict[str, tuple[str, str, float, int, int] | None]) -> None:
+    """`ranked_since`: facts changed in any field `rank` reads, added or dropped since an
+    earlier set, put among the others in that set's order, are in `ranked`'s order (ties
+    of every field, one instant in several zones); an order or a list of changes that
+    does not account for each fact once gives None."""
+    def made(key: str, kind: str, importance: str, confidence: float, hours: int,
+             zone: int) -> Fact:
+        return Fact(key=key, title="t", body="", topic="x", type=kind, confidence=confidence,
+                    importance=importance, holders=("api",), path=f"api/journal/{key}.md",
+                    created=(DAY + dt.timedelta(hours=hours)).astimezone(ZONES[zone]))
+
+    was = {key: made(key, *fields) for key, fields in before.items()}
+    order = [f.key for f in ranked(was.values())]
+    now = dict(was)
+    for key, fields in changes.items():
+        if fields is None:
+            now.pop(key, None)
+        else:
+            now[key] = made(key, *fields)
+    changed = {key for key, f in now.items() if was.get(key) != f}
+    going_on = ranked_since(now, order, changed)
+    assert going_on is not None
+    assert [id(f) for f in going_on] == [id(f) for f in ranked(now.values())]
+    added = [key for key in now if key not in was]
+    if added:  # a new fact the changes do not name
+        assert ranked_since(now, order, changed - {added[0]}) is None
+    same = [key for key in order if key in now and key not in changed]
+    if len(same) > 1:  # one key twice in the order, another not in it: as many keys
+        twice = [same[0] if key == same[1] else key for key in order]
+        assert ranked_since(now, twice, changed) is None
 
 
 def test_ranked_orders_a_date_without_a_zone_as_rank_does() -> None:

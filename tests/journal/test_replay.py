@@ -29,7 +29,7 @@ from journal_mem.journal.cache import (
 )
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fold, fact_row, fold
-from journal_mem.journal.replay import Kept, Ruled, digest
+from journal_mem.journal.replay import Kept, Ruled, digest, files_digest
 from journal_mem.schema import Config
 
 DAY = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
@@ -47,11 +47,11 @@ def entry(agent: str, key: str, minutes: int = 0, **kw: Any) -> Entry:
 
 
 def files_of(items: Iterable[Item]) -> Any:
-    """The digest of entry files as the reader gives it: each file's bytes and path."""
-    by_path = dict(items)
-    return lambda paths: digest(
-        hashlib.blake2b(f"{p}\0{by_path[p]!r}".encode(), digest_size=16).digest()
-        for p in paths)
+    """The digest of entry files as the reader gives it (`files_digest` of its cache items,
+    with the digest of them all that the read kept): each file's bytes and path."""
+    cached = {p: (0, 0, 0, hashlib.blake2b(f"{p}\0{e!r}".encode(), digest_size=16).digest(),
+                  e, False) for p, e in items}
+    return files_digest(cached, digest(item[3] for item in cached.values()))
 
 
 class Store:
@@ -114,6 +114,30 @@ def kept_fields(kept: Kept | None) -> dict[str, Any]:
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store(str(tmp_path))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text("abc/", min_size=1, max_size=4), st.binary(min_size=16,
+                                                                          max_size=16)),
+       st.sets(st.text("abc/", min_size=1, max_size=4)), st.booleans())
+def test_most_of_the_files_weighed_by_those_they_lack_is_their_digest(
+        digests: dict[str, bytes], paths: set[str], wrong: bool) -> None:
+    """`files_digest` with the digest of all the items gives a set of paths that is most of
+    them as the XOR of the paths' own digests does; a path it lacks raises as there; a
+    wrong total gives a wrong digest, never the paths' own."""
+    items = {p: (0, 0, 0, d, None, False) for p, d in digests.items()}
+    total = digest(digests.values()) ^ (1 << 7 if wrong else 0)
+    weighed = files_digest(items, total)
+    for chosen in (paths, paths & items.keys(), set(items), set(list(items)[1:])):
+        if not chosen <= items.keys():
+            with pytest.raises(KeyError):
+                weighed(chosen)
+            continue
+        own = digest(digests[p] for p in chosen)
+        if wrong and 2 * len(chosen) > len(items):
+            assert weighed(chosen) == own ^ (1 << 7)
+        else:
+            assert weighed(chosen) == own
 
 
 @st.composite
