@@ -332,6 +332,7 @@ def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
             whole = run(journal, date=date, exists=tree.__contains__, config=config)
             assert went_on == whole
             assert went_on.facts == whole.facts and went_on.removed == whole.removed
+            assert list(went_on.facts) == list(whole.facts)  # in key order, as a whole fold
             assert list(went_on.flagged.items()) == list(whole.flagged.items())
             assert ruled_fields(went_on) == ruled_fields(whole)
             event("judged again" if went_on.rejudged >= 0 else "judged whole")
