@@ -364,8 +364,8 @@ class Cache:
     of `entries` is pickled; any other holds plain values, kept with `marshal`.
 
     `digest`: what its last save was given as the digest of its items (`reader._Files`:
-    the XOR of every item's file digest, `replay.digest`), None when not given; a save
-    without one keeps none."""
+    the XOR of every item's file digest, `xor_of`), None when not given; a save without
+    one keeps none."""
 
     def __init__(self, path: str, key: object, use: bool, entries: bool) -> None:
         self.path, self.key, self.entries = path, key, entries
