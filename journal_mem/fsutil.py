@@ -155,6 +155,17 @@ def is_temp(name: str) -> bool:
     return name.startswith(TMP_PREFIX)
 
 
+def touched_now(path: str) -> os.stat_result:
+    """The `stat` of the file at `path` just touched (made when missing): its mtime is
+    now by the clock of the file system that holds it, which may not be this machine's
+    (a network file system)."""
+    try:
+        os.utime(path)
+    except FileNotFoundError:
+        create_new(path, b"")
+    return os.stat(path)
+
+
 def create_new(path: str, data: bytes | str) -> bool:
     """Create `path` holding `data` unless it exists (then False: never overwritten)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

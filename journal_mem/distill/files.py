@@ -102,12 +102,7 @@ def fs_clock(layout: Layout) -> int:
     """Now, by the file system's clock (the mtime of a file just touched in the state
     dir): a network file system may keep a clock of its own, behind this machine's, and
     a stamp is judged against the clock that wrote it."""
-    path = os.path.join(layout.state_dir, "cache", "clock")
-    try:
-        os.utime(path)
-    except FileNotFoundError:
-        fsutil.create_new(path, b"")
-    return os.stat(path).st_mtime_ns
+    return fsutil.touched_now(os.path.join(layout.state_dir, "cache", "clock")).st_mtime_ns
 
 
 def digest(data: bytes) -> bytes:

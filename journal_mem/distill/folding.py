@@ -179,16 +179,21 @@ def keep_topics(ctx: Context, step: Step) -> None:
     topics: TopicCache = {}
 
     def stamp(rel: str, name: str) -> Stamp | None:
-        settled = settled_stamp(layout, rel, now)
-        if settled is not None:
-            return settled
         data = rendered.files.get(rel)
+        held: Stamp | None = None
         if data is None and rel in rendered.kept:
             held, again, _ = rendered.kept[rel]
             data = again.rendered(name)
-            if data is None:  # not rendered again: the file held `held` (`_changed`), so
-                return held  # it still does; distills seconds apart render it no more
-        return digest(data) if data is not None else None
+            if data is None and isinstance(held, tuple):
+                # not rendered again: the file held `held` (`_changed`), a stamp already
+                # (no `lstat` of ~1k reused files; a change since is a stamp it lacks)
+                return held
+        settled = settled_stamp(layout, rel, now)
+        if settled is not None:
+            return settled
+        if data is None:  # not rendered again: the file held its digest `held`, so it
+            return held  # still does; distills seconds apart render it no more
+        return digest(data)
 
     for (agent, topic), (keys, inputs, names, evicted, where) in rendered.topics.items():
         stamped = [(name, stamp(f"{agent}/{TOPICS}/{name}.md", name)) for name, _ in names]

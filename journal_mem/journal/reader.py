@@ -37,6 +37,7 @@ import time
 
 from journal_mem import hashes
 from journal_mem.errors import InvalidEntry
+from journal_mem.fsutil import touched_now
 from journal_mem.journal.cache import (
     Cache,
     cache_dir,
@@ -439,12 +440,15 @@ def _read_journal(layout: Layout, policy: Policy, use_cache: bool,
 STAT_FORK_BYTES = 2_000_000  # an entry cache this large (~4k entries): stat in a child
 # A journal folder changed this recently when it was listed may have changed again within
 # the same tick of its mtime: it is listed again (git's "racy" entries, the same way).
+# Where the file system's own clock was read before the listing (`Listing`), that
+# reading is the bound instead.
 RACY_NS = 2_000_000_000
 
 # A listed entry file: (agent, memory-root-relative path, file name, its `lstat`)
 _Listed = tuple[str, str, str, _Stat | None]
-# A journal folder's stat as a listing saw it: (inode, mtime_ns, ctime_ns), None if none
-_Folder = tuple[int, int, int] | None
+# A journal folder's stat as a listing saw it: (device, inode, mtime_ns, ctime_ns), None
+# if none
+_Folder = tuple[int, int, int, int] | None
 
 
 def start_listing(layout: Layout, use_cache: bool = True) -> Listing | None:
@@ -465,15 +469,24 @@ class Listing:
     listed it (or changed just before: `RACY_NS`), so a file filed meanwhile is read, and
     one removed meanwhile is not; `close()` ends a listing whose result is not wanted.
 
+    A folder changed just before the listing began is racy: a change within the same
+    tick of the file system's clock could leave its stat as it was. That tick is told by
+    the clock itself: a file in the state dir is touched before the children start
+    (`touched_now`), and a folder last changed before that reading, on the same file
+    system, cannot change again without a newer stat. Only the folders changed since,
+    or at, that reading are listed again: a distill starts right after lessons were
+    filed, and re-listing every folder they went to took ~100 ms at 100k lessons.
+
     Two children list a half of the journal each (`_halves`) where a child may be
     forked at all: the distiller waits for the listing, not the other way round (at 100k
     lessons on two CPUs it waited ~450 ms for one child that shared them with it and
     `git status`)."""
 
-    __slots__ = ("_children", "_layout")
+    __slots__ = ("_children", "_clock", "_layout")
 
     def __init__(self, layout: Layout) -> None:
         self._layout = layout
+        self._clock = _fs_clock(layout)  # before any child looks at a folder
         self._children: list[Callable[[], _PackedListing]] = [
             in_child(functools.partial(_packed_listing, layout, half))
             for half in _halves(layout)]
@@ -494,13 +507,27 @@ class Listing:
             folders.update(got[2])
             at = min(at, got[3])  # the earlier: a folder racy for one is racy here
         misnamed.sort()
-        return _caught_up(self._layout, _unpacked(packed), misnamed, folders, at)
+        return _caught_up(self._layout, _unpacked(packed), misnamed, folders, at,
+                          self._clock)
 
     def close(self) -> None:
         """Wait for the children of a listing whose result was not taken."""
         children, self._children = self._children, []
         for child in children:
             child()
+
+
+# The file system's clock as a file touched in the state dir read it: (its device, its
+# mtime); None when it cannot be touched (then `RACY_NS` bounds a racy folder)
+_Clock = tuple[int, int] | None
+
+
+def _fs_clock(layout: Layout) -> _Clock:
+    try:
+        st = touched_now(os.path.join(cache_dir(layout.state_dir), "clock"))
+    except OSError:
+        return None
+    return (st.st_dev, st.st_mtime_ns)
 
 
 def _halves(layout: Layout) -> list[list[str]]:
@@ -527,7 +554,7 @@ def _folder(path: str) -> _Folder:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _listing(layout: Layout) -> tuple[list[_Listed], list[str], dict[str, _Folder], int]:
@@ -582,16 +609,16 @@ def _unpacked(packed: list[_Packed]) -> list[_Listed]:
 
 
 def _caught_up(layout: Layout, found: list[_Listed], misnamed: list[str],
-               folders: dict[str, _Folder], at: int) -> tuple[list[_Listed], list[str]]:
+               folders: dict[str, _Folder], at: int,
+               clock: _Clock = None) -> tuple[list[_Listed], list[str]]:
     """A listing made at `at` (`_listing`), brought up to date: each journal folder whose
-    stat is not the one it was listed under, or was changed within `RACY_NS` before, is
-    listed again, its new entry files `lstat`ed. `found` is sorted by path, so each
-    agent's files are one run of it: only the runs of the folders listed again are
-    read (at 100k lessons, going through every row took ~100 ms)."""
+    stat is not the one it was listed under, or was racy then (`_settled`), is listed
+    again, its new entry files `lstat`ed. `found` is sorted by path, so each agent's
+    files are one run of it: only the runs of the folders listed again are read (at
+    100k lessons, going through every row took ~100 ms)."""
     agents = layout.agents_on_disk()
     again = {agent for agent in agents
-             if (seen := folders.get(agent)) is None or at - seen[1] < RACY_NS
-             or _folder(layout.journal_dir(agent)) != seen}
+             if not _settled(layout.journal_dir(agent), folders.get(agent), at, clock)}
     again.update(set(folders) - set(agents))  # a folder gone: its files with it
     if not again:
         return found, misnamed
@@ -624,6 +651,19 @@ def _caught_up(layout: Layout, found: list[_Listed], misnamed: list[str],
     kept += found[done:]
     misfits.sort()
     return kept, misfits
+
+
+def _settled(path: str, seen: _Folder, at: int, clock: _Clock) -> bool:
+    """Whether the journal folder at `path` is as a listing that began at `at` saw it
+    (`seen`), changed before the file system's clock read `clock` (`_fs_clock`, read
+    before the listing) when it is on that file system, else `RACY_NS` before `at`:
+    then any change since would show in its stat (mtime or ctime: on Windows `ctime` is
+    the time it was made)."""
+    if seen is None or _folder(path) != seen:
+        return False
+    if clock is not None and seen[0] == clock[0]:
+        return max(seen[2], seen[3]) < clock[1]
+    return at - seen[2] >= RACY_NS
 
 
 def _rel_of(row: _Listed) -> str:

@@ -199,3 +199,36 @@ def test_a_topic_rendered_by_a_no_commit_distill_is_judged_against_that_fold(
     assert _distill(repo).status == "distilled"
     assert "reworded" not in (repo / MEM / ALPHA).read_text()
     assert _distill(repo, check=True).status == "unchanged"
+
+
+def test_a_reused_topic_file_keeps_its_stamp_without_being_stamped_again(
+        repo: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A topic file the render reused and found as stamped keeps that stamp: it is not
+    stamped again (an `lstat` of each of ~1k reused files at every distill). A file
+    kept by its digest is stamped once it has settled; one written again is stamped."""
+    from journal_mem.distill import folding
+
+    monkeypatch.setattr(files, "STAMP_AFTER_NS", 0)
+    stamped: list[str] = []
+    settled = folding.settled_stamp
+
+    def spy(layout: object, rel: str, now: int) -> object:
+        stamped.append(rel)
+        return settled(layout, rel, now)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(folding, "settled_stamp", spy)
+    _two_topics(repo)
+    assert _distill(repo).status == "distilled"
+    assert ALPHA in stamped and BETA in stamped  # written: stamped
+    layout = repo_module.open_context(str(repo)).layout
+    first = dict(TopicStore(layout.state_dir, code_key()).topics[("api", "alpha")][2])
+    assert isinstance(first["alpha"], tuple)
+    lesson(repo, "api", "b2", 5, topic="beta", title="Beta lesson two")
+    stamped.clear()
+    reads.clear()
+    assert _distill(repo).status == "distilled"
+    assert ALPHA not in stamped and ALPHA not in reads  # reused as stamped: kept
+    assert BETA in stamped
+    kept = TopicStore(layout.state_dir, code_key()).topics[("api", "alpha")][2]
+    assert dict(kept) == first
+    assert _distill(repo, check=True, rebuild=True).status == "unchanged"

@@ -73,9 +73,11 @@ def _cached(repo: Path) -> repo_module.Context:
 
 
 def _age(repo: Path) -> None:
-    """Every journal folder last changed an hour ago: none is racy."""
+    """Every journal folder last changed an hour ago: none is racy (its ctime, which the
+    change of its times moved, a tick of the file system's clock before what follows)."""
     for folder in (repo / MEM).glob("*/journal"):
         os.utime(folder, (PAST, PAST))
+    time.sleep(0.02)
 
 
 # One change to the journal between the start of a listing and its result:
@@ -88,10 +90,12 @@ CHANGES = st.lists(st.tuples(
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(changes=CHANGES, racy=st.booleans())
+@given(changes=CHANGES, racy=st.sampled_from(["clock", "two seconds", "none"]))
 def test_a_listing_caught_up_is_a_listing_made_then(
         repo: Path, monkeypatch: pytest.MonkeyPatch, changes: list[tuple[str, str, int]],
-        racy: bool) -> None:
+        racy: str) -> None:
+    """Whichever way a racy folder is told: by the file system's clock read before the
+    listing, by `RACY_NS` where that clock cannot be read, or not at all."""
     shutil.rmtree(repo / MEM / "ops", ignore_errors=True)
     shutil.rmtree(repo / MEM / "new-agent", ignore_errors=True)
     shutil.rmtree(repo / MEM / "api-v2", ignore_errors=True)
@@ -106,7 +110,9 @@ def test_a_listing_caught_up_is_a_listing_made_then(
     (repo / MEM / "web" / "journal" / "notes.txt").write_text("not an entry\n")
     ctx = _cached(repo)
     _age(repo)
-    if not racy:
+    if racy != "clock":
+        monkeypatch.setattr(reader, "_fs_clock", lambda layout: None)
+    if racy == "none":
         monkeypatch.setattr(reader, "RACY_NS", 0)
     listing = reader.start_listing(ctx.layout)
     assert listing is not None
@@ -152,13 +158,40 @@ def test_folders_unchanged_since_and_not_racy_are_not_listed_again(
     assert got == _now(ctx) and any(row[2] == added.name for row in got[0])
 
 
+def test_a_folder_changed_just_before_the_listing_is_not_listed_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distill starts right after lessons are filed: a folder changed before the file
+    system's clock was read for the listing (a tick before) is as the child listed it,
+    however recent, and is not listed again."""
+    for i in range(3):
+        lesson(repo, "api", f"a{i}", i)
+        lesson(repo, "web", f"w{i}", i)
+    ctx = _cached(repo)
+    lesson(repo, "api", "a8", 8)
+    lesson(repo, "web", "w8", 8)  # both folders changed just now
+    time.sleep(0.02)  # past the tick of the folders' clock
+    listing = reader.start_listing(ctx.layout)
+    assert listing is not None
+    time.sleep(0.02)
+    listed: list[str] = []
+    real = reader._listdir
+    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
+    added = lesson(repo, "web", "w9", 9)
+    got = listing.result()
+    assert listed == [str(repo / MEM / "web" / "journal")]  # only the folder that changed
+    assert got == _now(ctx) and any(row[2] == added.name for row in got[0])
+
+
 def test_a_folder_changed_within_its_clock_tick_is_listed_again(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lesson(repo, "api", "a1", 1)
     ctx = _cached(repo)
-    # a coarse clock: the folder's stat reads the same before and after a file is added
+    # a coarse clock: the folder's stat reads the same before and after a file is added,
+    # and the file system's clock read before the listing reads that same tick
     stamp = time.time_ns()
-    monkeypatch.setattr(reader, "_folder", lambda path: (1, stamp, stamp))
+    device = os.stat(repo).st_dev
+    monkeypatch.setattr(reader, "_folder", lambda path: (device, 1, stamp, stamp))
+    monkeypatch.setattr(reader, "_fs_clock", lambda layout: (device, stamp))
     listing = reader.start_listing(ctx.layout)
     assert listing is not None
     added = lesson(repo, "api", "a2", 2)

@@ -238,6 +238,17 @@ def test_a_title_survives_its_link_and_renders_as_in_its_topic_file(title: str) 
         assert _text_of(line) == _text_of(text.replace("[", "\\[").replace("]", "\\]"))
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \t\n\\[]()!-*`<>~{}é"), max_size=24))
+def test_a_link_text_is_the_escape_pattern_applied_whatever_the_title(title: str) -> None:
+    """`link_text` skips its pattern for a title without a backslash or bracket: it gives
+    what the pattern gives on every title, with or without them."""
+    from journal_mem.journal.render import _LINK_TEXT_RE, _unhidden, link_text
+
+    whole = _LINK_TEXT_RE.sub(lambda m: m[1] or "\\" + m[2], " ".join(title.split()))
+    assert link_text(title) == _unhidden(whole)
+
+
 def test_an_escaped_asterisk_in_a_title_is_not_escaped_again() -> None:
     from journal_mem.journal.render import _text_of, link_text
 
