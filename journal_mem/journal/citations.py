@@ -143,55 +143,92 @@ class _Git:
 
     def log(self, args: list[str], paths: list[str]) -> list[tuple[str, str]]:
         """(commit, subject) of `git log ARGS -- PATHS`, oldest first."""
-        res = gitcore.run(["log", "--reverse", "--topo-order", "--no-renames",
-                           "--format=%x01%H%x00%s", *args, "--", *paths], self.root,
-                          clean=True, check=False)
-        out = []
-        for chunk in res.stdout.decode("utf-8", "replace").split("\x01")[1:]:
-            sha, _, subject = chunk.strip("\n").partition("\0")
-            out.append((sha, _SUBJECT_JUNK.sub("", subject).strip()[:SUBJECT_CHARS]))
-        return out
+        return self.logs([(args, paths)])[0]
+
+    def logs(self, asked: list[tuple[list[str], list[str]]]) -> list[list[tuple[str, str]]]:
+        """`log` of each (ARGS, PATHS), the git processes run side by side
+        (`gitcore.run_all`)."""
+        results = gitcore.run_all([["log", "--reverse", "--topo-order", "--no-renames",
+                                    "--format=%x01%H%x00%s", *args, "--", *paths]
+                                   for args, paths in asked], self.root, clean=True)
+        return [_commits(res.stdout) for res in results]
 
 
-def _presence(git: _Git, cite: Cited, now: str) -> tuple[bool, list[tuple[str, str, bool]]]:
-    """(whether the cited text was known to be there at the citation, then every commit
-    since that touched its file, oldest first, with whether the text is there after it)."""
-    present = False
+def _commits(out: bytes) -> list[tuple[str, str]]:
+    """(commit, subject) of each commit `_Git.logs` printed."""
+    commits = []
+    for chunk in out.decode("utf-8", "replace").split("\x01")[1:]:
+        sha, _, subject = chunk.strip("\n").partition("\0")
+        commits.append((sha, _SUBJECT_JUNK.sub("", subject).strip()[:SUBJECT_CHARS]))
+    return commits
+
+
+def _since(git: _Git, cite: Cited) -> tuple[bool, list[str]]:
+    """(whether the cited text was known to be there at the citation, the `git log`
+    arguments of the history since it)."""
     if git.exists(cite.commit):
         if git.is_ancestor(cite.commit):
-            args, present = [f"{cite.commit}..{git.head}"], not cite.dirty
-        else:  # a rebased or unmerged branch: from where the two histories met
-            base = git.merge_base(cite.commit)
-            args = [f"{base}..{git.head}"] if base else [git.head, "-n", str(WALK_LIMIT)]
-    else:
-        args = [git.head, "-n", str(WALK_LIMIT)]
-    commits = git.log(args, sorted({cite.path, now}))
-    names = [f"{sha}:{p}" for sha, _ in commits for p in (now, cite.path)]
-    objects = read_objects(git.root, names)
-    start = (line_range(cite.anchor) or (1, 1))[0]
-    out = []
-    for i, (sha, subject) in enumerate(commits):
-        obj = objects[2 * i] or objects[2 * i + 1]
-        if not cite.anchor:
-            here = obj is not None
-        else:
-            text = obj[1].decode("utf-8", "surrogateescape") if obj is not None else ""
-            here = obj is not None and still_there(text, cite.anchor, cite.digest,
-                                                   start) is not None
-        out.append((sha, subject, here))
-    return present, out
+            return not cite.dirty, [f"{cite.commit}..{git.head}"]
+        base = git.merge_base(cite.commit)  # a rebased or unmerged branch: where they met
+        return False, [f"{base}..{git.head}"] if base else [git.head, "-n", str(WALK_LIMIT)]
+    return False, [git.head, "-n", str(WALK_LIMIT)]
 
 
-def _walk(git: _Git, cite: Cited, now: str) -> CodeChange | None:
-    """The last commit after which the cited text is gone, or None when the history
-    since the citation never held it (not in this branch yet)."""
-    present, commits = _presence(git, cite, now)
-    last: CodeChange | None = None
-    for sha, subject, here in commits:
-        if present and not here:
-            last = CodeChange(cite.ref, sha, subject)
-        present = here
-    return None if present else last
+WALK_NAMES = 2000  # files at commits read by one `git cat-file` of `_presences`
+
+
+def _presences(git: _Git, wanted: list[tuple[Cited, str]],
+               ) -> list[tuple[bool, list[tuple[str, str, bool]]]]:
+    """For each (citation, the path of its file now): whether the cited text was known to
+    be there at the citation, then every commit since that touched its file, oldest
+    first, with whether the text is there after it. Each file's history since its
+    citation is listed by a `git log` of its own, run side by side (`_Git.logs`), and the
+    file is read at each of those commits in a few `git cat-file` batches: five
+    citations gone in one distill asked git ten times, one after the other."""
+    plans = [(cite, now, *_since(git, cite)) for cite, now in wanted]
+    histories = git.logs([(args, sorted({cite.path, now})) for cite, now, _, args in plans])
+    out: list[tuple[bool, list[tuple[str, str, bool]]]] = []
+    start = 0
+    while start < len(plans):
+        end, count = start, 0
+        while end < len(plans) and (end == start or count + 2 * len(histories[end])
+                                     <= WALK_NAMES):
+            count += 2 * len(histories[end])
+            end += 1
+        names = sorted({f"{sha}:{path}" for (cite, now, _, _), commits
+                        in zip(plans[start:end], histories[start:end], strict=True)
+                        for sha, _ in commits for path in (now, cite.path)})
+        objects = dict(zip(names, read_objects(git.root, names), strict=True))
+        for (cite, now, present, _), commits in zip(plans[start:end], histories[start:end],
+                                                   strict=True):
+            out.append((present, [(sha, subject, _there(cite, objects[f"{sha}:{now}"]
+                                                          or objects[f"{sha}:{cite.path}"]))
+                                  for sha, subject in commits]))
+        start = end
+    return out
+
+
+def _there(cite: Cited, obj: tuple[str, bytes] | None) -> bool:
+    """Whether the text `cite` cites is in the file `obj` (None: no file there)."""
+    if obj is None or not cite.anchor:
+        return obj is not None
+    return still_there(obj[1].decode("utf-8", "surrogateescape"), cite.anchor, cite.digest,
+                       (line_range(cite.anchor) or (1, 1))[0]) is not None
+
+
+def _walks(git: _Git, wanted: list[tuple[Cited, str]]) -> list[CodeChange | None]:
+    """For each (citation, the path of its file now): the last commit after which the
+    cited text is gone, or None when the history since the citation never held it (not
+    in this branch yet)."""
+    out: list[CodeChange | None] = []
+    for (cite, _), (present, commits) in zip(wanted, _presences(git, wanted), strict=True):
+        last: CodeChange | None = None
+        for sha, subject, here in commits:
+            if present and not here:
+                last = CodeChange(cite.ref, sha, subject)
+            present = here
+        out.append(None if present else last)
+    return out
 
 
 def _deleted(git: _Git, cite: Cited) -> CodeChange | None:
@@ -261,6 +298,8 @@ def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
     wanted = sorted({b for *_, b in todo})
     texts = dict(zip(wanted, read_objects(root, wanted), strict=True))
     lines_of: dict[str, list[str]] = {}
+    judged: list[tuple[str, Cited, str, CodeChange | None]] = []
+    walked: list[tuple[str, Cited, str, str]] = []  # gone, with no change known: walked
     for key, c, now, blob in todo:
         if blob not in lines_of:
             obj = texts[blob]
@@ -271,8 +310,15 @@ def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
         change = None
         if still_there(text, c.anchor, c.digest, start) is None:
             seen = cache.old.get(c.ident)
-            before = _change(seen[1]) if isinstance(seen, list) and len(seen) == 2 else None
-            change = before if before is not None and not before.gone else _walk(git, c, now)
+            change = _change(seen[1]) if isinstance(seen, list) and len(seen) == 2 else None
+            if change is None or change.gone:
+                walked.append((key, c, now, blob))
+                continue
+        judged.append((key, c, blob, change))
+    changes = _walks(git, [(c, now) for _, c, now, _ in walked])
+    judged += ((key, c, blob, change) for (key, c, _, blob), change
+               in zip(walked, changes, strict=True))
+    for key, c, blob, change in judged:
         cache.new[c.ident] = [blob, change.as_list() if change is not None else None]
         if change is not None:
             out.setdefault(key, []).append(change)
@@ -352,7 +398,8 @@ def history(root: str, rev: str, items: Iterable[str]) -> list[dict[str, object]
     out: list[dict[str, object]] = []
     for cite in (c for c in map(parse, items) if c is not None):
         now = cite.path if git.blobs({cite.path}) else git.moved(cite.path)
-        known, commits = _presence(git, cite, now or cite.path) if git.head else (False, [])
+        known, commits = (_presences(git, [(cite, now or cite.path)])[0] if git.head
+                          else (False, []))
         change = follow(root, rev, [("", (cite.render(),))]).get("", [])
         state = ("deleted" if change and change[0].gone else "changed" if change
                  else "there" if known or any(here for *_, here in commits) else "pending")

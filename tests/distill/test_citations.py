@@ -14,6 +14,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import add_worktree, base_env, git, jmem
 
 MEM = ".claude/agent-memory"
@@ -433,3 +434,50 @@ def test_walks_from_one_commit_ask_git_about_it_once(tmp_path: Path) -> None:
     assert ran.count(f"cat-file -e '{since}^{{commit}}'") == 1, ran
     assert ran.count(f"merge-base --is-ancestor {since}") == 1, ran
     assert ran.count("git log --reverse --topo-order") == 3  # one walk per file
+
+
+def test_walks_run_side_by_side_and_read_every_history_in_one_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walks of one distill list their histories with git logs run side by side, and
+    read the files those name in one `git cat-file` (three walks read them in three):
+    what each walk finds is what it finds alone, whatever the batches (`WALK_NAMES`)."""
+    from journal_mem.gitops import gitcore
+    from journal_mem.journal import citations
+    from journal_mem.journal.reader import read_journal
+    from journal_mem.repo import open_context
+
+    root = repo(tmp_path)
+    files = {f"src/m{n}.py": PAY for n in range(3)}
+    commit(root, "three modules", files)
+    titles = ["Invoices round to whole cents", "Shipping is billed per kilogram",
+              "Taxes apply after the discount"]
+    keys = [write(root, title, f"src/m{n}.py#L6-L7") for n, title in enumerate(titles)]
+    distill(root)
+    first = commit(root, "Raise the first limit", {"src/m0.py": PAY.replace("= 3", "= 4")})
+    commit(root, "Move the helper up", {"src/m1.py": MOVED})
+    last = commit(root, "Raise the other limits",
+                  {"src/m1.py": MOVED.replace("= 3", "= 5"), "src/m2.py": PAY.replace(
+                      "= 3", "= 5")})
+    ctx = open_context(str(root))
+    facts = [(entry.key, entry.cited) for _, entry in read_journal(ctx.layout, ctx.policy).entries
+             if entry.cited]
+    assert sorted(key for key, _ in facts) == sorted(keys)
+    reads: list[int] = []
+    real = citations.read_objects
+
+    def counted(at: str, names: list[str]) -> list[object]:
+        reads.append(len(names))
+        return real(at, names)  # type: ignore[return-value]
+
+    monkeypatch.setattr(citations, "read_objects", counted)
+    together = citations.follow(str(root), "HEAD", facts)
+    assert len(reads) == 2  # the cited files at HEAD; then every history at once
+    assert {key: [c.commit for c in changes] for key, changes in together.items()} == {
+        keys[0]: [first], keys[1]: [last], keys[2]: [last]}
+    monkeypatch.setattr(citations, "WALK_NAMES", 1)
+    run_all = gitcore.run_all
+    monkeypatch.setattr(gitcore, "run_all",
+                        lambda *args, **kw: run_all(*args, **{**kw, "at_once": 1}))
+    reads.clear()
+    assert citations.follow(str(root), "HEAD", facts) == together
+    assert len(reads) == 4  # one batch a walk
