@@ -15,9 +15,10 @@ which the text is no longer there: the fact is then marked with the path and tha
 commit. Text that was never in this branch's history (a worktree's branch not merged
 yet, a dirty file never committed) is not judged yet.
 
-Cost: one `git ls-tree` of the cited files per distill; a file whose blob did not
-change since the last judgement is not read again (`citations.json` in the state
-dir); only a citation whose text is gone walks its file's history, once.
+Cost: one `git cat-file --batch-check` of the cited files per distill; a file whose
+blob did not change since the last judgement is not read again (`citations.json` in
+the state dir); only a citation whose text is gone walks its file's history, once,
+beside the other walks of that distill (`_presences`).
 """
 
 from __future__ import annotations
