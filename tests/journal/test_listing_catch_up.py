@@ -182,6 +182,27 @@ def test_a_folder_changed_just_before_the_listing_is_not_listed_again(
     assert got == _now(ctx) and any(row[2] == added.name for row in got[0])
 
 
+def test_a_clock_of_another_file_system_bounds_nothing(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state dir on another device than the journal (a `--separate-git-dir` on
+    another mount): its clock says nothing of the folders', and a folder changed less
+    than two seconds before the listing is listed again."""
+    lesson(repo, "api", "a1", 1)
+    ctx = _cached(repo)
+    lesson(repo, "api", "a2", 2)
+    time.sleep(0.02)
+    device = os.stat(repo).st_dev
+    monkeypatch.setattr(reader, "_fs_clock", lambda layout: (device + 1, time.time_ns()))
+    listing = reader.start_listing(ctx.layout)
+    assert listing is not None
+    listed: list[str] = []
+    real = reader._listdir
+    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
+    got = listing.result()
+    assert str(repo / MEM / "api" / "journal") in listed
+    assert got == _now(ctx)
+
+
 def test_a_folder_changed_within_its_clock_tick_is_listed_again(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lesson(repo, "api", "a1", 1)
