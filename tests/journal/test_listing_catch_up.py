@@ -139,43 +139,34 @@ def test_a_listing_caught_up_is_a_listing_made_then(
     assert _no_child_left()
 
 
+def _listed_again(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every journal folder a listing's result lists again, from now on."""
+    listed: list[str] = []
+    real = reader._listdir
+    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
+    return listed
+
+
+@pytest.mark.parametrize("changed", ["an hour ago", "a tick before the listing"])
 def test_folders_unchanged_since_and_not_racy_are_not_listed_again(
-        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        repo: Path, monkeypatch: pytest.MonkeyPatch, changed: str) -> None:
+    """A distill starts right after lessons are filed: a folder changed before the file
+    system's clock was read for the listing (a tick before) is as the child listed it,
+    however recent, and is not listed again."""
     for i in range(5):
         lesson(repo, "api", f"a{i}", i)
         lesson(repo, "web", f"w{i}", i)
     ctx = _cached(repo)
-    _age(repo)
+    if changed == "an hour ago":
+        _age(repo)
+    else:
+        lesson(repo, "api", "a8", 8)
+        lesson(repo, "web", "w8", 8)  # both folders changed just now
+        time.sleep(0.02)  # past the tick of the folders' clock
     listing = reader.start_listing(ctx.layout)
     assert listing is not None
     time.sleep(0.02)
-    listed: list[str] = []
-    real = reader._listdir
-    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
-    added = lesson(repo, "web", "w9", 9)
-    got = listing.result()
-    assert listed == [str(repo / MEM / "web" / "journal")]  # only the folder that changed
-    assert got == _now(ctx) and any(row[2] == added.name for row in got[0])
-
-
-def test_a_folder_changed_just_before_the_listing_is_not_listed_again(
-        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A distill starts right after lessons are filed: a folder changed before the file
-    system's clock was read for the listing (a tick before) is as the child listed it,
-    however recent, and is not listed again."""
-    for i in range(3):
-        lesson(repo, "api", f"a{i}", i)
-        lesson(repo, "web", f"w{i}", i)
-    ctx = _cached(repo)
-    lesson(repo, "api", "a8", 8)
-    lesson(repo, "web", "w8", 8)  # both folders changed just now
-    time.sleep(0.02)  # past the tick of the folders' clock
-    listing = reader.start_listing(ctx.layout)
-    assert listing is not None
-    time.sleep(0.02)
-    listed: list[str] = []
-    real = reader._listdir
-    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
+    listed = _listed_again(monkeypatch)
     added = lesson(repo, "web", "w9", 9)
     got = listing.result()
     assert listed == [str(repo / MEM / "web" / "journal")]  # only the folder that changed
@@ -195,9 +186,7 @@ def test_a_clock_of_another_file_system_bounds_nothing(
     monkeypatch.setattr(reader, "_fs_clock", lambda layout: (device + 1, time.time_ns()))
     listing = reader.start_listing(ctx.layout)
     assert listing is not None
-    listed: list[str] = []
-    real = reader._listdir
-    monkeypatch.setattr(reader, "_listdir", lambda folder: listed.append(folder) or real(folder))
+    listed = _listed_again(monkeypatch)
     got = listing.result()
     assert str(repo / MEM / "api" / "journal") in listed
     assert got == _now(ctx)
