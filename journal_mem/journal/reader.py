@@ -466,7 +466,7 @@ class Listing:
     is made (at 100k lessons that costs about half a second): the distiller starts it
     before it loads the entry cache, reads `git status` and files adopted memory and the
     outbox. `result()` then lists again each journal folder that changed since a child
-    listed it (or changed just before: `RACY_NS`), so a file filed meanwhile is read, and
+    listed it (or that is racy: below), so a file filed meanwhile is read, and
     one removed meanwhile is not; `close()` ends a listing whose result is not wanted.
 
     A folder changed just before the listing began is racy: a change within the same
