@@ -57,9 +57,9 @@ class Timing:
 @dataclass(frozen=True)
 class Floor:
     """What a path cannot do without, each part timed as whole processes in the same
-    run: a start that imports the standard-library modules the path loaded (pip's
-    `jmem` script imports `re` before any of ours), plus a bare git process for each
-    git process the path ran. Our own modules and work are the rest."""
+    run: a start that imports the standard-library modules the path loaded, plus a bare
+    git process for each git process the path ran. Our own modules and work are the
+    rest."""
 
     modules: tuple[str, ...]  # the standard-library modules the path loaded
     gits: int  # git processes it ran

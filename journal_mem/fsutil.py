@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 
+from journal_mem import jsonc
 from journal_mem.errors import JournalMemError
 
 # `typing` costs ~2.5 ms to import and the hooks import this module.
@@ -244,19 +245,12 @@ def _open_temp(folder: str, by_fd: bool) -> tuple[int, str]:
     return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, 0o644), tmp
 
 
-def _json() -> Any:
-    """The json module, imported when first used: a warm `recall` never loads it."""
-    import json
-
-    return json
-
-
 def append_json_line(path: str, record: dict[str, object]) -> None:
     """Append `record` as one JSON line to a log file (created with its folder when
     missing). One `write` of one line under O_APPEND: concurrent writers never
     interleave inside a line. Raises OSError when the log cannot be written."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    line = (_json().dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    line = (jsonc.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | O_CLOEXEC | O_BINARY, 0o644)
     try:
         os.write(fd, line)
@@ -269,6 +263,6 @@ def read_json(path: str) -> object:
     files are disposable or rebuilt: damage means "nothing recorded")."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return _json().load(fh)
+            return jsonc.loads(fh.read())
     except (OSError, ValueError):
         return None

@@ -10,6 +10,7 @@ level imports included, not a hand-kept list.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -20,14 +21,15 @@ from pathlib import Path
 
 from helpers import base_env, git, jmem, make_repo
 
+# `marshal` is loaded at every start: the probe adds no module to what it records
 PROBE = (
-    "import json, sys\n"
+    "import marshal, sys\n"
     "from journal_mem.main import main\n"
     "try:\n"
     "    code = main(sys.argv[3:])\n"
     "finally:\n"
-    "    with open(sys.argv[1], 'w') as fh:\n"
-    "        json.dump(sorted(sys.modules), fh)\n"
+    "    with open(sys.argv[1], 'wb') as fh:\n"
+    "        marshal.dump(sorted(sys.modules), fh)\n"
     "raise SystemExit(code)\n"
 )
 
@@ -103,11 +105,21 @@ def loaded(tmp: Path) -> dict[str, set[str]]:
             for stale in cache.glob("*"):
                 if not stale.name.startswith("config-snapshot"):
                     shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-        dump = tmp / "modules.json"
+        dump = tmp / "modules.marshal"
         proc = subprocess.run(
             [sys.executable, "-c", PROBE, str(dump), "jmem", *argv], cwd=main,
             env=base_env(), input=json.dumps(stdin) if stdin else "", text=True,
             capture_output=True, check=False)
         assert dump.is_file(), f"{name}: {proc.stderr}"
-        out[f"{name} ({'cold' if cold else 'warm'})"] = set(json.loads(dump.read_text()))
+        out[f"{name} ({'cold' if cold else 'warm'})"] = set(marshal.loads(dump.read_bytes()))
     return out
+
+
+def started(tmp: Path) -> set[str]:
+    """The modules an interpreter has loaded when it starts, as `loaded` runs it (a
+    development install's `.pth` finder imports `re`, for one): what no hot path adds."""
+    dump = tmp / "started.marshal"
+    subprocess.run([sys.executable, "-c", "import marshal, sys\n"
+                    "with open(sys.argv[1], 'wb') as fh: marshal.dump(sorted(sys.modules), fh)",
+                    str(dump)], env=base_env(), check=True)
+    return set(marshal.loads(dump.read_bytes()))

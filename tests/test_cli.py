@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import pytest
 from helpers import REPO_ROOT, base_env, jmem
 
 
@@ -40,10 +43,48 @@ def test_dash_c_runs_elsewhere(repo: Path, tmp_path: Path) -> None:
     assert Path(proc.stdout.strip()).is_relative_to(repo.resolve())
 
 
-def test_both_console_scripts_exist_in_pyproject() -> None:
-    text = (REPO_ROOT / "pyproject.toml").read_text()
-    assert 'jmem = "journal_mem.main:main"' in text
-    assert 'journal-mem = "journal_mem.main:main"' in text
+def test_both_commands_are_declared_in_pyproject() -> None:
+    """`journal-mem` is a console script; `jmem`, which every hook runs, is a file
+    installed as it is (an installer's console script imports `re`, ~6 ms a start)."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"journal-mem": "journal_mem.main:main"}
+    assert project["tool"]["setuptools"]["script-files"] == [LAUNCHER]
+    tree = ast.parse((REPO_ROOT / LAUNCHER).read_text())
+    assert (REPO_ROOT / LAUNCHER).read_text().startswith("#!python\n")  # made the install's
+    imports = sorted(alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+                     for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+                     for alias in node.names)
+    assert imports == ["journal_mem.main.main", "sys"]
+
+
+LAUNCHER = "journal_mem/scripts/jmem"
+
+
+def test_the_installed_jmem_starts_without_re(tmp_path: Path) -> None:
+    """The `jmem` installed beside this interpreter (the README's install puts it there)
+    is the launcher: a hook it starts loads neither `re` nor `enum` beyond what the
+    interpreter's own start loads."""
+    script = Path(sys.executable).parent / "jmem"
+    if not script.is_file():
+        pytest.skip(f"no jmem installed beside {sys.executable}")
+    assert script.read_text().splitlines()[1:] == \
+        (REPO_ROOT / LAUNCHER).read_text().splitlines()[1:]
+
+    def modules(argv: list[str], stdin: bytes) -> set[str]:
+        out = tmp_path / "modules.txt"
+        out.unlink(missing_ok=True)
+        env = base_env(PYTHONPATH=str(REPO_ROOT / "bench" / "floorhook"),
+                       BENCH_FLOOR_OUT=str(out))
+        subprocess.run(argv, cwd=tmp_path, env=env, input=stdin, capture_output=True,
+                       check=True)
+        return set(out.read_text().split())
+
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "go",
+                          "hook_event_name": "UserPromptSubmit"}).encode()
+    hook = modules([str(script), "wake", "--hook", "claude"], payload)
+    bare = modules([sys.executable, "-c", "pass"], b"")
+    assert "journal_mem.main" in hook
+    assert not (hook - bare) & {"re", "enum", "json"}, sorted(hook - bare)
 
 
 def test_demo_tells_the_story(tmp_path: Path) -> None:

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO_ROOT
-from hotpaths import loaded
+from hotpaths import loaded, started
 
 PACKAGE = REPO_ROOT / "journal_mem"
-RANK = {"errors": 0, "names": 0, "fsutil": 0, "hashes": 0, "boundary": 0, "progress": 0,
+RANK = {"errors": 0, "names": 0, "fsutil": 0, "hashes": 0, "jsonc": 0, "boundary": 0, "progress": 0,
         "resources": 0, "options": 0,
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
@@ -175,7 +175,6 @@ LAZY: list[tuple[str, str, str]] = [
     ("distill.background", "journal_mem.distill.command.fast_main", "dispatch"),
     ("distill.distiller", "journal_mem.distill.adopt.adopt_found", "rare"),
     ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
-    ("fsutil", "json", "hot"),
     ("hashes", "hashlib", "hot"),  # a bulk hash (a distill's), or no C hash modules
     ("gitops.gitcore", "subprocess", "hot"),
     ("gitops.logcache", "pickle", "hot"), ("gitops.logcache", "pickle", "hot"),
@@ -189,6 +188,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("journal.cache", "pickle", "hot"), ("journal.cache", "pickle", "hot"),
     ("journal.cache", "threading", "hot"),
     ("journal.foldstate", "datetime", "hot"),
+    ("jsonc", "json", "rare"),  # what the C codec does not take: json raises its error
     ("journal.forked", "pickle", "hot"), ("journal.forked", "pickle", "hot"),
     ("journal.entry", "difflib", "hot"),
     ("journal.entry", "journal_mem.journal.secrets.scan", "hot"),
@@ -226,12 +226,14 @@ LAZY: list[tuple[str, str, str]] = [
     ("wake.hooks", "journal_mem.wake.remind.decide", "hot"),
     ("wake.pack", "journal_mem.recall.query.recall", "hot"),
     ("wake.sessions", "datetime", "hot"), ("wake.sessions", "datetime", "hot"),
+    ("wake.sessions", "re", "hot"),
 ]
-MAX_LAZY = 70  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
+MAX_LAZY = 71  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
 # 64: a distill imports what adopts memory only when it finds some (~45 ms); 65-67: the
 # wake-up hook without `pickle` or `datetime` (~4 ms of ~35: its views are marshal);
 # 68-69: `write` without `pickle` (the log cache's, ~2 ms); 70: the hooks' caches
-# without `threading`, which only a distill's held cache writes use
+# without `threading`, which only a distill's held cache writes use; 71: the live hooks
+# without `re` and `json` (~8 ms of a ~20 ms start: `jsonc`, `sessions.regex`)
 
 
 def _function_level_imports() -> list[tuple[str, str]]:
@@ -295,6 +297,16 @@ def test_warm_hooks_load_no_pickle_or_datetime(hot: dict[str, set[str]]) -> None
             assert not slow, f"{path}: {sorted(slow)}"
     # `write` builds an entry (a datetime), but reads no pickled cache (`gitops.logcache`)
     assert "pickle" not in hot["write (warm)"], sorted(hot["write (warm)"])
+
+
+def test_live_hooks_load_no_re_or_json(hot: dict[str, set[str]], tmp_path: Path) -> None:
+    """The live check (every prompt, every tool call) reads and writes JSON with json's C
+    codec (`jsonc`) and matches a pattern only when its text can hold it: `re`, `enum`
+    and `json` together are ~8 ms of a start whose own work is under 1 ms."""
+    before = started(tmp_path)
+    for path in ("UserPromptSubmit (warm)", "PostToolUse (warm)"):
+        slow = (hot[path] - before) & {"re", "enum", "json"}
+        assert not slow, f"{path}: {sorted(slow)}"
 
 
 def test_imports_are_at_the_top_except_the_listed_ones(hot: dict[str, set[str]]) -> None:

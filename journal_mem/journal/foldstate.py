@@ -10,8 +10,9 @@ date (so expiry cannot make the check flap) and its commit.
 
 from __future__ import annotations
 
-import json
 from itertools import repeat
+
+from journal_mem import jsonc
 
 SCHEMA = 1
 
@@ -58,7 +59,7 @@ def render_state(state: FoldState) -> bytes:
     return "".join(text).encode()
 
 
-_string = json.encoder.encode_basestring  # a JSON string, non-ASCII kept: ensure_ascii=False
+_string = jsonc.quoted  # a JSON string, non-ASCII kept: ensure_ascii=False
 # printable ASCII but `"` and `\`: a string of these alone is its JSON text between quotes
 _AS_IS = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
 
@@ -77,7 +78,7 @@ def parse_state(data: bytes) -> FoldState | None:
     import datetime as dt
 
     try:
-        raw = json.loads(data.decode("utf-8"))
+        raw = jsonc.loads(data.decode("utf-8"))
         date = dt.date.fromisoformat(raw["date"])
         folded = raw["folded"]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):

@@ -13,13 +13,13 @@ Standard library only.
 from __future__ import annotations
 
 import bisect
-import json
 import marshal
 import operator
 import os
 import sys
 import time
 
+from journal_mem import jsonc
 from journal_mem.fsutil import read_json, replace_atomic
 from journal_mem.journal.foldstate import read_state
 from journal_mem.layout import JOURNAL, Layout
@@ -150,8 +150,8 @@ def _pending_journal(layout: Layout, agents: list[str]) -> list[Found]:
         keep.update((a, e) for a, e in folders.items() if a not in keep)  # other callers'
         try:
             os.makedirs(os.path.dirname(memo), exist_ok=True)
-            replace_atomic(memo, json.dumps({"root": layout.memory_root, "state": state,
-                                             "folders": keep}))
+            replace_atomic(memo, jsonc.dumps({"root": layout.memory_root, "state": state,
+                                              "folders": keep}))
         except OSError:
             pass  # only slower next time
     return out

@@ -16,7 +16,7 @@ Standard library only: the hook fast path imports this module.
 
 from __future__ import annotations
 
-import json
+from journal_mem import jsonc
 
 CONTEXT_LIMIT = 10_000  # UTF-16 code units of additionalContext Claude Code accepts
 PACK_LIMIT = 9_500  # what jmem sends at most: a margin below the cap
@@ -53,7 +53,7 @@ class HookInputError(ValueError):
 def read_input(data: bytes) -> dict[str, object]:
     """The hook input object; raises HookInputError on anything else."""
     try:
-        value = json.loads(data.decode("utf-8")) if data.strip() else None
+        value = jsonc.loads(data.decode("utf-8")) if data.strip() else None
     except (UnicodeDecodeError, ValueError) as exc:
         raise HookInputError(f"hook input is not JSON ({exc})") from exc
     if not isinstance(value, dict):
@@ -105,7 +105,7 @@ def context_output(event: str, text: str) -> str:
     it continues the turn as plain context, not as the "blocking error"
     `decision: block` is shown as).
     """
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event or "SessionStart",
-                                              "additionalContext": cut_to_units(text,
-                                                                                PACK_LIMIT)}},
-                      ensure_ascii=False)
+    return jsonc.dumps({"hookSpecificOutput": {"hookEventName": event or "SessionStart",
+                                               "additionalContext": cut_to_units(text,
+                                                                                 PACK_LIMIT)}},
+                       ensure_ascii=False)

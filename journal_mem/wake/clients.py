@@ -46,11 +46,10 @@ library only: this is the hook fast path.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 
+from journal_mem import jsonc
 from journal_mem.gitops.gitcore import quick_common_dir
 from journal_mem.wake import claude as protocol
 from journal_mem.wake import sessions
@@ -137,7 +136,7 @@ def begin(declared: str, data: bytes) -> bytes | None:
         payload["source"] = "startup"  # its resumed session lost the first pack
     if event == "PostToolUse":
         note_work(payload)
-    return json.dumps(payload).encode()
+    return jsonc.dumps(payload).encode()
 
 
 def answer(event: str, text: str) -> str | None:
@@ -152,12 +151,12 @@ def answer(event: str, text: str) -> str | None:
         return None
     text = protocol.cut_to_units(text, protocol.PACK_LIMIT)
     if event in ("Stop", "SubagentStop"):
-        return json.dumps({"decision": STOP_DECISION[client], "reason": text},
-                          ensure_ascii=False)
+        return jsonc.dumps({"decision": STOP_DECISION[client], "reason": text},
+                           ensure_ascii=False)
     own = _CALLER.event or event
-    return json.dumps({"hookSpecificOutput": {"hookEventName": own,
-                                              "additionalContext": text}},
-                      ensure_ascii=False)
+    return jsonc.dumps({"hookSpecificOutput": {"hookEventName": own,
+                                               "additionalContext": text}},
+                       ensure_ascii=False)
 
 
 def ends_turn_unseen() -> bool:
@@ -186,7 +185,7 @@ def _copilot_result(payload: dict[str, object]) -> None:
 def user_message(line: str) -> str | None:
     """The JSON that shows `line` to the user (never the model), or None when the caller
     has no such field that was verified: the line then goes to stderr only."""
-    return json.dumps({"systemMessage": line}, ensure_ascii=False) \
+    return jsonc.dumps({"systemMessage": line}, ensure_ascii=False) \
         if _CALLER.client == "claude" else None
 
 
@@ -199,7 +198,7 @@ def note_lesson_call(payload: dict[str, object]) -> bool:
         return False
     common = quick_common_dir(protocol.text_field(payload, "cwd") or os.getcwd())
     if common is not None:
-        output = json.dumps(payload.get("tool_response"), ensure_ascii=False)
+        output = jsonc.dumps(payload.get("tool_response"), ensure_ascii=False)
         sessions.note_lesson(os.path.join(common, "journal-mem"),
                              protocol.text_field(payload, "session_id"),
                              protocol.text_field(payload, "agent_id"),
@@ -249,17 +248,18 @@ def _failed(payload: dict[str, object]) -> bool:
     code = next((response[k] for k in ("exit_code", "exitCode", "returncode")
                  if k in response), 0)
     text = response.get("llmContent")
-    shown = re.search(_EXIT, text, re.MULTILINE) if isinstance(text, str) else None
+    shown = (sessions.regex().search(_EXIT, text)
+             if isinstance(text, str) and "Exit Code:" in text else None)
     return code not in (0, None) or response.get("is_error") is True or \
         response.get("isError") is True or bool(response.get("error")) or \
         (shown is not None and shown.group(1) != "0")
 
 
-_EXIT = r"^Exit Code: (-?\d+)"  # patterns compiled on first use (re's cache)
+_EXIT = r"(?m)^Exit Code: (-?\d+)"  # patterns compiled on first use (re's cache)
 
 
 def _commits(command: str) -> bool:
-    return re.search(COMMIT, command) is not None
+    return "commit" in command and sessions.regex().search(COMMIT, command) is not None
 
 
 COMMIT = r"\bgit\b.*\bcommit\b"  # as the reminder reads a Claude transcript (`remind`)

@@ -12,10 +12,10 @@ names the keys held that are no longer true
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
+from journal_mem import jsonc
 from journal_mem.hashes import blake2b
 from journal_mem.layout import MEMORY_MD, Layout
 from journal_mem.names import NAME
@@ -87,8 +87,8 @@ def in_transcript(path: str, agent: str) -> Held | None:
     texts: list[str] = []
     for line in lines:
         try:
-            _strings(json.loads(line), PACK_HEAD + agent, texts)
-        except ValueError:
+            _strings(jsonc.loads(line.decode("utf-8")), PACK_HEAD + agent, texts)
+        except ValueError:  # UnicodeDecodeError too
             continue
     if not texts:
         return None

@@ -22,19 +22,19 @@ the second of two racing hooks sees that the first delivered the change.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 
-from journal_mem import hashes
+from journal_mem import hashes, jsonc
 from journal_mem.fsutil import O_BINARY, O_CLOEXEC, append_json_line, replace_atomic, try_lock
 
-# `typing`, `datetime` and `hashlib` cost ~6 ms together: the live check at every
-# prompt needs none of them, so they are imported where they are used.
+# `typing`, `datetime` and `hashlib` cost ~6 ms together, `re` (with the `enum` it
+# imports) ~6 ms alone: the live check at every prompt needs none of them, so they are
+# imported where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
+    from types import ModuleType
 
 LOG = os.path.join("logs", "sessions.jsonl")
 REMINDED = "reminded"
@@ -107,7 +107,8 @@ def records_lesson(tool: str, tool_input: object) -> bool:
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if isinstance(command, list):  # Codex's exec: an argv
         command = " ".join(str(part) for part in command)
-    return isinstance(command, str) and re.search(_LESSON_CMD, command) is not None
+    return (isinstance(command, str) and "write" in command
+            and regex().search(_LESSON_CMD, command) is not None)
 
 
 _ENTRY_FILE = r"\d{4}-\d{2}-\d{2}-[A-Za-z0-9._-]+\.md"
@@ -115,7 +116,16 @@ _ENTRY_FILE = r"\d{4}-\d{2}-\d{2}-[A-Za-z0-9._-]+\.md"
 
 def entry_names(text: str) -> list[str]:
     """The journal entry file names a tool's output names (`jmem write` prints the path)."""
-    return sorted(set(re.findall(_ENTRY_FILE, text)))
+    names: list[str] = regex().findall(_ENTRY_FILE, text) if ".md" in text else []
+    return sorted(set(names))
+
+
+def regex() -> ModuleType:
+    """The `re` module, imported on first use: a hook that matches no pattern (the live
+    check after a `Read`, most of them) never loads it."""
+    import re
+
+    return re
 
 
 def note_lesson(state_dir: str, session_id: str, agent_id: str,
@@ -150,7 +160,7 @@ def load_state(path: str) -> dict[str, object] | None:
 
 def save_state(path: str, state: dict[str, object]) -> None:
     """Write a session's state atomically (temp file in the same folder, then rename)."""
-    replace_atomic(path, json.dumps(state, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    replace_atomic(path, jsonc.dumps(state, ensure_ascii=False, sort_keys=True).encode("utf-8"))
 
 
 def mtimes(paths: list[str]) -> dict[str, int]:
@@ -240,8 +250,8 @@ def _load(raw: bytes) -> dict[str, object] | None:
     if not raw.strip():
         return None
     try:
-        record = json.loads(raw)
-    except ValueError:
+        record = jsonc.loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError too
         return None
     return record if isinstance(record, dict) else None
 
