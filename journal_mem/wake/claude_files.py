@@ -6,10 +6,10 @@ init`). Standard library only (the wake-up hook reads settings through `native`)
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
+from journal_mem import jsonc
 from journal_mem.errors import ConfigError
 
 SETTINGS = os.path.join(".claude", "settings.json")
@@ -92,7 +92,7 @@ def load_settings(path: str) -> dict[str, object]:
     except FileNotFoundError:
         return {}
     try:
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        data = jsonc.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad(path, f"not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
