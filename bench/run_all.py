@@ -64,7 +64,8 @@ GOALS = (
      "that takes one fact without the fold's modules"),
     ("`wake --hook claude`, 10k lessons, from a worktree",
      "wake --hook claude, 10k lessons, from a worktree", 3.0,
-     "about 96 modules imported (json and re, 35 of ours; no longer datetime or pickle: "
+     "about 66 modules imported (re for the names' and the pack's patterns, 35 of ours; "
+     "no longer json: `jsonc`, nor datetime or pickle: "
      "the pending views are marshal, nor tomllib, typing or hashlib with OpenSSL, and no "
      "git process: the repository is read from git's own files) and about 7 ms of work, "
      "most of it the pack's marks on MEMORY.md's lines (`pack._memory_lines`, "
