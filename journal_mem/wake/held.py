@@ -87,7 +87,8 @@ def in_transcript(path: str, agent: str) -> Held | None:
     texts: list[str] = []
     for line in lines:
         try:
-            _strings(jsonc.loads(line.decode("utf-8")), PACK_HEAD + agent, texts)
+            _strings(jsonc.loads(line.decode("utf-8", "surrogatepass")), PACK_HEAD + agent,
+                     texts)
         except ValueError:  # UnicodeDecodeError too
             continue
     if not texts:

@@ -250,7 +250,7 @@ def _load(raw: bytes) -> dict[str, object] | None:
     if not raw.strip():
         return None
     try:
-        record = jsonc.loads(raw.decode("utf-8"))
+        record = jsonc.loads(raw.decode("utf-8", "surrogatepass"))  # as json.loads(raw)
     except ValueError:  # UnicodeDecodeError too
         return None
     return record if isinstance(record, dict) else None
