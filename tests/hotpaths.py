@@ -111,8 +111,13 @@ def loaded(tmp: Path) -> dict[str, set[str]]:
             env=base_env(), input=json.dumps(stdin) if stdin else "", text=True,
             capture_output=True, check=False)
         assert dump.is_file(), f"{name}: {proc.stderr}"
-        out[f"{name} ({'cold' if cold else 'warm'})"] = set(marshal.loads(dump.read_bytes()))
+        out[f"{name} ({'cold' if cold else 'warm'})"] = recorded(dump)
     return out
+
+
+def recorded(dump: Path) -> set[str]:
+    """The modules a process run with `PROBE` wrote to `dump`."""
+    return set(marshal.loads(dump.read_bytes()))
 
 
 def started(tmp: Path) -> set[str]:

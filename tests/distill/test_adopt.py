@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 
 from distill_helpers import MEM, head, lesson, memory_md
 from helpers import base_env, git, jmem, journal_files, make_repo
-from hotpaths import PROBE
+from hotpaths import PROBE, recorded
 
 from fixtures.handwritten import write_tree
 from journal_mem.journal.entry import parse
@@ -157,12 +156,12 @@ ADOPTING = ("journal_mem.distill.adopt", "journal_mem.intake.pipeline",
 
 def _distill_modules(main: Path, tmp_path: Path) -> tuple[set[str], str]:
     """The modules a real `jmem distill` imported (`hotpaths.PROBE`), and what it said."""
-    dump = tmp_path / "modules.json"
+    dump = tmp_path / "modules.marshal"
     proc = subprocess.run([sys.executable, "-c", PROBE, str(dump), "jmem", "distill"],
                           cwd=main, env=base_env(), capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr
-    return set(json.loads(dump.read_text())), proc.stdout
+    return recorded(dump), proc.stdout
 
 
 def test_a_distill_imports_what_adopts_memory_only_when_it_finds_some(tmp_path: Path) -> None:
