@@ -127,4 +127,4 @@ def started(tmp: Path) -> set[str]:
     subprocess.run([sys.executable, "-c", "import marshal, sys\n"
                     "with open(sys.argv[1], 'wb') as fh: marshal.dump(sorted(sys.modules), fh)",
                     str(dump)], env=base_env(), check=True)
-    return set(marshal.loads(dump.read_bytes()))
+    return recorded(dump)
