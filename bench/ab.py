@@ -17,7 +17,6 @@ floor.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -106,7 +105,7 @@ def add_twenty(repo: Path, round_: int) -> None:
     the distill's commit waits for, so that it times the distill, not that wait."""
     names = [f"agent-{i:02d}" for i in range(10)]
     now = dt.datetime.now(dt.UTC)  # after every lesson written before: appended, as an agent's
-    fresh = [dataclasses.replace(e, created=now - dt.timedelta(milliseconds=20 - i))
+    fresh = [e.replace(created=now - dt.timedelta(milliseconds=20 - i))
              for i, e in enumerate(lessons(names, 20, seed=500 + round_))]
     write_lessons(repo, fresh, start=10**7 + round_ * 20)
     time.sleep(QUIET_S + 0.1)

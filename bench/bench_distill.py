@@ -17,7 +17,6 @@ kept under bench/results/repos between runs (generating 100k takes a while).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import shutil
 import subprocess
@@ -154,7 +153,7 @@ def _adder(dest: Path, first: int, written: list[Path] | None = None) -> Callabl
         # lesson dated among the old ones, as an import brings, makes the fold replay
         # the whole journal: `journal/replay.py`)
         now = dt.datetime.now(dt.UTC)
-        fresh = [dataclasses.replace(e, created=now - dt.timedelta(milliseconds=20 - i))
+        fresh = [e.replace(created=now - dt.timedelta(milliseconds=20 - i))
                  for i, e in enumerate(lessons(names, 20, seed=100 + run))]
         paths = write_lessons(dest, fresh, start=10**7 + run * 20)
         if written is not None:

@@ -23,7 +23,6 @@ checkout's copy goes back to HEAD only after everything it held was filed.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import difflib
 import os
@@ -142,7 +141,7 @@ def file_source(ctx: Context, source: CheckoutFile) -> Filing:
         assert agent is not None
         entry = parse_valid(source.data, ctx.policy, filename=source.rel, folder_agent=agent)
         if source.in_head:  # an edit of a committed entry: the newer lesson (same key)
-            entry = dataclasses.replace(entry, created=dt.datetime.now(dt.UTC))
+            entry = entry.replace(created=dt.datetime.now(dt.UTC))
         written = file_entry(ctx, entry, outbox=False)
         restore(ctx, source)
         out.entries, out.notes = [written.path], [written.note] if written.note else []

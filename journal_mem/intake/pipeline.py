@@ -51,7 +51,6 @@ import errno
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -166,7 +165,7 @@ def cite(checkout: str, entry: Entry) -> Entry:
     if not entry.refs:
         return entry
     cited = citing.stamp(checkout, entry.refs, entry.cited)
-    return entry if cited == entry.cited else replace(entry, cited=cited)
+    return entry if cited == entry.cited else entry.replace(cited=cited)
 
 
 def cite_found_paths(checkout: str, drafts: list[Draft]) -> list[Draft]:
@@ -197,7 +196,7 @@ def settle(draft: Draft, known: Known, now: dt.datetime, policy: Policy,
     if known.has(entry.key, draft, entry.body):
         return None
     if not draft.replaces and known.taken(entry.key, draft, entry.body):
-        entry = replace(entry, key=hashed_key(draft._replace(key=entry.key)))
+        entry = entry.replace(key=hashed_key(draft._replace(key=entry.key)))
         if known.has(entry.key, draft, entry.body):
             return None
     return entry
@@ -486,7 +485,7 @@ def file_entry(ctx: Context, entry: Entry, outbox: bool, *,
     if len(knew) > MAX_KNEW:
         raise InvalidEntry([knew_problem(len(knew))])
     if knew:
-        entry = replace(entry, knew=tuple(sorted(knew)))
+        entry = entry.replace(knew=tuple(sorted(knew)))
     entry = cite(ctx.repo.worktree_root, entry)
     try:
         written = record(ctx.layout, entry, outbox=outbox)

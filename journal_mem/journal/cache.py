@@ -65,12 +65,10 @@ def _entry_fields() -> tuple[str, ...]:
     """The entry's field names; the entry model is imported here, on first use (the
     hooks' small caches never need it)."""
     if not _FIELDS:
-        import dataclasses
-
         from journal_mem.journal import lazy  # and the entry model
 
         Entry = lazy.Entry
-        _FIELDS.extend(f.name for f in dataclasses.fields(Entry))
+        _FIELDS.extend(lazy.SLOTS)
         _ENTRY.extend((Entry, lazy.LazyEntry))
         _BUILD.append(builder(Entry, _FIELDS, _SHARED_FIELDS))
         _ROW.append(operator.attrgetter(*_FIELDS))

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import operator
 import posixpath
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from journal_mem import names
@@ -402,35 +402,122 @@ FRONTMATTER_MAX = frontmatter.FRONTMATTER_MAX
 _PLAIN_DATE_RE = re.compile(r"[ \t]*\(\d{4}-\d{2}-\d{2}\)[ \t]*$")
 
 
-@dataclass(frozen=True, slots=True)
+class FrozenEntryError(AttributeError):
+    """An entry's field was set or deleted: entries are values (as a frozen dataclass's
+    `FrozenInstanceError`, which is an `AttributeError` too)."""
+
+
+# The entry's fields, in order: its constructor's parameters, its pickled state, its rows
+# in the entry cache (`cache.builder`).
+SLOTS = ("agent", "topic", "title", "created", "body", "type", "confidence", "importance",
+         "key", "supersedes", "retracts", "drops", "knew", "applies_to", "valid_until",
+         "tags", "refs", "cited", "source", "schema")
+
+
 class Entry:
-    """One lesson. Lists are sorted tuples so that equal entries compare equal."""
+    """One lesson. Lists are sorted tuples so that equal entries compare equal.
+
+    A value, written out as a frozen, slotted dataclass would make it: `dataclasses` and
+    the `inspect` it imports cost every `jmem write` and every capture of a native
+    memory write ~11 ms of a ~12 ms bare start. It equals (same class, same fields),
+    hashes and pickles as that dataclass did."""
+
+    __slots__ = SLOTS
 
     agent: str
     topic: str
     title: str
     created: dt.datetime
-    body: str = ""
-    type: str = "semantic"
-    confidence: float = 0.8
-    importance: str = "medium"
-    key: str = ""
-    supersedes: tuple[str, ...] = ()
-    retracts: tuple[str, ...] = ()
-    drops: tuple[str, ...] = ()
-    knew: tuple[str, ...] = ()
-    applies_to: tuple[str, ...] = ()
-    valid_until: Date | None = None
-    tags: tuple[str, ...] = ()
-    refs: tuple[str, ...] = ()
-    cited: tuple[str, ...] = ()  # "COMMIT DIGEST clean|dirty REF" (journal/citations.py)
-    source: str | None = None
-    schema: int = field(default=SCHEMA)
+    body: str
+    type: str
+    confidence: float
+    importance: str
+    key: str
+    supersedes: tuple[str, ...]
+    retracts: tuple[str, ...]
+    drops: tuple[str, ...]
+    knew: tuple[str, ...]
+    applies_to: tuple[str, ...]
+    valid_until: Date | None
+    tags: tuple[str, ...]
+    refs: tuple[str, ...]
+    cited: tuple[str, ...]  # "COMMIT DIGEST clean|dirty REF" (journal/citations.py)
+    source: str | None
+    schema: int
+
+    def __init__(self, agent: str, topic: str, title: str, created: dt.datetime,
+                 body: str = "", type: str = "semantic",
+                 confidence: float = 0.8, importance: str = "medium", key: str = "",
+                 supersedes: tuple[str, ...] = (), retracts: tuple[str, ...] = (),
+                 drops: tuple[str, ...] = (), knew: tuple[str, ...] = (),
+                 applies_to: tuple[str, ...] = (), valid_until: Date | None = None,
+                 tags: tuple[str, ...] = (), refs: tuple[str, ...] = (),
+                 cited: tuple[str, ...] = (), source: str | None = None,
+                 schema: int = SCHEMA) -> None:
+        _set(self, "agent", agent)
+        _set(self, "topic", topic)
+        _set(self, "title", title)
+        _set(self, "created", created)
+        _set(self, "body", body)
+        _set(self, "type", type)
+        _set(self, "confidence", confidence)
+        _set(self, "importance", importance)
+        _set(self, "key", key)
+        _set(self, "supersedes", supersedes)
+        _set(self, "retracts", retracts)
+        _set(self, "drops", drops)
+        _set(self, "knew", knew)
+        _set(self, "applies_to", applies_to)
+        _set(self, "valid_until", valid_until)
+        _set(self, "tags", tags)
+        _set(self, "refs", refs)
+        _set(self, "cited", cited)
+        _set(self, "source", source)
+        _set(self, "schema", schema)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenEntryError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenEntryError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return _values(self) == _values(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(_values(self))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(SLOTS, _values(self),
+                                                                     strict=True))
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __getstate__(self) -> list[object]:
+        return list(_values(self))
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(SLOTS, state, strict=True):
+            _set(self, name, value)
+
+    def replace(self, **changes: Any) -> Entry:
+        """This entry with the fields `changes` names set to its values (as
+        `dataclasses.replace`: a new entry of the same class)."""
+        unknown = changes.keys() - _NAMES
+        if unknown:
+            raise TypeError(f"Entry has no field {sorted(unknown)[0]!r}")
+        return self.__class__(**{**dict(zip(SLOTS, _values(self), strict=True)), **changes})
 
     @property
     def holders_hint(self) -> tuple[str, ...]:
         """Agents this entry names: its writer and its `applies_to` (may hold "all")."""
         return tuple(sorted({self.agent, *self.applies_to}))
+
+
+_set = object.__setattr__
+_values = operator.attrgetter(*SLOTS)  # the field values, in order, read in C
+_NAMES = frozenset(SLOTS)
 
 
 def default_key(title: str, *, episodic_at: dt.datetime | None = None) -> str:

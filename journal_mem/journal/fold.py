@@ -27,7 +27,6 @@ import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from journal_mem.journal.anchor import CodeChange
@@ -97,49 +96,68 @@ def fact_of(row: FactRow) -> Fact:
     return _from_row(row)
 
 
-@dataclass
 class Fold:
-    """The result: live facts by key, and why every other key is gone."""
+    """The result: live facts by key, and why every other key is gone.
 
-    facts: dict[str, Fact] = field(default_factory=dict)
-    removed: dict[str, str] = field(default_factory=dict)
-    near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
-    flagged: dict[str, str] = field(default_factory=dict)
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
-    # a newer key in `conflicts` that is no fact: a retraction, whose words say the fact
-    # it names is gone, and probably so is another wording of that fact
-    retractions: dict[str, Fact] = field(default_factory=dict)
-    # key -> its cited code that changed since it was cited (`journal/citations.follow`)
-    code: dict[str, list[CodeChange]] = field(default_factory=dict)
-    judged: str = ""  # the commit `code` was judged at ("" when no fact cites code)
-    merged: dict[str, str] = field(default_factory=dict)  # same title: loser -> winner
-    # entries the replay placed by breaking a cycle of entries that each came after the
-    # other (`order.causal_order`): a later entry may land among those
-    cycles: list[str] = field(default_factory=list)
-    # the replay kept for the next fold (`fold(files=...)`): all of it, or what changed
-    # since the kept one it went on from (`replay.keep`)
-    kept: Kept | None = field(default=None, compare=False, repr=False)
-    # what the rules after the replay decided, for the next fold to go on from
-    ruled: Ruled | None = field(default=None, compare=False, repr=False)
-    # facts the judgement of their citations removed (`stale`), as they were before it
-    staled: dict[str, Fact] = field(default_factory=dict, compare=False, repr=False)
-    resumed: int = field(default=-1, compare=False)  # new entries it went on with; -1: none
-    # keys the rules judged again, going on from the last fold's (`rules.go_on`); -1: every
-    # live key was judged
-    rejudged: int = field(default=-1, compare=False)
-    # whether the probable corrections went on from the last fold's (`corrections.go_on`)
-    went_on: bool = field(default=False, compare=False)
-    # Going on from the last fold (`rules.go_on`): the keys whose fact was made again;
-    # every other fact was made from its row in `rows_from` (the last fold's facts, as the
-    # fold cache gave them), so only these can differ from it. None otherwise.
-    redone: frozenset[str] | None = field(default=None, compare=False, repr=False)
-    rows_from: Mapping[str, FactRow] | None = field(default=None, compare=False, repr=False)
-    # the near-duplicates being found (`start`), or still to find (`waiting`), and the
-    # keys to leave out of them
-    pending: Callable[[], list[tuple[str, ...]]] | None = field(default=None, compare=False,
-                                                               repr=False)
-    waiting: bool = field(default=False, compare=False, repr=False)
-    unnear: set[str] = field(default_factory=set, compare=False, repr=False)
+    A plain class, written as the dataclass it was would make it (`dataclasses` and the
+    `inspect` it imports cost `write`, which folds the lesson it files, ~11 ms): it
+    equals another fold of the same result (`_SAME`) and shows that result (`_SHOWN`)."""
+
+    __slots__ = ("code", "conflicts", "cycles", "facts", "flagged", "judged", "kept", "merged",
+                 "near_duplicates", "pending", "redone", "rejudged", "removed", "resumed",
+                 "retractions", "rows_from", "ruled", "staled", "unnear", "waiting", "went_on")
+    __hash__ = None  # type: ignore[assignment]  # a mutable value
+
+    def __init__(self, facts: dict[str, Fact] | None = None) -> None:
+        self.facts: dict[str, Fact] = {} if facts is None else facts
+        self.removed: dict[str, str] = {}
+        self.near_duplicates: list[tuple[str, ...]] = []
+        self.flagged: dict[str, str] = {}
+        self.conflicts: list[tuple[str, str]] = []  # (old key, newer key)
+        # a newer key in `conflicts` that is no fact: a retraction, whose words say the
+        # fact it names is gone, and probably so is another wording of that fact
+        self.retractions: dict[str, Fact] = {}
+        # key -> its cited code that changed since it was cited (`journal/citations.follow`)
+        self.code: dict[str, list[CodeChange]] = {}
+        self.judged = ""  # the commit `code` was judged at ("" when no fact cites code)
+        self.merged: dict[str, str] = {}  # same title: loser -> winner
+        # entries the replay placed by breaking a cycle of entries that each came after
+        # the other (`order.causal_order`): a later entry may land among those
+        self.cycles: list[str] = []
+        # Not compared, nor shown (but the three counts):
+        # the replay kept for the next fold (`fold(files=...)`): all of it, or what
+        # changed since the kept one it went on from (`replay.keep`)
+        self.kept: Kept | None = None
+        # what the rules after the replay decided, for the next fold to go on from
+        self.ruled: Ruled | None = None
+        # facts the judgement of their citations removed (`stale`), as they were before it
+        self.staled: dict[str, Fact] = {}
+        self.resumed = -1  # new entries it went on with; -1: none
+        # keys the rules judged again, going on from the last fold's (`rules.go_on`); -1:
+        # every live key was judged
+        self.rejudged = -1
+        # whether the probable corrections went on from the last fold's
+        # (`corrections.go_on`)
+        self.went_on = False
+        # Going on from the last fold (`rules.go_on`): the keys whose fact was made again;
+        # every other fact was made from its row in `rows_from` (the last fold's facts, as
+        # the fold cache gave them), so only these can differ from it. None otherwise.
+        self.redone: frozenset[str] | None = None
+        self.rows_from: Mapping[str, FactRow] | None = None
+        # the near-duplicates being found (`start`), or still to find (`waiting`), and the
+        # keys to leave out of them
+        self.pending: Callable[[], list[tuple[str, ...]]] | None = None
+        self.waiting = False
+        self.unnear: set[str] = set()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return _SAME(self) == _SAME(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN)
+        return f"{self.__class__.__qualname__}({shown})"
 
     def start(self) -> None:
         """Start finding the near-duplicate titles of the facts: in a forked child past
@@ -168,6 +186,13 @@ class Fold:
         """The live facts `agent` holds, in rank order."""
         return ranked(f for f in self.facts.values() if agent in f.holders)
 
+
+
+# What makes two folds equal, and what a fold shows of itself
+_RESULT = ("facts", "removed", "near_duplicates", "flagged", "conflicts", "retractions",
+           "code", "judged", "merged", "cycles")
+_SAME = operator.attrgetter(*_RESULT)
+_SHOWN = (*_RESULT, "resumed", "rejudged", "went_on")
 
 def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
     """Principle first, then importance, confidence, date (newest first), key.

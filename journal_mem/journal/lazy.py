@@ -16,9 +16,9 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-from journal_mem.journal.entry import Entry
+from journal_mem.journal.entry import SLOTS, Entry
 
-__all__ = ["Entry", "LazyEntry", "drop_rows", "lazy", "made", "row_of", "setup"]
+__all__ = ["SLOTS", "Entry", "LazyEntry", "drop_rows", "lazy", "made", "row_of", "setup"]
 
 
 class LazyEntry(Entry):
@@ -40,7 +40,7 @@ class LazyEntry(Entry):
     __hash__ = Entry.__hash__
 
 
-_FIELDS = frozenset(Entry.__dataclass_fields__)
+_FIELDS = frozenset(SLOTS)
 _values: Callable[[Entry], tuple[object, ...]]
 _fill_from: Callable[..., None]
 

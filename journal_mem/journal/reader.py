@@ -717,8 +717,6 @@ def _plain_topics(journal: Journal, plain: list[int]) -> None:
     """A plain entry whose file name (after its date) starts with a topic that its
     agent's other entries use takes that topic (the longest one); else it keeps the
     default topic. Decided from the journal alone, so every reader agrees."""
-    import dataclasses
-
     skip = set(plain)
     topics: dict[str, set[str]] = {}
     for i, (_, entry) in enumerate(journal.entries):
@@ -730,7 +728,7 @@ def _plain_topics(journal: Journal, plain: list[int]) -> None:
         found = [t for t in topics.get(entry.agent, ()) if slug == t or slug.startswith(t + "-")]
         if found:
             topic = max(found, key=len)
-            journal.entries[i] = (rel, dataclasses.replace(entry, topic=topic))
+            journal.entries[i] = (rel, entry.replace(topic=topic))
 
 
 def read_lessons(layout: Layout, found: Iterable[Found], policy: Policy,

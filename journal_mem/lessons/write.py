@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import errno
 import json
@@ -82,7 +81,7 @@ def _plain_topic(ctx: Context, entry: Entry, name: str) -> Entry:
     except (FileNotFoundError, NotADirectoryError):
         topics = []
     found = [t for t in topics if slug == t or slug.startswith(t + "-")]
-    return dataclasses.replace(entry, topic=max(found, key=len)) if found else entry
+    return entry.replace(topic=max(found, key=len)) if found else entry
 
 
 def compose(

@@ -18,7 +18,7 @@ from test_fold import journals, run
 
 from journal_mem.journal import cache
 from journal_mem.journal import lazy as lazy_module
-from journal_mem.journal.entry import Entry
+from journal_mem.journal.entry import SLOTS, Entry, FrozenEntryError
 from journal_mem.journal.fold import FACT_FIELDS, Fact, fact_of, fact_row
 from journal_mem.journal.lazy import LazyEntry, row_of
 
@@ -26,7 +26,7 @@ HOLDERS = FACT_FIELDS.index("holders")
 
 
 def _values(entry: Entry) -> list[object]:
-    return [getattr(entry, f.name) for f in dataclasses.fields(Entry)]
+    return [getattr(entry, name) for name in SLOTS]
 
 
 @settings(max_examples=60, deadline=None)
@@ -49,7 +49,7 @@ def test_a_cached_entry_shares_its_repetitive_fields_and_stays_frozen() -> None:
     assert one.applies_to is two.applies_to and one.topic is two.topic
     try:
         one.title = "changed"  # type: ignore[misc]
-    except dataclasses.FrozenInstanceError:
+    except FrozenEntryError:
         pass
     else:
         raise AssertionError("a cached entry must stay frozen")
@@ -362,8 +362,7 @@ def test_an_entry_the_cache_gives_back_is_made_when_first_read(
         assert lazy == entry and entry == lazy and hash(lazy) == hash(entry)
         assert _values(lazy) == _values(entry) and lazy.holders_hint == entry.holders_hint
         assert pickle.loads(pickle.dumps(lazy)) == entry
-        assert dataclasses.replace(lazy, title="other") == dataclasses.replace(entry,
-                                                                                title="other")
+        assert lazy.replace(title="other") == entry.replace(title="other")
         assert cache.share(lazy) == entry
 
 
@@ -381,7 +380,7 @@ def test_a_lazy_entry_reads_its_bytes_once_and_writes_them_back_as_they_came(
     assert back[0].title == "T 0" and back[0].key == "k0" and back[0].tags == ("a",)
     assert made == [back[0]]  # one entry made, once
     assert not hasattr(back[1], "nothing") and made == [back[0]]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenEntryError):
         back[1].title = "changed"  # type: ignore[misc]
     # written back as the bytes it came from, read or not
     assert [cache.entry_bytes(entry) for entry in back] == rows
@@ -409,7 +408,7 @@ def test_a_distill_of_a_few_new_lessons_makes_few_of_the_journal_s_entries(
     assert distiller.distill(ctx, distiller.Options()).status == "distilled"
     names = [f"agent-{i:02d}" for i in range(4)]
     now = dt.datetime.now(dt.UTC)
-    fresh = [dataclasses.replace(e, created=now - dt.timedelta(seconds=10 - i))
+    fresh = [e.replace(created=now - dt.timedelta(seconds=10 - i))
              for i, e in enumerate(lessons(names, 5, seed=50))]
     write_lessons(dest, fresh, start=10**6)
     made: list[Entry] = []

@@ -4,7 +4,6 @@ each reason it must replay everything instead."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import os
@@ -233,7 +232,7 @@ def test_an_equal_clock_sorts_by_path(store: Store) -> None:
 
 
 def test_a_kept_entry_that_changed_or_went_replays_everything(store: Store) -> None:
-    edited = [OLD[0], (OLD[1][0], dataclasses.replace(OLD[1][1], title="Other"))]
+    edited = [OLD[0], (OLD[1][0], OLD[1][1].replace(title="Other"))]
     _falls_back(store, OLD, [("api/journal/c.md", entry("api", "k3", 30))], edited)
     _falls_back(store, OLD, [("api/journal/c.md", entry("api", "k3", 30))], OLD[:1])
 
@@ -307,7 +306,7 @@ def cited_journals(draw: st.DrawFn) -> list[Item]:
     out = []
     for path, item in items:
         refs = tuple(draw(st.lists(st.sampled_from(PATHS), max_size=2, unique=True)))
-        out.append((path, dataclasses.replace(item, refs=refs)))
+        out.append((path, item.replace(refs=refs)))
     return out
 
 

@@ -4,7 +4,6 @@ arguments; whatever it does not read itself goes to click."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from pathlib import Path
@@ -54,7 +53,7 @@ def entries(root: Path) -> list[Entry]:
     found = sorted((root / ".claude").rglob("journal/*.md")) + sorted(
         (root / ".git" / "journal-mem" / "outbox").rglob("*.md"))
     epoch = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # the two runs' clocks differ
-    return [dataclasses.replace(parse(p.read_bytes()), created=epoch, knew=()) for p in found]
+    return [parse(p.read_bytes()).replace(created=epoch, knew=()) for p in found]
 
 
 def test_the_fast_path_and_click_agree(tmp_path: Path) -> None:
