@@ -29,8 +29,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from journal_mem.distill import adopt
-from journal_mem.distill.handedit import SOURCE, edit_lessons
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitcore, staged
 from journal_mem.importers import native
@@ -187,7 +185,22 @@ def _read(ctx: Context, source: CheckoutFile, kind: str, agent: str | None,
         added = changed_lines(old, text)[0]
         drafts = [_line_draft(agent, line, origin.source) for line in added]
         return Proposal(drafts, "capture"), f"{len(drafts)} added line(s) filed (topic {INBOX})"
-    base = _base(ctx, source)
+    return _hand_edit(ctx, source, agent, text, journal, branch)
+
+
+def _hand_edit(ctx: Context, source: CheckoutFile, agent: str, text: str, journal: Journal,
+               branch: str) -> tuple[Proposal, str]:
+    """The proposal an edit of a distilled file (`MEMORY.md`, a topic file) amounts to, as
+    the distiller adopts a hand edit. Its modules (the distiller's) load only here: a
+    native memory file, what agents write, never needs them."""
+    from journal_mem.distill import adopt
+    from journal_mem.distill.handedit import SOURCE, edit_lessons
+
+    # what the distiller wrote at this path, as the checkout had it: the main checkout's
+    # recorded or committed version; a worktree's HEAD version ("" when unknown: the edit
+    # is then compared with the live facts)
+    base = ((adopt.base_of(ctx, source.rel) or "") if ctx.repo.is_main
+            else _head_text(ctx, source))
     facts = adopt.shown_facts(ctx, journal)
     here = os.path.join(ctx.repo.worktree_root, ctx.layout.memory_root, agent)
     beside = [os.path.join(ctx.layout.agent_dir(agent), n) for n in _names(here)]
@@ -210,15 +223,6 @@ def _names(folder: str) -> list[str]:
 
 def _filed(ctx: Context, journal: Journal) -> set[str]:
     return native.adopted_paths(ctx.layout, [e.source or "" for _, e in journal.entries])
-
-
-def _base(ctx: Context, source: CheckoutFile) -> str:
-    """What the distiller wrote at this path, as the checkout had it: the main checkout's
-    recorded or committed version; a worktree's HEAD version ("" when unknown: the
-    edit is then compared with the live facts)."""
-    if ctx.repo.is_main:
-        return adopt.base_of(ctx, source.rel) or ""
-    return _head_text(ctx, source)
 
 
 def _head_text(ctx: Context, source: CheckoutFile) -> str:

@@ -129,29 +129,45 @@ class Filed:
 
 
 class Known:
-    """The journal's keys, texts and writers, to tell an imported draft from a new one."""
+    """The journal's keys, texts and writers, to tell an imported draft from a new one:
+    of `entries` (the whole journal), or of the entries `fetch` gives for a key, asked
+    once per key (a few entries read through the recall index: `_indexed`)."""
 
-    def __init__(self, entries: Iterable[tuple[str, Entry]]) -> None:
+    def __init__(self, entries: Iterable[tuple[str, Entry]] = (),
+                 fetch: Callable[[str], Iterable[Entry]] | None = None) -> None:
         self.by_key: dict[str, list[tuple[str, str, frozenset[str], str]]] = {}
+        self._fetch = fetch
+        self._fetched: set[str] = set()
         for _, e in entries:
-            self.add(e)
+            self._put(e)
 
-    def add(self, e: Entry) -> None:
+    def _rows(self, key: str) -> list[tuple[str, str, frozenset[str], str]]:
+        if self._fetch is not None and key not in self._fetched:
+            self._fetched.add(key)
+            for e in self._fetch(key):
+                self._put(e)
+        return self.by_key.get(key, [])
+
+    def _put(self, e: Entry) -> None:
         self.by_key.setdefault(e.key, []).append(
             (e.title, e.body, frozenset(e.holders_hint), e.agent))
+
+    def add(self, e: Entry) -> None:
+        """An entry filed just now."""
+        self._put(e)
 
     def has(self, key: str, draft: Draft, body: str) -> bool:
         """An entry with this key and text, held by the draft's writer, exists."""
         return any(t == draft.title and b == body and (draft.agent in h or "all" in h)
-                   for t, b, h, _ in self.by_key.get(key, ()))
+                   for t, b, h, _ in self._rows(key))
 
     def taken(self, key: str, draft: Draft, body: str) -> bool:
         """The key names a different fact."""
-        return any(t != draft.title or b != body for t, b, _, _ in self.by_key.get(key, ()))
+        return any(t != draft.title or b != body for t, b, _, _ in self._rows(key))
 
     def other_writer(self, key: str, agent: str) -> bool:
         """Another agent wrote an entry under this key, and `agent` never did."""
-        writers = {w for _, _, _, w in self.by_key.get(key, ())}
+        writers = {w for _, _, _, w in self._rows(key)}
         return bool(writers) and agent not in writers
 
 
@@ -207,12 +223,15 @@ def too_many_gone(gone: int, held: int) -> bool:
     return gone > 1 and gone * 3 > held
 
 
-def _knowing(drafts: list[Draft], journal: Journal) -> list[Draft]:
+def _knowing(drafts: list[Draft], ordering: Callable[[set[str]], Journal]) -> list[Draft]:
     """Drafts that change, retract or drop a fact know the newest entry of each key they
-    speak about: a deleted line beats the fact whatever the clocks say."""
-    if not any(d.retracts or d.drops or d.supersedes or d.replaces for d in drafts):
+    speak about: a deleted line beats the fact whatever the clocks say. `ordering(keys)`:
+    the entries that decide which entry of each key is the newest."""
+    speaking = [d for d in drafts if d.retracts or d.drops or d.supersedes or d.replaces]
+    if not speaking:
         return drafts
-    last = latest_by_key(journal.entries)
+    keys = {k for d in speaking for k in (d.identity, *d.retracts, *d.drops, *d.supersedes)}
+    last = latest_by_key(ordering(keys).entries)
     out = []
     for d in drafts:
         if d.retracts or d.drops or d.supersedes or d.replaces:
@@ -325,24 +344,89 @@ def refuse_paths(ctx: Context, agents: Iterable[str], way: str, name: str = "") 
 def file(ctx: Context, proposal: Proposal, *, journal: Journal | None = None,
          now: dt.datetime | None = None, progress: Progress | None = None) -> Filed:
     """Judge `proposal` and file what passes; raise `PolicyViolation` (nothing written)
-    when a strict proposal cannot be filed whole."""
+    when a strict proposal cannot be filed whole.
+
+    What the journal holds is read from `journal` when given (a distill's); else, for a
+    proposal of at most `RELATED_BATCH` drafts (a captured memory file, a rescue, a
+    curator's plan), through the recall index, as `file_entry` reads it (`_Reader`):
+    the entries of the keys the drafts speak about, not the whole journal (at 10k
+    lessons a capture read ~15k entries, half a second after each native write)."""
     if not proposal.drafts:
         return Filed()
     if proposal.check_paths:
         refuse_paths(ctx, (d.agent for d in proposal.drafts), proposal.way)
-    journal = journal if journal is not None else read_journal(ctx.layout, ctx.policy)
-    now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
-    known = Known(journal.entries)
-    drafts = _knowing([_own_name(d, known) for d in proposal.drafts], journal)
-    drafts = _knowing_pending(ctx, drafts)
-    checkout = ctx.repo.worktree_root
-    drafts = cite_found_paths(checkout, drafts)
-    whole, single, bad = _problems(proposal, drafts, now, ctx.policy, checkout)
-    if whole or (single and proposal.strict):
-        raise Refused(proposal.way, whole + single)
-    out = Filed(invalid=single)
-    ready = [d for i, d in enumerate(drafts) if i not in bad]
-    return _write(ctx.layout, ready, known, ctx.policy, now, progress, out, checkout)
+    if journal is None and len(proposal.drafts) > RELATED_BATCH:
+        journal = read_journal(ctx.layout, ctx.policy)
+    reader = _Reader(ctx, journal)
+    try:
+        known = Known(journal.entries) if journal is not None else Known(fetch=reader.fetch)
+        now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
+        drafts = _knowing([_own_name(d, known) for d in proposal.drafts], reader.ordering)
+        drafts = _knowing_pending(ctx, drafts)
+        checkout = ctx.repo.worktree_root
+        drafts = cite_found_paths(checkout, drafts)
+        whole, single, bad = _problems(proposal, drafts, now, ctx.policy, checkout)
+        if whole or (single and proposal.strict):
+            raise Refused(proposal.way, whole + single)
+        out = Filed(invalid=single)
+        ready = [d for i, d in enumerate(drafts) if i not in bad]
+        return _write(ctx.layout, ready, known, ctx.policy, now, progress, out, checkout)
+    finally:
+        reader.close()
+
+
+class _Reader:
+    """How `file` reads the journal: `journal` when given; else through the recall index
+    (brought up to date first), falling back to the whole journal, read once, when the
+    index cannot be used or a set of entries grows past `ORDERING_LIMIT`."""
+
+    def __init__(self, ctx: Context, journal: Journal | None) -> None:
+        self.ctx, self.journal = ctx, journal
+        self.conn: sqlite3.Connection | None = None
+        self.by_key: dict[str, list[Entry]] | None = None
+        if journal is None:
+            try:
+                self.conn = connect(index_path(ctx.layout))
+                update(ctx, self.conn, dt.datetime.now(dt.UTC).date())
+            except (sqlite3.Error, OSError):
+                self.close()
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+
+    def whole(self) -> Journal:
+        """The whole journal, read once."""
+        if self.journal is None:
+            self.journal = read_journal(self.ctx.layout, self.ctx.policy)
+        return self.journal
+
+    def fetch(self, key: str) -> list[Entry]:
+        """The entries whose own key `key` is."""
+        if self.conn is not None:
+            try:
+                rels = sorted(concerning(self.conn, [key], own=True))
+            except sqlite3.Error:
+                self.close()
+            else:
+                got = read_entries(self.ctx.layout, self.ctx.policy, rels)
+                return [e for _, e in got.entries if e.key == key]
+        if self.by_key is None:
+            self.by_key = {}
+            for _, e in self.whole().entries:
+                self.by_key.setdefault(e.key, []).append(e)
+        return self.by_key.get(key, [])
+
+    def ordering(self, keys: set[str]) -> Journal:
+        """The entries that decide which entry of each of `keys` is the newest
+        (`_ordering`'s)."""
+        if self.conn is not None:
+            try:
+                return _closure(self.ctx, self.conn, keys)
+            except (sqlite3.Error, OSError, _TooMany):
+                pass
+        return self.whole()
 
 
 def _own_name(draft: Draft, known: Known) -> Draft:

@@ -49,7 +49,7 @@ def _values(obj: Any) -> tuple[object, ...]:
 
 
 def test_the_fields_are_the_dataclass_s_in_its_order() -> None:
-    assert SLOTS == tuple(f.name for f in dataclasses.fields(Was))
+    assert tuple(f.name for f in dataclasses.fields(Was)) == SLOTS
     day = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
     # the defaults, by keyword and by position
     assert _values(Entry("api", "t", "T", day)) == _values(Was("api", "t", "T", day))
@@ -68,7 +68,7 @@ def test_an_entry_equals_hashes_shows_pickles_and_replaces_as_the_dataclass(
     for _, entry in items:
         was = Was(*_values(entry))
         same = Entry(*_values(entry))
-        assert same == entry and not same != entry and hash(same) == hash(entry) == hash(was)
+        assert same == entry and (same != entry) is False and hash(same) == hash(entry) == hash(was)
         assert repr(entry) == repr(was).replace("Was(", "Entry(", 1)
         for back in (pickle.loads(pickle.dumps(entry, protocol)) for protocol in range(6)):
             assert type(back) is Entry and back == entry
@@ -100,7 +100,7 @@ def test_an_entry_is_frozen_and_replace_names_only_fields() -> None:
 def test_two_folds_are_equal_when_their_results_are(one: list[tuple[str, Entry]],
                                                     two: list[tuple[str, Entry]]) -> None:
     first, second, again = run(*one), run(*two), run(*one)
-    assert first == again and not first != again
+    assert first == again and (first != again) is False
     result = ("facts", "removed", "near_duplicates", "flagged", "conflicts", "retractions",
               "code", "judged", "merged", "cycles")
     assert (first == second) == all(getattr(first, n) == getattr(second, n) for n in result)
