@@ -94,6 +94,7 @@ def rows(runs: int = 10) -> list[Row]:
                                   stdin=stdin)
         floor = floor_of([*jmem_argv(), "wake", "--hook", "claude"], wt, runs, stdin=stdin)
         live, stop = live_rows(wt, runs)
+        captured, captured_bare = capture_row(wt, runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     label = "wake --hook claude, 10k lessons, from a worktree"
@@ -106,7 +107,40 @@ def rows(runs: int = 10) -> list[Row]:
             live.median - base.median <= 15),
         Row("remind at a turn's end, no work done (Stop)", stop, "python -c pass", base,
             "≤ 60 ms", stop.median <= 60),
+        Row("a native memory file captured (PostToolUse Write), 10k lessons, worktree",
+            captured, "python -c pass", captured_bare, "–", None),
     ]
+
+
+def capture_row(wt: str, runs: int) -> tuple[Timing, Timing]:
+    """The hook after an agent wrote its native memory file (`capture/hook.py`): filed as a
+    lesson in the main checkout's journal, the worktree's copy put back. Each run writes
+    the file again with another text (an agent correcting its memory: the same `name`)."""
+    import itertools
+    import subprocess
+
+    from runner import bench_env
+
+    path = os.path.join(wt, MEM, "api", "feedback_bench_note.md")
+    count = itertools.count()
+
+    def write_note() -> None:
+        n = next(count)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(f"---\nname: bench-note\ndescription: The bench's note, take {n}\n"
+                     f"metadata:\n  type: feedback\n---\n\nRetry {n} times at most.\n")
+
+    stdin = json.dumps({"session_id": "bench-main", "cwd": wt, "hook_event_name": "PostToolUse",
+                        "tool_name": "Write", "tool_input": {"file_path": path},
+                        "tool_response": {}}).encode()
+    env = {**bench_env(), "JMEM_DEFAULT_AGENT": "api"}
+    write_note()
+    proc = subprocess.run([*jmem_argv(), "wake", "--hook", "claude"], cwd=wt, env=env,
+                          input=stdin, capture_output=True, check=True)
+    assert b"filed the memory you wrote" in proc.stdout, proc.stdout + proc.stderr
+    return time_against([*jmem_argv(), "wake", "--hook", "claude"], wt, runs, env=env,
+                        stdin=stdin, setup=write_note)
 
 
 def live_rows(wt: str, runs: int) -> tuple[Timing, Timing]:

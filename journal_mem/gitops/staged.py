@@ -9,7 +9,7 @@ index git hands its hook (inherited GIT_INDEX_FILE, for `commit -a` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from journal_mem.gitops import gitcore
 
@@ -17,8 +17,7 @@ ZERO = "0" * 40
 SYMLINK_MODE = "120000"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One path's change, from `git diff --raw` (no rename detection)."""
 
     path: str

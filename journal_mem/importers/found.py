@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from journal_mem.journal.cache import cache_dir, dump, load
 from journal_mem.layout import JOURNAL, Layout, is_native
@@ -26,8 +26,7 @@ def is_generated(text: str) -> bool:
     return any(GENERATED_MARK in line for line in text.split("\n", 6)[:6])
 
 
-@dataclass(frozen=True)
-class MemFile:
+class MemFile(NamedTuple):
     """One memory file of an agent."""
 
     agent: str
@@ -143,8 +142,7 @@ def _topic(stem: str) -> str:
     return slug if is_name(slug) else "general"
 
 
-@dataclass(frozen=True)
-class NativeFile:
+class NativeFile(NamedTuple):
     """One native memory file: memory-root-relative path, and whose it is."""
 
     rel: str

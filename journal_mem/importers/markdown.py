@@ -31,8 +31,7 @@ import datetime as dt
 import re
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.names import is_name, slugify, topic_slug
@@ -44,8 +43,7 @@ _RAW = {"fence": "code", "code_block": "code", "table_open": "table",
         "blockquote_open": "quote", "html_block": "html"}
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """One top-level piece of a markdown document."""
 
     kind: str  # item | paragraph | heading | code | table | quote | html
@@ -182,8 +180,7 @@ _LESSON_SECTION = re.compile(
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where the drafts come from: writer, who else holds them, provenance, date."""
 
     agent: str
@@ -270,7 +267,7 @@ def _fact(origin: Origin, group: list[Block], at: int, topic: str, kind: str) ->
     lead = lead_in(group, at)
     text = fact_text(block.text)
     said = f"{lead} {text}" if lead else text
-    return _draft(origin, topic, said, block.detail, replace(block, kind=PARAGRAPH), kind)
+    return _draft(origin, topic, said, block.detail, block._replace(kind=PARAGRAPH), kind)
 
 
 def _per_block(origin: Origin, group: list[Block], topic: str, kind_of: KindOf) -> list[Draft]:
@@ -304,7 +301,7 @@ def _led_items(block: Block) -> list[Block]:
     inner = blocks(block.detail)
     if not inner or inner[0].kind != ITEM:
         return []
-    return [replace(b, text=f"{text} {b.text}" if b.kind == ITEM else b.text,
+    return [b._replace(text=f"{text} {b.text}" if b.kind == ITEM else b.text,
                     headings=block.headings, line=block.line + b.line) for b in inner]
 
 
@@ -312,7 +309,7 @@ def _said(group: list[Block], at: int) -> Block:
     """The block as the rule finder should read it: with its lead-in."""
     lead = lead_in(group, at)
     block = group[at]
-    return replace(block, text=f"{lead} {block.text}") if lead else block
+    return block._replace(text=f"{lead} {block.text}") if lead else block
 
 
 def _alone(origin: Origin, block: Block, topic: str, kind: str) -> Draft:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from journal_mem.importers.found import NativeFile, native_files
 from journal_mem.importers.markdown import (
@@ -282,8 +282,7 @@ def _cut(text: str, limit: int) -> list[str]:
     return [*out, line] if line else out
 
 
-@dataclass
-class Judged:
+class Judged(NamedTuple):
     """Every native memory file, judged: the drafts of each adopted one, and the refused."""
 
     adopted: list[tuple[NativeFile, list[Draft]]]

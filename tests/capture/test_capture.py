@@ -81,7 +81,8 @@ def test_a_native_write_is_filed_without_the_whole_journal_or_the_distiller(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The capture runs after every native memory write: it reads the entries of the keys
     it speaks about through the recall index (not the whole journal: half a second at 10k
-    lessons) and loads none of the distiller's modules (a hand edit's: ~40 ms)."""
+    lessons) and loads none of the distiller's modules (a hand edit's: ~40 ms), nor
+    `dataclasses` (with `inspect`, ~11 ms)."""
     from journal_mem.capture.hook import capture
     from journal_mem.intake import pipeline
     from tests.hotpaths import PROBE, recorded
@@ -103,7 +104,7 @@ def test_a_native_write_is_filed_without_the_whole_journal_or_the_distiller(
     assert proc.returncode == 0 and "filed the memory you wrote" in proc.stdout, proc.stderr
     loaded = recorded(dump)
     assert not loaded & {"journal_mem.distill.adopt", "journal_mem.distill.folding",
-                         "journal_mem.journal.render"}, sorted(loaded)
+                         "journal_mem.journal.render", "dataclasses", "inspect"}, sorted(loaded)
     # an edit of it, in this process, never reads the whole journal
     target.write_text(_memory("Retries share one budget of three, never more"))
 
