@@ -19,11 +19,14 @@ Layers (docs/DESIGN.md, "Layout"), lowest first:
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ROOT
-from hotpaths import loaded, started
+from helpers import REPO_ROOT, base_env, jmem
+from hotpaths import PROBE, loaded, recorded, repository, started
 
 PACKAGE = REPO_ROOT / "journal_mem"
 RANK = {"errors": 0, "names": 0, "fsutil": 0, "hashes": 0, "jsonc": 0, "boundary": 0, "progress": 0,
@@ -281,6 +284,33 @@ def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]
             assert not slow, f"{path}: {sorted(slow)}"
     for path in ("write (warm)", "write (cold)"):
         assert not hot[path] & {"dataclasses", "inspect"}, sorted(hot[path])
+
+
+def test_a_distill_and_a_capture_import_no_dataclasses(tmp_path: Path) -> None:
+    """Beyond the hot paths: a distill (at every 10 lessons) and the capture of a native
+    memory write (`write`: above) build their records as plain classes and named tuples
+    (`Entry`, `Fold`, `Rendered`, `Outcome`, the importers' files): `dataclasses` with the
+    `inspect` it imports cost each ~11 ms, and each dataclass ~1 ms to make."""
+    main = repository(tmp_path)
+    for n in range(2):
+        assert jmem(main, "write", "--agent", "api", "--topic", "testing", "--title",
+                    f"A lesson the distill folds, number {n}", stdin="body\n").returncode == 0
+    native = main / ".claude" / "agent-memory" / "api" / "feedback_probe.md"
+    capture = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(main),
+               "tool_name": "Write", "tool_input": {"file_path": str(native)}}
+    for argv, stdin, said in ((["distill"], "", "distilled"),
+                              (["wake", "--hook", "claude"], json.dumps(capture), "filed")):
+        if argv[0] == "wake":  # written after the distill: it would adopt it (rare path)
+            native.write_text("---\nname: probe-note\ndescription: A note\nmetadata:\n"
+                              "  type: feedback\n---\n\nThe probe's note.\n")
+        dump = tmp_path / "modules.marshal"
+        proc = subprocess.run([sys.executable, "-c", PROBE, str(dump), "jmem", *argv],
+                              cwd=main, env=base_env(), input=stdin, text=True,
+                              capture_output=True, check=False)
+        assert proc.returncode == 0 and said in proc.stdout, proc.stdout + proc.stderr
+        mods = recorded(dump)
+        assert "journal_mem.distill.distiller" in mods or argv[0] == "wake", sorted(mods)
+        assert not mods & {"dataclasses", "inspect"}, (argv, sorted(mods & {"dataclasses"}))
 
 
 def test_hot_paths_load_no_openssl_hashes(hot: dict[str, set[str]]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from journal_mem.journal.fold import FACT_FIELDS, FactRow, Fold
 
@@ -19,13 +18,15 @@ HOLDERS = FACT_FIELDS.index("holders")
 LIST_CAP = 200  # lines per list in a commit message; a first distill of 100k lessons stays readable
 
 
-@dataclass
 class AgentChanges:
     """Keys an agent gained, whose fact changed, and lost (with the reason)."""
 
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("added", "changed", "removed")
+
+    def __init__(self) -> None:
+        self.added: list[str] = []
+        self.changed: list[str] = []
+        self.removed: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self.added or self.changed or self.removed)

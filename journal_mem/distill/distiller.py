@@ -23,7 +23,7 @@ import operator
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from journal_mem import boundary
 from journal_mem.distill import commit, files, folding, safety, schedule, unadopted
@@ -50,8 +50,7 @@ AGAIN = 20  # hook distills run again while lessons came in meanwhile
 REDISTILLS = 3  # the branch moved on with memory changes: distill again on the new tip
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """The command-line options of `jmem distill`."""
 
     dry_run: bool = False
@@ -65,26 +64,44 @@ class Options:
     one_shot: bool = False
 
 
-@dataclass
 class Outcome:
-    """What a distill did (or would do), for the CLI to print."""
+    """What a distill did (or would do), for the CLI to print. (A plain class, and
+    `Options` a named tuple: `dataclasses`, with the `inspect` it imports, and the
+    distill's dozen dataclasses cost each distill ~20 ms.)"""
 
-    status: str  # distilled | unchanged | would-change | dry-run | not-due | disabled | busy
-    date: str = ""
-    new_lessons: list[str] = field(default_factory=list)
-    changes: dict[str, AgentChanges] = field(default_factory=dict)
-    written: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    commit: str | None = None
-    drained: Drained = field(default_factory=Drained)
-    invalid: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    evicted: dict[str, list[str]] = field(default_factory=dict)
-    stale_refs: dict[str, str] = field(default_factory=dict)  # key -> "refs gone: …"
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (old key, newer key)
-    near_duplicates: list[tuple[str, ...]] = field(default_factory=list)
-    flagged: dict[str, str] = field(default_factory=dict)
-    adopted: list[str] = field(default_factory=list)  # memory files turned into lessons
-    note: str = ""
+    __slots__ = ("adopted", "changes", "commit", "conflicts", "date", "deleted", "drained",
+                 "evicted", "flagged", "invalid", "near_duplicates", "new_lessons", "note",
+                 "stale_refs", "status", "written")
+
+    def __init__(self, status: str, *, date: str = "", new_lessons: list[str] | None = None,
+                 changes: dict[str, AgentChanges] | None = None,
+                 drained: Drained | None = None,
+                 invalid: dict[str, tuple[str, ...]] | None = None,
+                 evicted: dict[str, list[str]] | None = None,
+                 stale_refs: dict[str, str] | None = None,
+                 conflicts: list[tuple[str, str]] | None = None,
+                 near_duplicates: list[tuple[str, ...]] | None = None,
+                 flagged: dict[str, str] | None = None, note: str = "") -> None:
+        # distilled | unchanged | would-change | dry-run | not-due | disabled | busy
+        self.status = status
+        self.date = date
+        self.new_lessons: list[str] = new_lessons if new_lessons is not None else []
+        self.changes: dict[str, AgentChanges] = changes if changes is not None else {}
+        self.written: list[str] = []
+        self.deleted: list[str] = []
+        self.commit: str | None = None
+        self.drained = drained if drained is not None else Drained()
+        self.invalid: dict[str, tuple[str, ...]] = invalid if invalid is not None else {}
+        self.evicted: dict[str, list[str]] = evicted if evicted is not None else {}
+        # key -> "refs gone: …"
+        self.stale_refs: dict[str, str] = stale_refs if stale_refs is not None else {}
+        # (old key, newer key)
+        self.conflicts: list[tuple[str, str]] = conflicts if conflicts is not None else []
+        self.near_duplicates: list[tuple[str, ...]] = (
+            near_duplicates if near_duplicates is not None else [])
+        self.flagged: dict[str, str] = flagged if flagged is not None else {}
+        self.adopted: list[str] = []  # memory files turned into lessons
+        self.note = note
 
     @property
     def exit_code(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import operator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from journal_mem import hashes
 from journal_mem.distill.files import digest, fs_clock, settled_stamp
@@ -37,8 +37,7 @@ from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One fold and render of the journal, with the fold it replaces."""
 
     date: dt.date

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.fsutil import create_exclusive, fsync_dir
@@ -35,12 +35,14 @@ from journal_mem.journal.validate import Policy, parse_valid
 from journal_mem.layout import Layout
 
 
-@dataclass
 class Drained:
     """What a drain did: journal paths created, and outbox files left (with why)."""
 
-    moved: list[str] = field(default_factory=list)
-    invalid: list[str] = field(default_factory=list)
+    __slots__ = ("invalid", "moved")
+
+    def __init__(self) -> None:
+        self.moved: list[str] = []
+        self.invalid: list[str] = []
 
 
 def _same_bytes(path: str, data: bytes) -> bool:
@@ -106,8 +108,7 @@ def drain(layout: Layout, policy: Policy) -> Drained:
 # --- `jmem outbox list|drain` ----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):
     """One file in the outbox, and whether the next drain will file it."""
 
     agent: str

@@ -34,8 +34,9 @@ import operator
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from journal_mem.hashes import blake2b
 from journal_mem.journal import anchor as anchor_source
@@ -278,14 +279,17 @@ def render_topic(
     return out, evicted, placed
 
 
-@dataclass
 class AgentReport:
-    """What one agent's files hold."""
+    """What one agent's files hold. (The render's records are plain classes and named
+    tuples: `dataclasses`, with the `inspect` it imports, cost a distill ~11 ms.)"""
 
-    in_memory: int = 0  # fact lines in MEMORY.md
-    in_topics: int = 0  # facts written into topic files
-    evicted: list[str] = field(default_factory=list)  # keys in no file (journal only)
-    parts: dict[str, list[str]] = field(default_factory=dict)  # topic -> its file names
+    __slots__ = ("evicted", "in_memory", "in_topics", "parts")
+
+    def __init__(self) -> None:
+        self.in_memory = 0  # fact lines in MEMORY.md
+        self.in_topics = 0  # facts written into topic files
+        self.evicted: list[str] = []  # keys in no file (journal only)
+        self.parts: dict[str, list[str]] = {}  # topic -> its file names
 
 
 # A topic's rendering, with what decides its reuse: the keys of its facts in order (joined
@@ -308,10 +312,10 @@ TopicCache = dict[tuple[str, str], tuple[str, tuple[object, ...],
 # agent's topics is (so are its facts, their order and where each is placed) and the
 # rest of its input is the same.
 MemoryCache = dict[str, tuple[tuple[object, ...], str, int]]
+_NO_MEMORY: Mapping[str, tuple[tuple[object, ...], str, int]] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Earlier:
+class Earlier(NamedTuple):
     """An earlier render's topics (`Rendered.topics`) and the facts of the fold they were
     rendered from, as rows (`fold.fact_row`, as `cache.FoldCache` keeps them); `memory`:
     its MEMORY.md files (`Rendered.memory`), when kept with those topics."""
@@ -322,7 +326,7 @@ class Earlier:
     # that `rows` lacks), when the caller compared them already (`cache.changed_rows`);
     # else the render compares
     changed: set[str] | None = None
-    memory: MemoryCache = field(default_factory=dict)
+    memory: Mapping[str, tuple[tuple[object, ...], str, int]] = _NO_MEMORY
     # the keys of the facts of `rows` in rank order, NUL-joined (`Rendered.order`), when
     # kept with them (`cache.FoldCache.order_of`): the facts being rendered are ranked
     # by putting those that changed among them (`fold.ranked_since`)
@@ -395,19 +399,21 @@ class Again:
         return self.texts[name]
 
 
-@dataclass
 class Rendered:
     """Every distilled file (memory-root-relative path -> bytes) and a report per agent;
     `kept`: the topic files reused from the earlier render, with their stamps (path ->
     (stamp, its topic rendered again, its name)); `topics`: each topic's rendering, and
     `memory` each agent's MEMORY.md, for the next render to reuse (`Earlier`)."""
 
-    files: dict[str, bytes] = field(default_factory=dict)
-    agents: dict[str, AgentReport] = field(default_factory=dict)
-    topics: TopicCache = field(default_factory=dict)
-    kept: dict[str, tuple[Stamp | None, Again, str]] = field(default_factory=dict)
-    memory: MemoryCache = field(default_factory=dict)
-    order: str = ""  # the keys of the facts rendered, in rank order, NUL-joined
+    __slots__ = ("agents", "files", "kept", "memory", "order", "topics")
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.agents: dict[str, AgentReport] = {}
+        self.topics: TopicCache = {}
+        self.kept: dict[str, tuple[Stamp | None, Again, str]] = {}
+        self.memory: MemoryCache = {}
+        self.order = ""  # the keys of the facts rendered, in rank order, NUL-joined
 
     def every_file(self) -> dict[str, bytes]:
         """`files` and the kept topic files, rendered again."""
