@@ -291,6 +291,20 @@ class AgentReport:
         self.evicted: list[str] = []  # keys in no file (journal only)
         self.parts: dict[str, list[str]] = {}  # topic -> its file names
 
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return _REPORT(self) == _REPORT(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable value
+
+    def __repr__(self) -> str:
+        return ("AgentReport(in_memory={!r}, in_topics={!r}, evicted={!r}, parts={!r})"
+                .format(*_REPORT(self)))
+
+
+_REPORT = operator.attrgetter("in_memory", "in_topics", "evicted", "parts")
+
 
 # A topic's rendering, with what decides its reuse: the keys of its facts in order (joined
 # by NUL), the rest of its input (`_inputs`), its files [(name, stamp)], the keys with no
