@@ -37,6 +37,7 @@ contents, and accept a label with or without the tool.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -108,6 +109,15 @@ def summary(request: dict[str, Any]) -> str:
     """The labels and places of every hook context in a request, for a failure message."""
     held = [f"{c.label} in {c.place}" for c in contexts(request)]
     return "; ".join(held) if held else "none at all"
+
+
+def where(request: dict[str, Any], line: str) -> str:
+    """Which hook contexts of a request hold `line`, and how often the whole request does,
+    for a failure message: a duplicate names the hooks that each delivered it."""
+    holding = [f"{c.label} in {c.place}" for c in contexts(request) if line in c.text]
+    whole = json.dumps(request, ensure_ascii=False).count(line)
+    return (f"{line!r}: {whole} in the request; in {'; '.join(holding) or 'no hook context'}"
+            f" (every context: {summary(request)})")
 
 
 def hook_contexts(request: dict[str, Any], event: str, tool: str | None = None,

@@ -25,7 +25,7 @@ import pytest
 from claudecode import binary, described
 from fakeapi import FakeApi
 from helpers import REPO_ROOT, add_worktree, base_env, git, jmem, make_repo
-from seen import hook_context, injected
+from seen import hook_context, injected, where
 
 from journal_mem.wake.remind import TOLD
 
@@ -215,7 +215,7 @@ def test_a_correction_written_mid_session_reaches_the_next_request_once(
     for request in later:
         whole = text(request)
         assert whole.count("do not rely on: mn-one") == 1
-        assert whole.count("Main fact corrected") == 1
+        assert whole.count("Main fact corrected") == 1, where(request, "Main fact corrected")
         assert "Main fact corrected" in hook_context(request, "UserPromptSubmit")
 
 
@@ -232,7 +232,7 @@ def test_resume_does_not_duplicate(scenario: Scenario) -> None:
     last = scenario.phases["resume"][-1]
     whole, held = text(last), injected(last)
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
-        assert whole.count(line) == 1 and line in held, line
+        assert whole.count(line) == 1 and line in held, where(last, line)
 
 
 def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
@@ -240,7 +240,7 @@ def test_a_fork_does_not_duplicate(scenario: Scenario) -> None:
     whole, held = text(last), injected(last)
     assert "forked off" in whole
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected", "Pending main lesson"):
-        assert whole.count(line) == 1 and line in held, line
+        assert whole.count(line) == 1 and line in held, where(last, line)
     # the copied transcript holds the parent's reminder: the fork is not reminded again
     # (the reminder's own words: the instructions in CLAUDE.md say "record what you
     # LEARNED" too, once in every request)
@@ -255,7 +255,7 @@ def test_compaction_restores_the_pack(scenario: Scenario) -> None:
     assert "prompt QX1" not in whole  # compacted: the earlier turns are summarised away
     pack = hook_context(last, "SessionStart")  # the pack again, from source "compact"
     for line in ("- Main fresh fact [mn-fresh]", "Main fact corrected"):
-        assert whole.count(line) == 1 and line in pack, line
+        assert whole.count(line) == 1 and line in pack, where(last, line)
 
 
 # --- the plugin: memory without `jmem` on PATH, in a worktree older than `jmem init` ---
