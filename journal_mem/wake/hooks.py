@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from journal_mem.layout import Layout
     from journal_mem.repo import Context
 
-WAIT = 3.0  # seconds a start hook waits for the session's lock (a live hook holding it)
+# seconds a start hook waits for the session's lock (another hook of the session holding
+# it): most of its 15 s timeout (`setup.claude_files.TIMEOUTS`), so that under load a
+# start never records its state over the holder's (`session_start`)
+WAIT = 8.0
 LIVE_EVENTS = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
 PLUGIN_PREFIX = "journal-mem:"  # how Claude Code names the agents of journal-mem's plugin
 
@@ -312,13 +315,20 @@ def session_start(layout: Layout, policy: Policy, payload: dict[str, object], ag
     session, agent_id = (protocol.text_field(payload, "session_id"),
                          protocol.text_field(payload, "agent_id"))
     path = sessions.state_path(layout.state_dir, session, agent_id)
-    with sessions.SessionLock(path, WAIT):
+    with sessions.SessionLock(path, WAIT) as held:
+        if not held:  # its holder would record its state over ours: the pack, unrecorded
+            print("journal-mem: the session's state is locked by another hook; this start "
+                  "is not recorded (a later hook may repeat what it gives)", file=sys.stderr)
         return _session_start(layout, policy, payload, agent, event, max_chars, known, source,
-                              path)
+                              path, held)
 
 
 def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], agent: str,
-                   event: str, max_chars: int, known: bool, source: str, path: str) -> str:
+                   event: str, max_chars: int, known: bool, source: str, path: str,
+                   locked: bool) -> str:
+    """`session_start` under the session's lock (`locked`; without it the state at `path`
+    is read, never written)."""
+    save = sessions.save_state if locked else _unsaved
     from journal_mem.wake import held as held_mod
     from journal_mem.wake import pack as wake
 
@@ -333,7 +343,7 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
             # the copied transcript holds the parent's reminder: the fork was told too
             sessions.first_reminder(layout.state_dir, session, agent_id)
     if source in ("resume", "fork") and old is None and known:
-        sessions.save_state(path, {"agent": agent, "team_only": False, "fork": True,
+        save(path, {"agent": agent, "team_only": False, "fork": True,
                                    "started": sessions.stamp()})
         return ""
     native = held_mod.native_copy(layout, agent, event,
@@ -350,11 +360,15 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
     state.update(agent=agent, team_only=not known, held=sorted(digests), keys=pack.held_keys,
                  watch=watch)
     state.setdefault("started", sessions.stamp())
-    sessions.save_state(path, state)
+    save(path, state)
     text = pack.text if pack.news or (known and not delta) else ""
     given = pack if text and clients.reads(event) else None  # Copilot prints it to nobody
     record(layout, payload, agent, event, given, native is not None)
     return text
+
+
+def _unsaved(path: str, state: dict[str, object]) -> None:
+    """A start without the session's lock records nothing: its holder saves after it."""
 
 
 def live(layout: Layout, policy: Policy, payload: dict[str, object], event: str, path: str,

@@ -70,13 +70,14 @@ def decide(layout: Layout, agent: str, payload: dict[str, object]) -> str | None
         return None  # a SubagentStop lists the subagent itself as running: it is its end
     session_id, agent_id = _text(payload, "session_id"), _text(payload, "agent_id")
     path = sessions.state_path(layout.state_dir, session_id, agent_id)
-    with sessions.SessionLock(path, 3.0):
+    with sessions.SessionLock(path, 3.0) as held:
         state = sessions.load_state(path)
         start = sessions.parse_time(state.get("started")) if state else None
         if state is None or start is None:
             return None
         _scan(state, payload, layout.memory_root)
-        sessions.save_state(path, state)  # how far the transcript was read
+        if held:  # how far the transcript was read; else the holder's state stands
+            sessions.save_state(path, state)
     if state.get("wrote") is True:  # this session's own lesson (or its subagents')
         if agent_id:
             sessions.note_lesson(layout.state_dir, session_id, agent_id)  # the parent too

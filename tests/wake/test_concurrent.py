@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from helpers import REPO_ROOT, base_env, jmem
 
 from journal_mem.wake import sessions
@@ -166,3 +167,46 @@ def test_a_prompt_hook_waits_for_the_lock_and_then_delivers(repo: Path) -> None:
     [delivered] = together(repo, [payload("user_prompt_submit.json", repo)])
     assert time.monotonic() - began >= 1.0
     assert "do not rely on: deploy-staging" in delivered
+
+
+def test_a_start_waits_for_a_slow_hook_of_its_session_and_its_record_stands(
+        repo: Path) -> None:
+    data = start(repo)
+    path = state_file(repo, data)
+    before = json.loads(path.read_text())
+    lock = sessions.SessionLock(str(path), 0)
+    assert lock.__enter__()
+
+    def holder_done() -> None:  # a hook of the session, slow under load: it records what
+        path.write_text(json.dumps({**before, "held": [], "keys": []}))  # it read, and ends
+        lock.__exit__()
+
+    threading.Timer(4.0, holder_done).start()  # longer than the old 3 s wait
+    began = time.monotonic()
+    [pack] = together(repo, [payload("session_start_resume.json", repo, source="compact")])
+    assert time.monotonic() - began >= 4.0
+    assert "[deploy-staging]" in pack
+    # recorded after the holder's state, not under it: a resume now finds nothing new
+    assert together(repo, [payload("session_start_resume.json", repo, source="resume")]) == [""]
+
+
+def test_a_start_that_never_gets_the_lock_gives_the_pack_and_records_nothing(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from journal_mem.repo import light_context
+    from journal_mem.wake import hooks
+
+    data = start(repo)
+    path = state_file(repo, data)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "held": [], "keys": []}))
+    recorded = path.read_bytes()  # as the hook holding the lock will have left it
+    monkeypatch.setattr(hooks, "WAIT", 0.2)
+    monkeypatch.setenv("JMEM_DEFAULT_AGENT", "api")
+    ctx = light_context(str(repo))
+    compact = payload("session_start_resume.json", repo, source="compact")
+    with sessions.SessionLock(str(path), 0) as held:
+        assert held
+        text = hooks.session_start(ctx.layout, ctx.policy, compact, "api", "SessionStart",
+                                   10_000, True)
+    assert "[deploy-staging]" in text
+    assert path.read_bytes() == recorded  # the holder's to write
+    assert "not recorded" in capsys.readouterr().err

@@ -201,3 +201,19 @@ def test_a_session_stamp_reads_back_as_the_time_it_was_made() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", text), text
     assert text == sessions.parse_time(text).isoformat(timespec="milliseconds")  # type: ignore[union-attr]
     assert before <= sessions.parse_time(text) <= after  # type: ignore[operator]
+
+
+def test_a_stop_hook_that_cannot_get_the_lock_leaves_the_state_to_its_holder(
+        repo: Path, worktree: Path, tmp_path: Path) -> None:
+    from journal_mem.wake import sessions
+
+    start(worktree)
+    [path] = (repo / ".git" / "journal-mem" / "sessions").glob("s-1--a-1.json")
+    before = path.read_bytes()
+    log = transcript(tmp_path / "t.jsonl", READ, EDIT)
+    with sessions.SessionLock(str(path), 0) as held:  # a live hook of the subagent, stuck
+        assert held
+        stop(worktree, agent_transcript_path=log)
+        assert path.read_bytes() == before  # its scan of the transcript is not recorded
+    stop(worktree, agent_transcript_path=log)
+    assert json.loads(path.read_text())["worked"] is True  # recorded once it had the lock
