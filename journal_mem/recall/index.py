@@ -25,6 +25,11 @@ brought up to date, in one of two ways:
   keeps appending when its commits leave every fact as it was
   (`refresh.kept_by`: no cited path added or deleted, journal entries
   committed only by one distill): an agent's commit of code, or a distill.
+  A new day keeps appending too: the index keeps the first day on which each
+  fact may drop by date (`rules.next_change`: the day after its `valid_until`,
+  the day an episodic record passes its time), for the facts and the keys merged
+  into them; on a later date those due are removed (a merged one is left to the
+  full update) and every other fact stands as it was.
 * the full update re-reads the journal (parsed entries come from the
   distiller's cache), folds it, and changes the rows that differ.
 
@@ -49,8 +54,9 @@ if TYPE_CHECKING:
     from journal_mem.journal.reader import Journal
     from journal_mem.repo import Context
 
-# 11: made in one transaction with its schema's row (10: the entries not committed yet)
-SCHEMA_VERSION = "11"
+# 12: the day each fact may drop by date (11: made in one transaction with its schema's
+# row; 10: the entries not committed yet)
+SCHEMA_VERSION = "12"
 
 
 def index_path(layout: Layout) -> str:
@@ -95,7 +101,7 @@ def _schema(conn: sqlite3.Connection) -> str | None:
 _DROP = ("DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS facts; DROP TABLE IF EXISTS files;"
          " DROP TABLE IF EXISTS keys; DROP TABLE IF EXISTS mentions; DROP TABLE IF EXISTS refs;"
          " DROP TABLE IF EXISTS merged; DROP TABLE IF EXISTS uncommitted;"
-         " DROP TABLE IF EXISTS meta;")
+         " DROP TABLE IF EXISTS expires; DROP TABLE IF EXISTS meta;")
 _TABLES = """
         CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS facts (
@@ -118,6 +124,9 @@ _TABLES = """
             WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS merged_winner ON merged (winner);
         CREATE TABLE IF NOT EXISTS uncommitted (rel TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS expires (key TEXT PRIMARY KEY, day TEXT NOT NULL)
+            WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS expires_day ON expires (day);
         CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
             title, tags, topic, body, content='facts', content_rowid='id',
             tokenize='porter unicode61');

@@ -86,6 +86,7 @@ def _full(ctx: Context, conn: sqlite3.Connection, journal: Journal, folded: Fold
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('uncommitted', 'known')")
         conn.execute("DELETE FROM merged")
         conn.executemany("INSERT INTO merged VALUES (?, ?)", sorted(folded.merged.items()))
+        _remember_expiry(conn, folded)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cycles', ?)",
                      (json.dumps(folded.cycles),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
@@ -94,6 +95,46 @@ def _full(ctx: Context, conn: sqlite3.Connection, journal: Journal, folded: Fold
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return changed
+
+
+def _remember_expiry(conn: sqlite3.Connection, folded: Fold) -> None:
+    """Keep the first day on which each fact, and each key merged into one, may drop by
+    date (the rules' `expires`): what a later date needs to know (`_next_day`)."""
+    conn.execute("DELETE FROM expires")
+    ruled = folded.ruled
+    if ruled is None:
+        conn.execute("DELETE FROM meta WHERE name = 'expires'")
+        return
+    live = folded.facts.keys() | folded.merged.keys()
+    conn.executemany("INSERT INTO expires VALUES (?, ?)",
+                     sorted((key, day.isoformat()) for key, day in ruled.expires.items()
+                            if key in live))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('expires', 'known')")
+
+
+def _next_day(conn: sqlite3.Connection, old_base: object, base: object, date: dt.date) -> int:
+    """Carry the rows from the date the index was signed on to `date`, a later one with
+    the same config (`old_base`, `base`: the signatures' inputs besides the folders):
+    remove the facts due to drop by then; the rows changed. `_Full` when another input
+    changed, the date went back, the days are not known (an index an older version made)
+    or a key due is merged with another (its group is judged again)."""
+    if not (isinstance(old_base, list) and isinstance(base, list) and len(base) == 4
+            and len(old_base) == 4 and old_base[:1] + old_base[2:] == base[:1] + base[2:]
+            and str(old_base[1]) < str(base[1])):  # [schema, date, config, environment]
+        raise _Full  # another config or version, or an earlier date
+    if _meta(conn, "expires") != "known":
+        raise _Full
+    due = [key for (key,) in conn.execute("SELECT key FROM expires WHERE day <= ? ORDER BY key",
+                                          (date.isoformat(),))]
+    changed = 0
+    for key in due:
+        if _merged(conn, key):
+            raise _Full  # a group of one writer's same titles: who wins may change
+        if conn.execute("SELECT 1 FROM facts WHERE key = ?", (key,)).fetchone():
+            _delete(conn, key)
+            changed += 1
+    conn.execute("DELETE FROM expires WHERE day <= ?", (date.isoformat(),))
     return changed
 
 
@@ -261,8 +302,9 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     if stored is None or last is None or json.loads(_meta(conn, "cycles") or "null") != []:
         raise _Full  # a broken cycle: a new entry may land among the indexed ones
     (old_base, old_folders), (base, folders) = _signed(stored), _signed(sig)
-    if old_base != base or old_folders.keys() != folders.keys():
-        raise _Full  # another date, config or set of agents
+    if old_folders.keys() != folders.keys():
+        raise _Full  # another set of agents
+    changed = _next_day(conn, old_base, base, date) if old_base != base else 0
     found: list[tuple[str, str]] = []
     for agent, mtime in folders.items():
         if mtime != old_folders[agent]:
@@ -284,7 +326,6 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
         if not kept_by(ctx, conn, indexed_at or "", head):
             raise _Full  # refs are judged against HEAD's tree: a commit may have removed some
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
-    changed = 0
     for rel, entry in entries:  # each newer than every one before it
         if _named_first(conn, entry.key):
             raise _Full  # an indexed entry that names this key comes after its first entry
@@ -552,7 +593,8 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
                        (entry.key,)).fetchone()
     if seen and row is None:
         raise _Full  # a key removed or dropped before: its past holders come back with it
-    fact = ctx.fold([(rel, entry)], date, report_near=False).facts.get(entry.key)
+    folded = ctx.fold([(rel, entry)], date, report_near=False)
+    fact = folded.facts.get(entry.key)
     norm = "" if fact is None else _norm(fact)
     if row is not None and _merged(conn, entry.key):
         raise _Full  # merged by writer and title: another title or writer splits them
@@ -568,11 +610,14 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
     if norm and conn.execute("SELECT 1 FROM facts WHERE norm = ? AND key != ?",
                              (norm, entry.key)).fetchone():
         raise _Full  # a same title: merged only within one writer, as the fold decides
-    changed = 0
     if row is not None:
         _delete(conn, entry.key)
     _insert(conn, fact._replace(holders=tuple(sorted(holders))), ctx.layout)
-    return changed + 1
+    day = folded.ruled.expires.get(entry.key) if folded.ruled is not None else None
+    if day is not None:  # its own day (a restated key's earlier entry's no longer counts)
+        conn.execute("INSERT OR REPLACE INTO expires VALUES (?, ?)",
+                     (entry.key, day.isoformat()))
+    return 1
 
 
 def _norm(fact: Fact | Entry) -> str:
@@ -581,6 +626,8 @@ def _norm(fact: Fact | Entry) -> str:
 
 
 def _delete(conn: sqlite3.Connection, key: str) -> None:
+    """Remove a fact's row, its full-text row and the day it may drop by date."""
+    conn.execute("DELETE FROM expires WHERE key = ?", (key,))
     row = conn.execute("SELECT id, title, tags, topic, body FROM facts WHERE key = ?",
                        (key,)).fetchone()
     if row is None:

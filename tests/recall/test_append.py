@@ -36,10 +36,10 @@ def matches(conn: sqlite3.Connection) -> list[str]:
 def remembered(conn: sqlite3.Connection) -> list[object]:
     """What the index keeps besides the facts to append by (`refresh._remember`)."""
     return [conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-            for table in ("files", "keys", "merged")] + [
+            for table in ("files", "keys", "merged", "expires")] + [
         conn.execute("SELECT * FROM mentions ORDER BY 1, 2, 3, 4").fetchall(),
         conn.execute("SELECT * FROM refs ORDER BY 1").fetchall(),
-        conn.execute("SELECT * FROM meta WHERE name IN ('last', 'plain', 'cycles')"
+        conn.execute("SELECT * FROM meta WHERE name IN ('last', 'plain', 'cycles', 'expires')"
                      " ORDER BY 1").fetchall()]
 
 
@@ -59,22 +59,23 @@ class Journal:
         self.conn = connect(index_path(ctx.layout))
         update(ctx, self.conn, DAY)
 
-    def check(self, appended: bool | None, monkeypatch: pytest.MonkeyPatch) -> int:
-        """Bring the index up to date; it appended (the journal was not read) iff `appended`
-        (None: either); its rows equal a rebuild's."""
+    def check(self, appended: bool | None, monkeypatch: pytest.MonkeyPatch,
+              day: dt.date = DAY) -> int:
+        """Bring the index up to date on `day`; it appended (the journal was not read) iff
+        `appended` (None: either); its rows equal a rebuild's on that day."""
         ctx = open_context(str(self.repo))
         calls: list[int] = []
         real = refresh.read_journal  # the reader as the index calls it
         monkeypatch.setattr(refresh, "read_journal",
                             lambda *a, **k: calls.append(1) or real(*a, **k))
-        changed = update(ctx, self.conn, DAY)
+        changed = update(ctx, self.conn, day)
         monkeypatch.setattr(refresh, "read_journal", real)
         assert appended is None or bool(calls) is not appended, (self.step, calls)
         self.appended += not calls
         self.step += 1
         fresh = connect(str(self.tmp / f"fresh-{self.step}.sqlite"))
         try:
-            update(ctx, fresh, DAY, rebuild=True)
+            update(ctx, fresh, day, rebuild=True)
             assert rows(self.conn) == rows(fresh), self.step
             assert matches(self.conn) == matches(fresh), self.step
             assert remembered(self.conn) == remembered(fresh), self.step
@@ -512,3 +513,74 @@ def test_a_signature_reads_back_as_the_inputs_it_was_made_of(
     assert refresh._signed(index.signature(layout, DAY)) == (base, folders)
     sig = index.signature(layout, DAY)  # stored as TEXT: no lone surrogate left in it
     assert sqlite3.connect(":memory:").execute("SELECT ?", (sig,)).fetchone() == (sig,)
+
+
+def later(days: int) -> str:
+    return (DAY + dt.timedelta(days=days)).isoformat()
+
+
+def test_a_new_day_keeps_appending_and_drops_the_facts_due(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first lesson of a day appended like any other: the facts whose time is up by
+    then (the day after their `valid_until`, an episodic record past its time) leave the
+    rows without the journal being read, unless one is merged with a same title (who
+    wins is judged again) or the date went back."""
+    ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=88)  # the default TTL is 90 days
+    write(repo, "api", "seed", "Seed lesson that never expires")
+    write(repo, "api", "window", "A lesson valid for three days", valid_until=later(3))
+    write(repo, "web", "run", "A nightly run, 88 days ago", type="episodic", created=ago)
+    write(repo, "api", "twin-a", "Twin title", valid_until=later(10))
+    write(repo, "api", "twin-b", "Twin title")  # the latest: twin-a merged into it
+    journal = Journal(repo, tmp_path)
+    try:
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=1)) == 0
+        write(repo, "api", "new", "A lesson on the second day", valid_until=later(5))
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=2)) == 1
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=3)) == 1  # the run
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=4)) == 1  # window
+        write(repo, "api", "new", "Restated, no end now")
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=5)) == 1
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=7)) == 0
+        assert "new" in [r[0] for r in rows(journal.conn)]  # its earlier end no longer counts
+        journal.check(False, monkeypatch, DAY + dt.timedelta(days=11))  # twin-a due: merged
+        journal.check(False, monkeypatch, DAY + dt.timedelta(days=9))  # an earlier date:
+        journal.check(False, monkeypatch, DAY + dt.timedelta(days=30))  # twin-a back, due
+        assert journal.check(True, monkeypatch, DAY + dt.timedelta(days=31)) == 0
+    finally:
+        journal.conn.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_days_give_the_rows_of_a_rebuild(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Lessons that end on random days, episodic records of random ages, same titles of
+    one writer and corrections, checked on days that go on by random steps (now and then
+    back): whichever way the index took, it holds the rows of a rebuild on that day."""
+    import random
+
+    rng = random.Random(seed)
+    keys = [f"k{n}" for n in range(8)]
+    titles = ["Port is 6380", "Retry limit is 3", "Use the staging DB", "Deploy on Fridays"]
+    write(repo, "api", "k0", titles[0])
+    journal = Journal(repo, tmp_path)
+    day = 0
+    try:
+        for step in range(40):
+            fields: dict[str, object] = {}
+            kind = rng.choice(["fact", "fact", "fact", "supersedes", "retracts", "episodic"])
+            if kind in ("supersedes", "retracts"):
+                fields[kind] = rng.sample(keys, 1)
+            elif kind == "episodic":
+                fields["type"] = "episodic"
+                fields["created"] = (dt.datetime.now(dt.UTC)
+                                     - dt.timedelta(days=rng.randint(80, 95) - day))
+            if rng.random() < 0.4:
+                fields["valid_until"] = later(day + rng.randint(-1, 6))
+            write(repo, rng.choice(["api", "web"]), rng.choice(keys),
+                  rng.choice(titles) if rng.random() < 0.5 else f"{rng.choice(titles)} {step}",
+                  **fields)
+            day = max(0, day + rng.choice([0, 0, 1, 1, 2, 3, -1]))
+            journal.check(None, monkeypatch, DAY + dt.timedelta(days=day))
+        assert journal.appended >= 5
+    finally:
+        journal.conn.close()
