@@ -10,15 +10,18 @@ the lessons costs at most 12x the time). The 20 new lessons are also timed on 1k
 (and 100k with scale "full"), so the table shows how that cost grows with the
 journal; so is `git add` + `git commit` of 20 such lessons alone, a floor of it (git
 writes again the tree of each journal folder they land in, and the whole index), and
-the first `write` after such a distill (the recall index's full update).
+the first `write` after such a distill (the recall index's full update), and the first
+`write` of a new day.
 Repositories come from the seeded generator (fixtures/generate.py, seed 1) and are
 kept under bench/results/repos between runs (generating 100k takes a while).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -140,6 +143,37 @@ def first_write(runs: int, count: int = 10_000) -> Timing:
                                  "--body", "What was learned."], dest, runs, setup=setup)
 
 
+def new_day_write(runs: int, count: int = 10_000) -> Timing:
+    """`jmem write` of the first lesson of a day: the recall index was brought up to date
+    the day before and nothing else changed. The day is moved as the clock moves it for
+    the index: its signature's date is set back one day (the signature is how the index
+    knows the day it holds the facts of). Not a goal: on a new day every fact's time
+    limit is judged again."""
+    dest, _ = repo_for(count)
+    numbers = iter(range(10**6))
+
+    def setup() -> None:
+        subprocess.run([*jmem_argv(), "recall", "a question"], cwd=dest, env=bench_env(),
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        back_a_day(dest)
+
+    return time_command(lambda: [*jmem_argv(), "write", "--agent", "agent-00", "--topic",
+                                 "bench", "--title", f"The first lesson of a day {next(numbers)}",
+                                 "--body", "What was learned."], dest, runs, setup=setup)
+
+
+def back_a_day(dest: Path) -> None:
+    """Sign the recall index of `dest` (current today) as of yesterday."""
+    today = dt.datetime.now(dt.UTC).date()
+    with contextlib.closing(sqlite3.connect(dest / ".git/journal-mem/index/recall.sqlite")) as conn:
+        (signed,) = conn.execute("SELECT value FROM meta WHERE name = 'signature'").fetchone()
+        assert f"'{today.isoformat()}'" in signed, "the index is not current for today"
+        yesterday = (today - dt.timedelta(days=1)).isoformat()
+        conn.execute("UPDATE meta SET value = ? WHERE name = 'signature'",
+                     (signed.replace(f"'{today.isoformat()}'", f"'{yesterday}'", 1),))
+        conn.commit()
+
+
 def _adder(dest: Path, first: int, written: list[Path] | None = None) -> Callable[[], None]:
     """What writes the next 20 new lessons into `dest`'s journal (numbered from run
     `first` on: files of another adder's runs are never written over); `written` holds
@@ -217,6 +251,9 @@ def rows(runs: int = 3, scale: str = "small") -> list[Row]:
         out.append(Row(f"write, first after a distill of 20 lessons filed as files, on "
                        f"{label(count)}{growth}", after, "python -c pass", base, "–", None))
         write_before = after
+        out.append(Row(f"write, the first of a new day, on {label(count)}",
+                       new_day_write(1 if count >= 100_000 else runs, count), "python -c pass",
+                       base, "–", None))
     return out
 
 
