@@ -118,6 +118,7 @@ def distill(ctx: Context, opts: Options) -> Outcome:
         if reason:
             return Outcome("disabled", note=reason)
         if not schedule.is_due(ctx):
+            _index_caught_up(ctx)
             return Outcome("not-due", note="not due: fewer pending lessons than the threshold")
     try:
         with DistillLock(ctx.layout.state_dir):
@@ -236,6 +237,27 @@ def _keep_index(ctx: Context, journal: Journal, step: folding.Step, sig: str,
     after it then does not pay (~300 ms, ~3.4 s)."""
     try:
         distilled(ctx, journal, step.after, step.date, sig, head)
+    except (OSError, sqlite3.Error, JournalMemError):
+        pass
+
+
+def _index_caught_up(ctx: Context) -> None:
+    """A hook's distill that is not due (nobody waits for it) brings the recall index,
+    where there is one, up to date: after lessons filed as files (a pull, the outbox),
+    on a new day, or after commits it cannot follow (`refresh.kept_by`), the next
+    `write`, capture or `recall` of an agent would do it (at 10k lessons ~0.5 s, at 100k
+    ~4 s). Costs a `stat` per agent when it is current. Never a failed hook."""
+    from journal_mem.recall.index import connect, index_path, update
+
+    path = index_path(ctx.layout)
+    if not os.path.exists(path):
+        return  # no index yet: the first `recall` makes it
+    try:
+        conn = connect(path)
+        try:
+            update(ctx, conn, today())
+        finally:
+            conn.close()
     except (OSError, sqlite3.Error, JournalMemError):
         pass
 

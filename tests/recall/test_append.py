@@ -313,10 +313,38 @@ def test_a_distill_brings_the_index_up_to_date_with_its_fold(
         journal.conn.close()
 
 
+def test_a_hook_distill_not_due_brings_the_index_up_to_date(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lessons the index cannot append (two at once, one correcting the other: as a pull
+    brings them) below the distill's threshold: the post-commit hook's distill is not
+    due, and brings the index up to date itself (nobody waits for it), so the agent's
+    next lesson is appended; its rows are a rebuild's."""
+    from journal_mem.recall import index
+
+    write(repo, "api", "seed", "Seed lesson", refs=["README"])
+    journal = Journal(repo, tmp_path)
+    try:
+        write(repo, "web", "two-a", "First of two new files")
+        write(repo, "web", "two-b", "Second of two, a correction", supersedes=["two-a"])
+        proc = jmem(repo, "distill", "--if-due")
+        assert proc.returncode == 0 and "not due" in proc.stdout, proc.stdout
+        ctx = open_context(str(repo))
+        assert index.current(journal.conn, index.signature(ctx.layout, DAY))
+        write(repo, "api", "after", "A lesson after the hook")
+        assert journal.check(True, monkeypatch) == 1
+        assert {"two-b", "after"} <= {str(r[0]) for r in rows(journal.conn)}
+    finally:
+        journal.conn.close()
+
+
 def test_a_distill_makes_no_index(repo: Path) -> None:
     write(repo, "api", "seed", "Seed lesson", created=dt.datetime(2026, 5, 1, tzinfo=dt.UTC))
     proc = jmem(repo, "distill", "--if-due")
     assert proc.returncode == 0 and "distilled" in proc.stdout, proc.stdout
+    assert not Path(index_path(open_context(str(repo)).layout)).exists()
+    write(repo, "api", "new", "A lesson, not due")
+    proc = jmem(repo, "distill", "--if-due")
+    assert proc.returncode == 0 and "not due" in proc.stdout, proc.stdout
     assert not Path(index_path(open_context(str(repo)).layout)).exists()
 
 
