@@ -14,10 +14,13 @@ brought up to date, in one of two ways:
   index keeps what that needs: the entry files it has seen, every key the
   journal has used, each fact's normalised title, the fold's same-title
   merges, and the newest entry. A lone lesson that supersedes, retracts or
-  drops keys is folded onto their rows as the replay applies it. Any case
+  drops keys is folded onto their rows as the replay applies it; a lesson
+  with the title of a live fact of its own writer (under another key) takes
+  that fact and its holders in, as the fold's rules merge them. Any case
   whose outcome depends on more than those rows (a correction of a key with
   no row or one a merge stands behind, a key seen before but not live, a
-  merged key restated, the first entry of a key an indexed entry names, a
+  merged key restated under another title, by another writer or dropped, the
+  first entry of a key an indexed entry names, a
   journal whose order broke a cycle, a plain entry, a removed or replaced
   file, a new agent or config, a HEAD that moved by commits that changed what
   a fact depends on) is left to the full update, so both ways give the same

@@ -587,17 +587,20 @@ def _set_holders(conn: sqlite3.Connection, key: str, holders: list[str]) -> None
 def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
               date: dt.date, passed: set[str] | None = None) -> int:
     """Fold one entry, newer than every indexed one, onto the rows (`passed`: the holders
-    of the facts it supersedes); returns rows changed."""
+    of the facts it supersedes); returns rows changed. A live fact of its writer with
+    the same title (another key) is merged into it, as the fold's rules merge one
+    writer's same titles: the newest wins and takes the holders (`rules.apply`)."""
     seen = conn.execute("SELECT 1 FROM keys WHERE key = ?", (entry.key,)).fetchone()
-    row = conn.execute("SELECT holders, norm FROM facts WHERE key = ?",
+    row = conn.execute("SELECT holders, norm, path FROM facts WHERE key = ?",
                        (entry.key,)).fetchone()
     if seen and row is None:
         raise _Full  # a key removed or dropped before: its past holders come back with it
     folded = ctx.fold([(rel, entry)], date, report_near=False)
     fact = folded.facts.get(entry.key)
     norm = "" if fact is None else _norm(fact)
-    if row is not None and _merged(conn, entry.key):
-        raise _Full  # merged by writer and title: another title or writer splits them
+    if row is not None and _merged(conn, entry.key) and (
+            fact is None or norm != row[1] or _writer(row[2]) != entry.agent):
+        raise _Full  # its merged keys split off: dropped, another title or another writer
     conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (entry.key, _norm(entry)))
     if fact is None:  # dropped on this date (expired, refs gone)
         if row is not None:
@@ -607,17 +610,32 @@ def _fold_one(ctx: Context, conn: sqlite3.Connection, rel: str, entry: Entry,
     holders = set(fact.holders) | (passed or set())
     if row is not None:
         holders |= set(row[0].split())
-    if norm and conn.execute("SELECT 1 FROM facts WHERE norm = ? AND key != ?",
-                             (norm, entry.key)).fetchone():
-        raise _Full  # a same title: merged only within one writer, as the fold decides
+    losers = []  # a fact of the same writer and title: merged into this one
+    if norm:
+        for other, path, held in conn.execute(
+                "SELECT key, path, holders FROM facts WHERE norm = ? AND key != ?",
+                (norm, entry.key)).fetchall():
+            if _writer(path) == entry.agent:  # another writer's same title stays apart
+                losers.append(other)
+                holders |= set(held.split())
     if row is not None:
         _delete(conn, entry.key)
+    for loser in losers:  # its day stays: a merged key that drops splits the group again
+        _delete(conn, loser, keep_day=True)
+        conn.execute("UPDATE merged SET winner = ? WHERE winner = ?", (entry.key, loser))
+        conn.execute("INSERT OR REPLACE INTO merged VALUES (?, ?)", (loser, entry.key))
     _insert(conn, fact._replace(holders=tuple(sorted(holders))), ctx.layout)
     day = folded.ruled.expires.get(entry.key) if folded.ruled is not None else None
     if day is not None:  # its own day (a restated key's earlier entry's no longer counts)
         conn.execute("INSERT OR REPLACE INTO expires VALUES (?, ?)",
                      (entry.key, day.isoformat()))
-    return 1
+    return 1 + len(losers)
+
+
+def _writer(path: str) -> str:
+    """The agent whose folder holds a fact's newest entry (`facts.path`:
+    `<memory root>/<agent>/journal/<file>`): the writer its same-title group is of."""
+    return path.rsplit("/", 3)[-3]
 
 
 def _norm(fact: Fact | Entry) -> str:
@@ -625,9 +643,11 @@ def _norm(fact: Fact | Entry) -> str:
     return "" if fact.type == "episodic" else normalise_title(fact.title)
 
 
-def _delete(conn: sqlite3.Connection, key: str) -> None:
-    """Remove a fact's row, its full-text row and the day it may drop by date."""
-    conn.execute("DELETE FROM expires WHERE key = ?", (key,))
+def _delete(conn: sqlite3.Connection, key: str, keep_day: bool = False) -> None:
+    """Remove a fact's row, its full-text row and (unless `keep_day`: a key merged into
+    another) the day it may drop by date."""
+    if not keep_day:
+        conn.execute("DELETE FROM expires WHERE key = ?", (key,))
     row = conn.execute("SELECT id, title, tags, topic, body FROM facts WHERE key = ?",
                        (key,)).fetchone()
     if row is None:

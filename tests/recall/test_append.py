@@ -96,9 +96,9 @@ def test_appending_gives_the_rows_of_a_rebuild(repo: Path, tmp_path: Path,
         write(repo, "web", "one-new", "A new lesson about caches, web side")  # same key
         assert journal.check(True, monkeypatch) == 1
         # a title another writer's fact has: never merged across writers (a probable
-        # correction), and who merges is the fold's to say: a full update
+        # correction): a row of its own
         write(repo, "web", "other-key", "Seed lesson 1")
-        journal.check(False, monkeypatch)
+        assert journal.check(True, monkeypatch) == 1
         write(repo, "api", "for-all", "A lesson for everyone", applies_to=["all"])
         write(repo, "web", "twice-1", "Lesson one of two at once")
         assert journal.check(True, monkeypatch) == 2
@@ -125,6 +125,14 @@ def test_appending_gives_the_rows_of_a_rebuild(repo: Path, tmp_path: Path,
         assert journal.check(True, monkeypatch) == 1
         write(repo, "api", "seed-0", "Seed lesson 0")
         write(repo, "api", "merge-0", "Seed lesson 0")  # the same writer: merges seed-0 into it
+        assert journal.check(True, monkeypatch) == 3  # seed-0 restated, then merged away
+        write(repo, "api", "merge-0", "Seed lesson 0!", body="Restated: the group stands")
+        assert journal.check(True, monkeypatch) == 1
+        write(repo, "api", "merge-1", "Seed lesson 0")  # a third: the newest wins them all
+        assert journal.check(True, monkeypatch) == 2
+        assert journal.conn.execute("SELECT * FROM merged WHERE winner = 'merge-1' ORDER BY 1"
+                                    ).fetchall() == [("merge-0", "merge-1"), ("seed-0", "merge-1")]
+        write(repo, "web", "merge-1", "Seed lesson 0")  # another writer takes the key: split
         journal.check(False, monkeypatch)
         write(repo, "api", "merge-0", "Expiring now", valid_until="2000-01-02")  # un-merges
         journal.check(False, monkeypatch)
