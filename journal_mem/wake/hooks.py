@@ -344,7 +344,7 @@ def _session_start(layout: Layout, policy: Policy, payload: dict[str, object], a
             sessions.first_reminder(layout.state_dir, session, agent_id)
     if source in ("resume", "fork") and old is None and known:
         save(path, {"agent": agent, "team_only": False, "fork": True,
-                                   "started": sessions.stamp()})
+                    "started": sessions.stamp()})
         return ""
     native = held_mod.native_copy(layout, agent, event,
                                   protocol.text_field(payload, "agent_type")) if known else None
