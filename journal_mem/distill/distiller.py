@@ -43,7 +43,7 @@ from journal_mem.journal.reader import (
     start_listing,
 )
 from journal_mem.layout import DISTILL_STATE, Layout
-from journal_mem.recall.index import distilled, signature
+from journal_mem.recall.index import connect, distilled, index_path, signature, update
 from journal_mem.repo import Context
 
 AGAIN = 20  # hook distills run again while lessons came in meanwhile
@@ -247,8 +247,6 @@ def _index_caught_up(ctx: Context) -> None:
     on a new day, or after commits it cannot follow (`refresh.kept_by`), the next
     `write`, capture or `recall` of an agent would do it (at 10k lessons ~0.5 s, at 100k
     ~4 s). Costs a `stat` per agent when it is current. Never a failed hook."""
-    from journal_mem.recall.index import connect, index_path, update
-
     path = index_path(ctx.layout)
     if not os.path.exists(path):
         return  # no index yet: the first `recall` makes it
