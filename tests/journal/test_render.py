@@ -74,6 +74,19 @@ def test_a_fact_reaches_every_holder_and_agents_without_facts_get_a_memory_md() 
     assert "[t]" not in memory(files, "docs")
 
 
+def test_a_shared_fact_is_anchored_apart_from_each_holders_own_headings() -> None:
+    """A fact's block and heading id are made once per render, for all its holders; each
+    file still tells a repeated heading apart by its own headings."""
+    shared = fact("s", "Retry the upload", body="Twice.", topic="net", holders=("api", "web"))
+    own = fact("o", "Retry the upload", topic="net", importance="high", holders=("api",))
+    files = render(fold_of(shared, own), ["api", "web"], Budget()).files
+    api, web = (files[f"{a}/topics/net.md"].decode() for a in ("api", "web"))
+    assert api.count("## Retry the upload\n") == 2 and "## Retry the upload\nTwice." in web
+    assert "(topics/net.md#retry-the-upload-1) [s]" in memory(files, "api")
+    assert "(topics/net.md#retry-the-upload) [o]" in memory(files, "api")
+    assert "(topics/net.md#retry-the-upload) [s]" in memory(files, "web")
+
+
 def test_long_titles_are_shortened_with_an_ellipsis_in_memory_md_only() -> None:
     title = "word " * 29 + "end"
     files = render(fold_of(fact("k", title)), ["api"], Budget(line_chars=60)).files
