@@ -85,7 +85,8 @@ class Context:
     def fold(self, entries: list[tuple[str, Entry]], date: dt.date, *, rev: str = "HEAD",
              agents: list[str] | None = None, report_near: bool = True,
              files: Callable[[Iterable[str]], int] | None = None,
-             kept: Callable[[], Kept | None] | None = None, settle: bool = True) -> Fold:
+             kept: Callable[[], Kept | None] | None = None, settle: bool = True,
+             keep_near: bool = False) -> Fold:
         """The live facts of `entries` on `date` as the distiller folds them here: for the
         team's agents (or `agents`), refs judged against `rev`'s tree, by the config, in
         the order of `rev`'s history (`gitops.lineage`), then of `knew`, then of clocks;
@@ -93,7 +94,7 @@ class Context:
         gives the same (`journal.replay`; `files`: the digest of entry files).
         `settle=False`: the near-duplicates may still be being found in a child (forked
         once the git process that read refs has ended); the caller waits for them with
-        `Fold.settle`."""
+        `Fold.settle`. `keep_near`: keep what they were found by (`Fold.signatures`)."""
         from journal_mem.gitops.lineage import read as history  # and its pickled cache
         from journal_mem.gitops.memgit import ref_checker, refs_same
         from journal_mem.journal.fold import fold
@@ -107,7 +108,7 @@ class Context:
                           date=date, ref_exists=exists, config=self.config,
                           report_near=report_near,
                           lineage=lambda: history(root, rev, memory_root, state), files=files,
-                          kept=kept, settle=settle, at=commit,
+                          kept=kept, settle=settle, at=commit, keep_near=keep_near,
                           same_since=lambda old, paths: refs_same(root, old, commit,
                                                                   memory_root, paths, state))
         if result.waiting:  # the git process that read refs has ended: fork now

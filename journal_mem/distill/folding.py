@@ -20,6 +20,7 @@ from journal_mem.distill.files import digest, fs_clock, settled_stamp
 from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.cache import (
     FoldCache,
+    NearStore,
     ReplayCache,
     RulesStore,
     TopicStore,
@@ -60,7 +61,7 @@ class Loaded:
     """The caches `fold_step` reads, loaded when made: the distiller makes it while `git
     status` runs, which at 10k lessons leaves its process waiting ~30-80 ms."""
 
-    __slots__ = ("fold", "memory", "replays", "rules", "topics")
+    __slots__ = ("fold", "memory", "near", "replays", "rules", "topics")
 
     def __init__(self, ctx: Context, *, save: bool, rebuild: bool = False) -> None:
         state_dir = ctx.layout.state_dir
@@ -70,9 +71,11 @@ class Loaded:
         self.rules = RulesStore(state_dir)
         self.topics = TopicStore(state_dir, code_key())
         self.memory = TopicStore(state_dir, code_key(), MEMORY)
+        self.near = NearStore(state_dir)
         if self.replays is not None and not rebuild:  # what going on from it reads
             self.replays.load()
             self.rules.read()
+            self.near.read()
 
 
 def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool,
@@ -86,13 +89,16 @@ def fold_step(ctx: Context, journal: Journal, date: dt.date, *, committing: bool
     replays, kept, rules = loaded.replays, loaded.fold, loaded.rules
     after = ctx.fold(journal.entries, date, agents=agents,
                      files=files_digest(journal.items, journal.digest) if save else None,
-                     kept=(lambda: _kept_replay(ctx, replays, kept, rules))
-                     if replays and not rebuild else None, settle=False)
+                     kept=(lambda: _kept_replay(ctx, replays, kept, rules, loaded.near))
+                     if replays and not rebuild else None, settle=False, keep_near=save)
     try:
-        return _rendered(ctx, journal, date, after, agents, loaded,
+        step = _rendered(ctx, journal, date, after, agents, loaded,
                          committing=committing, save=save)
     finally:  # the near-duplicates were found in a child meanwhile
         after.settle()
+    if save and after.signatures is not None:  # with the replay it goes with
+        loaded.near.save(after.signatures, step.replay)
+    return step
 
 
 def _rendered(ctx: Context, journal: Journal, date: dt.date, after: Fold, agents: list[str],
@@ -135,12 +141,12 @@ MEMORY = "memory"  # the cache of the MEMORY.md files (`cache.TopicStore`)
 
 
 def _kept_replay(ctx: Context, replays: ReplayCache | None, facts: FoldCache,
-                 decided: RulesStore) -> Kept | None:
+                 decided: RulesStore, near: NearStore) -> Kept | None:
     """`kept.kept_replay` of this checkout (None without a replay cache)."""
     if replays is None:
         return None
     return kept_replay(ctx.repo.main_root, ctx.repo.common_dir, ctx.layout.memory_root,
-                       replays, facts, decided)
+                       replays, facts, decided, near)
 
 
 def _keep_replay(replays: ReplayCache, after: Fold) -> str:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from journal_mem.journal.entry import Entry
+    from journal_mem.journal.near import Signatures
 
     _T = TypeVar("_T")
     # (rows a `FoldCache` gave, the keys whose row differs from theirs): `FoldCache.save`
@@ -812,6 +813,82 @@ class RulesStore:
             _replace, self.path, replay, _RULES,
             {"ruled": fields, "fold": fold, "staled": staled}, entries=False, shared=True))
         self.base_gen, self.base = replay, dict(groups)
+
+
+# --- the signatures the last fold's near-duplicates were found by ---------------------
+
+
+def near_path(state_dir: str) -> str:
+    return os.path.join(cache_dir(state_dir), "near.marshal")
+
+
+_NEAR = ("near", 1)
+
+
+class NearStore:
+    """The signatures of the facts the last fold found its near-duplicates by
+    (`near.Signatures`, packed), under the token of the replay it kept
+    (`ReplayCache`): the next fold that goes on from that replay goes on from these.
+
+    A base file (every signature in order: at 100k lessons ~490k of them, 6 MB) and a
+    delta naming it by its token (the keys added to and removed from a signature since,
+    and the groups): 20 new lessons change a few dozen. Past a fifth of the base in
+    changes, nothing is kept: the next fold finds them all again and keeps that whole.
+    Marshal: plain values."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = near_path(state_dir)
+        self.base_gen = ""
+        self.files: tuple[str, dict[str, Any], tuple[str, dict[str, Any]]] | None = None
+
+    def read(self) -> None:
+        """Read the base and the delta now, for `load` (they load while git runs)."""
+        base_gen, base = load(self.path, _NEAR, plain=True)
+        self.files = (base_gen, base, load(self.path + ".delta", (*_NEAR, base_gen),
+                                           plain=True) if base_gen else ("", {}))
+
+    def forget(self) -> None:
+        """Let go of the files `read` read: they will not be used."""
+        self.files = None
+
+    def load(self, token: str) -> tuple[str, dict[str, Any]] | None:
+        """(the base's token, the packed signatures kept with the replay `token`), or None."""
+        if self.files is None:
+            self.read()
+        assert self.files is not None
+        (base_gen, base, (gen, delta)), self.files = self.files, None
+        self.base_gen = base_gen
+        if not (token and base_gen):
+            return None
+        if token == base_gen:
+            return base_gen, base
+        if token == gen:
+            return base_gen, {**base, **delta}
+        return None
+
+    def save(self, sigs: Signatures, token: str) -> None:
+        """Keep `sigs` with the replay saved as `token`: whole when they were made whole,
+        else as what changed since the base they were unpacked from."""
+        if not token:
+            return
+        if not sigs.base:
+            write(functools.partial(_replace, self.path, token, _NEAR, sigs.packed(),
+                                     entries=False, plain=True))
+            self.base_gen = token
+        elif sigs.base == self.base_gen and sigs.changes() <= sigs.size() // 5:
+            write(functools.partial(dump, self.path + ".delta", token, (*_NEAR, sigs.base),
+                                    sigs.delta(), entries=False, plain=True))
+        else:  # grown past a fifth: the next fold finds them all again
+            write(functools.partial(_forget, self.path))
+
+
+def _forget(path: str) -> None:
+    """Remove a cache's base and delta (neither is valid any more)."""
+    for name in (path, path + ".delta"):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
 
 
 def save_replay_head(state_dir: str, token: str, commit: str) -> None:

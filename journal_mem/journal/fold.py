@@ -16,7 +16,8 @@ replay goes on from the last fold's decisions and facts too, judging again only
 what the new entries changed). Probable corrections are judged the same way
 (`journal/corrections.py`). Near-duplicate titles are only reported
 (`journal/near.py`: found in a forked child past `NEAR_FORK_AT` facts, while the
-fold and what follows it go on: `Fold.start`, `Fold.settle`).
+fold and what follows it go on: `Fold.start`, `Fold.settle`; or, going on from the
+last fold, from the signatures it kept and those of the facts made again).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from journal_mem.journal.anchor import CodeChange
 from journal_mem.journal.corrections import go_on as go_on_judging
 from journal_mem.journal.entry import IMPORTANCE, Entry
 from journal_mem.journal.forked import in_child
-from journal_mem.journal.near import near_duplicates
+from journal_mem.journal.near import Packed, Signatures
 from journal_mem.journal.order import history_edges, related_entries
 from journal_mem.journal.replay import (
     Kept,
@@ -103,9 +104,10 @@ class Fold:
     `inspect` it imports cost `write`, which folds the lesson it files, ~11 ms): it
     equals another fold of the same result (`_SAME`) and shows that result (`_SHOWN`)."""
 
-    __slots__ = ("code", "conflicts", "cycles", "facts", "flagged", "judged", "kept", "merged",
-                 "near_duplicates", "pending", "redone", "rejudged", "removed", "resumed",
-                 "retractions", "rows_from", "ruled", "staled", "unnear", "waiting", "went_on")
+    __slots__ = ("code", "conflicts", "cycles", "facts", "flagged", "judged", "keep_near",
+                 "kept", "merged", "near_duplicates", "near_from", "pending", "redone",
+                 "rejudged", "removed", "resumed", "retractions", "rows_from", "ruled",
+                 "signatures", "staled", "unnear", "waiting", "went_on")
     __hash__ = None  # type: ignore[assignment]  # a mutable value
 
     def __init__(self, facts: dict[str, Fact] | None = None) -> None:
@@ -146,9 +148,14 @@ class Fold:
         self.rows_from: Mapping[str, FactRow] | None = None
         # the near-duplicates being found (`start`), or still to find (`waiting`), and the
         # keys to leave out of them
-        self.pending: Callable[[], list[tuple[str, ...]]] | None = None
+        self.pending: Callable[[], tuple[list[tuple[str, ...]], Packed | None]] | None = None
         self.waiting = False
         self.unnear: set[str] = set()
+        # the signatures the last fold kept, and the title and type each key made again
+        # (`redone`) had then: the near-duplicates go on from them (`start`)
+        self.near_from: tuple[Signatures, dict[str, tuple[str, str]]] | None = None
+        self.keep_near = False  # keep `signatures` for the next fold (`fold(keep_near=)`)
+        self.signatures: Signatures | None = None  # what they were found by
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -165,10 +172,23 @@ class Fold:
         fold of a distill leaves this to its caller (`fold(settle=False)`), to fork once
         the git processes the fold read refs through are ended: a child would hold their
         pipes open, and they would not end until it did."""
-        facts = list(self.facts.values())  # as they are now: `stale` may drop some after
         self.waiting = False
-        self.pending = (in_child(lambda: near_duplicates(facts))
-                        if len(facts) >= NEAR_FORK_AT else lambda: near_duplicates(facts))
+        if self.near_from is not None and self.redone is not None:
+            sigs, was = self.near_from
+            self.near_from = None
+            try:  # a few dozen facts' signatures, not every fact's
+                sigs.go_on(was, self.facts, self.redone)
+            except (KeyError, ValueError, TypeError, IndexError):  # a kept index is disposable
+                pass
+            else:
+                groups = sigs.groups()
+                self.signatures = sigs
+                self.pending = lambda: (groups, None)
+                return
+        facts = list(self.facts.values())  # as they are now: `stale` may drop some after
+        keep = self.keep_near
+        self.pending = (in_child(lambda: _near(facts, keep)) if len(facts) >= NEAR_FORK_AT
+                        else lambda: _near(facts, keep))
 
     def settle(self) -> None:
         """Wait for the near-duplicates being found (`start`)."""
@@ -176,7 +196,10 @@ class Fold:
             self.start()
         if self.pending is not None:
             pending, self.pending = self.pending, None
-            self.near_duplicates = [g for g in pending() if not self.unnear.intersection(g)]
+            groups, packed = pending()
+            self.near_duplicates = [g for g in groups if not self.unnear.intersection(g)]
+            if packed is not None:
+                self.signatures = Signatures.unpacked(packed)
 
     def lesson(self, key: str) -> Fact | None:
         """The live fact or retraction a key in `conflicts` names."""
@@ -193,6 +216,13 @@ _RESULT = ("facts", "removed", "near_duplicates", "flagged", "conflicts", "retra
            "code", "judged", "merged", "cycles")
 _SAME = operator.attrgetter(*_RESULT)
 _SHOWN = (*_RESULT, "resumed", "rejudged", "went_on")
+
+def _near(facts: list[Fact], keep: bool) -> tuple[list[tuple[str, ...]], Packed | None]:
+    """The near-duplicate groups of `facts`, and with `keep` the signatures they were
+    found by, packed (sent back from a forked child as a few strings)."""
+    sigs = Signatures.of(facts)
+    return sigs.groups(), sigs.packed() if keep else None
+
 
 def rank(fact: Fact) -> tuple[bool, int, float, float, str]:
     """Principle first, then importance, confidence, date (newest first), key.
@@ -286,6 +316,7 @@ def fold(
     kept: Callable[[], Kept | None] | None = None,
     at: str = "",
     same_since: Callable[[str, set[str]], bool] | None = None,
+    keep_near: bool = False,
 ) -> Fold:
     """The live facts of `entries` (memory-root-relative path, entry) on `date`.
 
@@ -299,8 +330,10 @@ def fold(
     `kept()` gives, kept by an earlier fold, when that gives the same
     (`replay.resume`). `at`: the commit `ref_exists` answers for, and `same_since(old,
     paths)` whether each of `paths` resolves there as at commit `old` (`rules.RefsAt`).
+    `keep_near`: keep what the near-duplicates were found by (`Fold.signatures`).
     """
     result = Fold()
+    result.keep_near = keep_near
     read: list[Lineage] = []
     commit = RefsAt(at, same_since) if at and same_since is not None else None
 
@@ -335,6 +368,9 @@ def fold(
         result.rejudged = len(redo)
         result.redone, result.rows_from = frozenset(redo), since.facts
         was = {key: str(since.facts[key][_TITLE]) for key in redo if key in since.facts}
+        if since.near is not None:
+            result.near_from = (since.near, {key: (title, str(since.facts[key][_TYPE_AT]))
+                                             for key, title in was.items()})
     del replay, since  # every key's replay state: ~40 MB at 100k lessons
     result.removed.update(ruled.removals())
     result.flagged = dict(sorted(ruled.flagged.items()))
@@ -362,6 +398,7 @@ def fold(
 
 
 _TITLE = FACT_FIELDS.index("title")
+_TYPE_AT = FACT_FIELDS.index("type")
 
 
 def _conflicts(result: Fold, ruled: Ruled, redo: dict[str, KeyState | None] | None,

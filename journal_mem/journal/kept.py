@@ -7,7 +7,8 @@ entries as it did then. The distiller goes on from it and keeps the next one
 from __future__ import annotations
 
 from journal_mem.gitops import memgit
-from journal_mem.journal.cache import FoldCache, ReplayCache, RulesStore
+from journal_mem.journal.cache import FoldCache, NearStore, ReplayCache, RulesStore
+from journal_mem.journal.near import Signatures
 from journal_mem.journal.replay import Kept, Ruled
 
 GROWN = 1000  # rows and paths a kept replay's delta may hold past a fifth of its base
@@ -20,19 +21,23 @@ def replay_key(agents: list[str], policy_key: object) -> object:
 
 
 def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCache,
-                facts: FoldCache, decided: RulesStore) -> Kept | None:
+                facts: FoldCache, decided: RulesStore,
+                near: NearStore | None = None) -> Kept | None:
     """The replay the last fold kept, when git history orders its entries as it did then:
     HEAD (of the checkout at `root`) is the commit it was made against, or descends
     from it with no memory changed since (`replay.resume` checks the rest); not once
     what went on from it is a fifth of it (the next fold replays everything and keeps
     that whole). With it, when they were kept with it: what the rules after it
-    decided (`decided`), and the facts they made (`facts`)."""
+    decided (`decided`), the facts they made (`facts`), and the signatures of their
+    titles (`near`)."""
     replays.load()
     head = replays.head()
     if (not head or replays.grown() > max(GROWN, replays.size // 5)
             or not memgit.unchanged_since(root, common_dir, memory_root, head)):
         replays.forget()
         decided.forget()
+        if near is not None:
+            near.forget()
         return None
     token = replays.token
     fields = replays.fields()
@@ -47,4 +52,17 @@ def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCac
         except (KeyError, TypeError):  # disposable: another shape is no cache
             return kept
         kept.facts = {**rows, **rules["staled"]} if rules["staled"] else rows
+        kept.near = _signatures(near, token) if near is not None else None
     return kept
+
+
+def _signatures(near: NearStore, token: str) -> Signatures | None:
+    """The signatures kept with the replay saved as `token`, or None."""
+    found = near.load(token)
+    if found is None:
+        return None
+    base, packed = found
+    try:
+        return Signatures.unpacked(packed, base)
+    except (KeyError, ValueError, TypeError, AttributeError):  # disposable: no cache
+        return None

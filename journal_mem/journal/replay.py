@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from journal_mem.journal.entry import Entry
+    from journal_mem.journal.near import Signatures
 
 ALL = "all"
 # A key's replay state as kept: (path, holders, live, seq, writers)
@@ -226,14 +227,14 @@ class Kept:
     `files`: the `digest` of the entry files; the rest as `Replay` has them.
 
     Not kept with it, but given with it to the fold that goes on from it: `ruled`, the
-    decisions of the rules after the replay (`rules.Ruled`), and `facts`, the facts of
-    that fold before their citations were judged (as rows, `fold.fact_row`); None when
-    not known.
+    decisions of the rules after the replay (`rules.Ruled`), `facts`, the facts of
+    that fold before their citations were judged (as rows, `fold.fact_row`), and `near`,
+    the signatures of those facts' titles (`near.Signatures`); None when not known.
     """
 
     FIELDS = ("count", "cycles", "files", "knew", "last", "named", "paths", "removed",
               "retractions", "rows", "said", "self_named", "whole")
-    __slots__ = (*FIELDS, "facts", "ruled")
+    __slots__ = (*FIELDS, "facts", "near", "ruled")
 
     def __init__(self) -> None:
         self.whole = True
@@ -251,6 +252,8 @@ class Kept:
         self.files = 0
         self.ruled: Ruled | None = None
         self.facts: Mapping[str, tuple[Any, ...]] | None = None
+        # the signatures that fold found its near-duplicates by (`near.Signatures`)
+        self.near: Signatures | None = None
 
     def fields(self) -> dict[str, Any]:
         """Its fields by name (`cache.ReplayCache` keeps them)."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.anchor import split as split_ref
-from journal_mem.journal.cache import FoldCache, ReplayCache, RulesStore
+from journal_mem.journal.cache import FoldCache, NearStore, ReplayCache, RulesStore
 from journal_mem.journal.citing import recorded_refs
 from journal_mem.journal.kept import kept_replay, replay_key
 from journal_mem.journal.listing import MISNAMED
@@ -151,7 +151,7 @@ def kept_fold(ctx: Context, journal: Journal, date: dt.date) -> Fold:
                       files=files_digest(journal.items, journal.digest),
                       kept=lambda: kept_replay(ctx.repo.main_root, ctx.repo.common_dir,
                                                layout.memory_root, replays, FoldCache(state),
-                                               RulesStore(state)))
+                                               RulesStore(state), NearStore(state)))
     folded.kept = None  # the distill keeps its own replay: nothing of this one is saved
     return folded
 

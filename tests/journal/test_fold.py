@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from journal_mem.journal import fold as fold_module
 from journal_mem.journal import forked
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fact, fold
-from journal_mem.journal.near import near_duplicates
+from journal_mem.journal.near import Signatures, near_duplicates, signatures
 from journal_mem.journal.similar import normalise_title
 from journal_mem.schema import Config, Distill
 
@@ -279,6 +281,56 @@ def test_near_duplicates_are_the_titles_one_word_apart(titles: list[tuple[list[s
                   path=f"api/journal/{i}.md") for i, (words, kind) in enumerate(titles)]
     assert near_duplicates(facts) == _near_by_sets(facts)
     assert near_duplicates(reversed(facts)) == _near_by_sets(facts)
+
+
+def _titled(i: int, words: list[str], kind: str, key: str = "") -> Fact:
+    return Fact(key=key or f"k{i}", title=" ".join(words) + "!", body="b", topic="t",
+                type=kind, confidence=0.8, importance="medium", created=DAY,
+                holders=("api",), path=f"api/journal/{i}.md")
+
+
+_TITLES = st.tuples(st.lists(WORDS, max_size=6), st.sampled_from(["semantic", "semantic",
+                                                                  "episodic"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TITLES, max_size=30),
+       st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 40), st.none() | _TITLES),
+                                   max_size=8), st.booleans()), min_size=1, max_size=5))
+def test_near_duplicates_going_on_from_kept_signatures_are_those_of_every_fact(
+        titles: list[tuple[list[str], str]],
+        steps: list[tuple[list[tuple[int, tuple[list[str], str] | None]], bool]]) -> None:
+    """Signatures kept (packed, or as made) and told which facts were made again (added,
+    dropped, retitled, made episodic) give the groups of every fact now."""
+    facts = {f.key: f for f in (_titled(i, w, k) for i, (w, k) in enumerate(titles))}
+    sigs = Signatures.of(facts.values())
+    for changes, pack in steps:
+        if pack:
+            sigs = Signatures.unpacked(sigs.packed(), "base")
+        old = {key: (fact.title, fact.type) for key, fact in facts.items()}
+        keys = set()
+        for number, title in changes:
+            key = f"k{number}"
+            keys.add(key)
+            if title is None:
+                facts.pop(key, None)
+            else:
+                facts[key] = _titled(number, *title, key=key)
+        sigs.go_on({k: old[k] for k in keys if k in old}, facts, keys)
+        assert sigs.groups() == near_duplicates(facts.values()) == _near_by_sets(
+            list(facts.values()))
+
+
+def test_a_title_has_the_same_signatures_in_every_process() -> None:
+    """Kept signatures are read by later processes: a word's hash is no `hash()`, which
+    changes with each process's seed."""
+    code = ("from journal_mem.journal.near import signatures; "
+            "print(sorted(signatures('Never use the cache in prod', 'semantic')))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("1", "2", "random")}
+    here = sorted(signatures("Never use the cache in prod", "semantic"))
+    assert seen == {f"{here}\n"} and len(here) == 7
 
 
 def test_a_correction_that_knew_the_fact_beats_it_whatever_its_clock() -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from journal_mem.journal import similar
 from journal_mem.journal.cache import (
     FoldCache,
+    NearStore,
     ReplayCache,
     RulesStore,
     dump,
@@ -28,6 +29,7 @@ from journal_mem.journal.cache import (
 )
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.fold import Fold, fact_row, fold
+from journal_mem.journal.near import Signatures
 from journal_mem.journal.replay import Kept, Ruled, digest, files_digest
 from journal_mem.schema import Config
 
@@ -55,14 +57,16 @@ def files_of(items: Iterable[Item]) -> Any:
 
 class Store:
     """Replays kept as the distiller keeps them: `cache.ReplayCache` in a folder, with
-    the decisions of the rules after them and the facts they made (`cache.RulesStore`,
-    `cache.FoldCache`) unless `rules` is False."""
+    the decisions of the rules after them, the facts they made and the signatures of
+    their titles (`cache.RulesStore`, `cache.FoldCache`, `cache.NearStore`) unless
+    `rules` is False."""
 
     def __init__(self, folder: str, rules: bool = True) -> None:
         self.folder = folder
         self.rules = rules
         self.cache: ReplayCache | None = None
         self.decided = RulesStore(folder)
+        self.near = NearStore(folder)
 
     def load(self) -> Kept | None:
         self.cache = ReplayCache(self.folder, "key")
@@ -78,6 +82,9 @@ class Store:
             rows = FoldCache(self.folder).rows_of(kept_rules["fold"])
             assert rows is not None
             kept.ruled, kept.facts = Ruled.of(kept_rules["ruled"]), rows
+            self.near = NearStore(self.folder)
+            found = self.near.load(token)
+            kept.near = Signatures.unpacked(found[1], found[0]) if found else None
         return kept
 
     def save(self, result: Fold) -> None:
@@ -90,6 +97,8 @@ class Store:
         fold_token = FoldCache(self.folder).save("signature", rows)
         self.decided.save(result.ruled.fields(), replay, fold_token, {})
         self.decided = RulesStore(self.folder)
+        if result.signatures is not None:
+            self.near.save(result.signatures, replay)
         self.cache = None
 
 
@@ -99,7 +108,8 @@ def run(items: list[Item], store: Store | None = None, date: dt.date = DATE,
     one there. `exists`: which ref paths the tree has."""
     result = fold(list(items), agents=AGENTS, date=date, ref_exists=exists,
                   config=config or Config(), files=files_of(items),
-                  kept=store.load if store is not None else None)
+                  kept=store.load if store is not None else None,
+                  keep_near=store is not None)
     if store is not None:
         store.save(result)
     return result
@@ -153,7 +163,7 @@ def journals(draw: st.DrawFn) -> list[Item]:
         out.append((f"{agent}/journal/{i:03d}.md", entry(
             agent, draw(st.sampled_from(KEYS)), draw(st.integers(0, 400)), type=kind,
             title=draw(st.sampled_from(["Alpha one", "Beta two", "alpha ONE", "Gamma ray",
-                                        "never use alpha one"])),
+                                        "never use alpha one", "use alpha one"])),
             supersedes=draw(rare), retracts=draw(rare), drops=draw(rare), knew=knew,
             applies_to=tuple(draw(st.lists(st.sampled_from([*AGENTS, "all"]), max_size=2)))
             or (agent,),
@@ -335,6 +345,9 @@ def test_a_fold_that_goes_on_from_the_last_rules_equals_a_fold_of_everything(
             assert list(went_on.flagged.items()) == list(whole.flagged.items())
             assert ruled_fields(went_on) == ruled_fields(whole)
             event("judged again" if went_on.rejudged >= 0 else "judged whole")
+            if went_on.signatures is not None and went_on.signatures.base:
+                event("near-duplicates gone on with from the kept signatures"
+                      + (", some found" if went_on.near_duplicates else ""))
             if went_on.rejudged >= 0 and date > dates[0]:
                 event("judged again on a later date")
 
