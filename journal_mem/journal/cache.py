@@ -833,7 +833,8 @@ class NearStore:
     A base file (every signature in order: at 100k lessons ~490k of them, 6 MB) and a
     delta naming it by its token (the keys added to and removed from a signature since,
     and the groups): 20 new lessons change a few dozen. Past a fifth of the base in
-    changes, nothing is kept: the next fold finds them all again and keeps that whole.
+    changes (and 1,000), nothing is kept: the next fold finds them all again and keeps
+    that whole.
     Marshal: plain values."""
 
     def __init__(self, state_dir: str) -> None:
@@ -875,7 +876,7 @@ class NearStore:
             write(functools.partial(_replace, self.path, token, _NEAR, sigs.packed(),
                                      entries=False, plain=True))
             self.base_gen = token
-        elif sigs.base == self.base_gen and sigs.changes() <= sigs.size() // 5:
+        elif sigs.base == self.base_gen and sigs.changes() <= max(1000, sigs.size() // 5):
             write(functools.partial(dump, self.path + ".delta", token, (*_NEAR, sigs.base),
                                     sigs.delta(), entries=False, plain=True))
         else:  # grown past a fifth: the next fold finds them all again

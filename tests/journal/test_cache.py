@@ -677,3 +677,45 @@ def test_the_digest_kept_with_the_entry_cache_is_that_of_every_file_read(
     kept = read().digest
     assert cache.Cache(path, ctx.policy.key, True, entries=True).digest == kept
     assert reader.read_journal(ctx.layout, ctx.policy, use_cache=False).digest == kept
+
+
+def _titled(key: str, title: str) -> Any:
+    return dataclasses.make_dataclass("T", ["key", "title", "type"])(key, title, "semantic")
+
+
+def test_kept_signatures_go_on_by_a_delta_and_are_dropped_past_a_fifth(tmp_path: Path) -> None:
+    """`cache.NearStore`: a base under its replay's token, then deltas naming it; a save of
+    other signatures, or of more changes than a fifth of the base, leaves no base to
+    go on from."""
+    from journal_mem.journal.near import Signatures
+
+    facts = {f"k{i}": _titled(f"k{i}", f"w{i}a w{i}b w{i}c") for i in range(1200)}
+    facts["dup"] = _titled("dup", "w7a w7b w7c")
+    store = cache.NearStore(str(tmp_path))
+    store.save(Signatures.of(facts.values()), "r1")
+    found = cache.NearStore(str(tmp_path)).load("r1")
+    assert found is not None and found[0] == "r1"
+    sigs = Signatures.unpacked(found[1], found[0])
+    assert sigs.groups() == [("dup", "k7")]
+    assert cache.NearStore(str(tmp_path)).load("r0") is None  # another replay's: none
+    # a few facts retitled: a delta over the base, read back as the signatures now
+    old = {k: (facts[k].title, "semantic") for k in ("k1", "k2")}
+    facts["k1"], facts["k2"] = _titled("k1", "w3a w3b w3c"), _titled("k2", "x")
+    sigs.go_on(old, facts, ["k1", "k2"])
+    again = cache.NearStore(str(tmp_path))
+    again.load("r1")
+    again.save(sigs, "r2")
+    assert os.path.exists(cache.near_path(str(tmp_path)) + ".delta")
+    found = cache.NearStore(str(tmp_path)).load("r2")
+    assert found is not None and found[0] == "r1"
+    assert Signatures.unpacked(found[1], found[0]).groups() == [("dup", "k7"), ("k1", "k3")]
+    # past a fifth of the base (and 1,000) in changes: nothing is kept
+    grown = Signatures.unpacked(found[1], found[0])
+    was = {k: (facts[k].title, "semantic") for k in facts}
+    facts = {k: _titled(k, f"deploy {f.title}") for k, f in facts.items()}
+    grown.go_on(was, facts, list(facts))
+    last = cache.NearStore(str(tmp_path))
+    last.load("r2")
+    last.save(grown, "r3")
+    assert not os.path.exists(cache.near_path(str(tmp_path)))
+    assert cache.NearStore(str(tmp_path)).load("r3") is None
