@@ -48,6 +48,9 @@ _HASHES: dict[str, int] = {}  # a word's hash, made once per process
 Packed = dict[str, Any]
 
 
+_LOW = (1 << 32) - 1  # a key's number, below a signature in one packed int
+
+
 def _hash(word: str) -> int:
     found = _HASHES.get(word)
     if found is None:
@@ -216,12 +219,16 @@ class Signatures:
     def packed(self) -> Packed:
         """Its base (made whole: all of it; unpacked: as unpacked) and its changes."""
         if self.whole is not None:
-            pairs = sorted((sig, key) for sig, keys in self.whole.items()
-                           for key in ([keys] if isinstance(keys, str) else keys))
+            # each (signature, number of its key) as one int, sorted as ints: sorting
+            # (signature, key) tuples took ~0.8 s at 100k lessons
             number: dict[str, int] = {}
-            owners = [number.setdefault(key, len(number)) for _, key in pairs]
-            sigs = struct.pack(f"={len(pairs)}Q", *(sig for sig, _ in pairs))
-            return {"sigs": sigs, "owners": struct.pack(f"={len(owners)}I", *owners),
+            pairs: list[int] = []
+            for sig, keys in self.whole.items():
+                for key in (keys,) if isinstance(keys, str) else keys:
+                    pairs.append(sig << 32 | number.setdefault(key, len(number)))
+            pairs.sort()
+            return {"sigs": struct.pack(f"={len(pairs)}Q", *[v >> 32 for v in pairs]),
+                    "owners": struct.pack(f"={len(pairs)}I", *[v & _LOW for v in pairs]),
                     "names": "\0".join(number), **self.delta()}
         return {"sigs": self.sigs.tobytes(), "owners": self.owners.tobytes(),
                 "names": "\0".join(self.names), **self.delta()}
