@@ -834,8 +834,7 @@ class NearStore:
     delta naming it by its token (the keys added to and removed from a signature since,
     and the groups): 20 new lessons change a few dozen. Past a fifth of the base in
     changes (and 1,000), nothing is kept: the next fold finds them all again and keeps
-    that whole.
-    Marshal: plain values."""
+    that whole. Marshal: plain values."""
 
     def __init__(self, state_dir: str) -> None:
         self.path = near_path(state_dir)
@@ -872,15 +871,19 @@ class NearStore:
         else as what changed since the base they were unpacked from."""
         if not token:
             return
-        if not sigs.base:
-            write(functools.partial(_replace, self.path, token, _NEAR, sigs.packed(),
-                                     entries=False, plain=True))
-            self.base_gen = token
-        elif sigs.base == self.base_gen and sigs.changes() <= max(1000, sigs.size() // 5):
-            write(functools.partial(dump, self.path + ".delta", token, (*_NEAR, sigs.base),
-                                    sigs.delta(), entries=False, plain=True))
-        else:  # grown past a fifth: the next fold finds them all again
-            write(functools.partial(_forget, self.path))
+        try:
+            if not sigs.base:
+                write(functools.partial(_replace, self.path, token, _NEAR, sigs.packed(),
+                                         entries=False, plain=True))
+                self.base_gen = token
+            elif sigs.base == self.base_gen and sigs.changes() <= max(1000, sigs.size() // 5):
+                write(functools.partial(dump, self.path + ".delta", token,
+                                        (*_NEAR, sigs.base), sigs.delta(), entries=False,
+                                        plain=True))
+            else:  # grown past a fifth: the next fold finds them all again
+                write(functools.partial(_forget, self.path))
+        except OSError:
+            pass  # only slower next time
 
 
 def _forget(path: str) -> None:

@@ -217,6 +217,7 @@ _RESULT = ("facts", "removed", "near_duplicates", "flagged", "conflicts", "retra
 _SAME = operator.attrgetter(*_RESULT)
 _SHOWN = (*_RESULT, "resumed", "rejudged", "went_on")
 
+
 def _near(facts: list[Fact], keep: bool) -> tuple[list[tuple[str, ...]], Packed | None]:
     """The near-duplicate groups of `facts`, and with `keep` the signatures they were
     found by, packed (sent back from a forked child as a few strings)."""

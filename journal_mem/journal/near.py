@@ -110,6 +110,7 @@ class Signatures:
 
     @classmethod
     def of(cls, facts: Iterable[Titled]) -> Signatures:
+        """The signatures of `facts`, made whole."""
         made = cls()
         by_sig: dict[int, str | list[str]] = {}
         for fact in facts:
@@ -179,11 +180,7 @@ class Signatures:
             if seen is not key:
                 self.whole[sig] = [seen, key] if isinstance(seen, str) else [*seen, key]
             return
-        gone = self.removed.get(sig)
-        if gone and key in gone:
-            gone.remove(key)
-        else:
-            self.added.setdefault(sig, []).append(key)
+        _shift(sig, key, self.removed, self.added)
 
     def _drop(self, sig: int, key: str) -> None:
         if self.whole is not None:
@@ -195,11 +192,7 @@ class Signatures:
                 rest.remove(key)
                 self.whole[sig] = rest[0] if len(rest) == 1 else rest
             return
-        new = self.added.get(sig)
-        if new and key in new:
-            new.remove(key)
-        else:
-            self.removed.setdefault(sig, []).append(key)
+        _shift(sig, key, self.added, self.removed)
 
     def changes(self) -> int:
         """How many keys were added to or removed from signatures since it was packed."""
@@ -248,3 +241,14 @@ class Signatures:
         made.removed = {int(s): list(k) for s, k in packed["removed"].items()}
         made.multi = {int(s): tuple(k) for s, k in packed["multi"].items()}
         return made
+
+
+def _shift(sig: int, key: str, undone: dict[int, list[str]], done: dict[int, list[str]],
+           ) -> None:
+    """Record a change of `key` at `sig` since the signatures were unpacked (`done`: the
+    keys added, or removed), unless it undoes one recorded the other way (`undone`)."""
+    pending = undone.get(sig)
+    if pending and key in pending:
+        pending.remove(key)
+    else:
+        done.setdefault(sig, []).append(key)
