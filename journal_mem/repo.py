@@ -116,7 +116,8 @@ class Context:
         if report_near:  # the code its facts cite, as git history says now
             from journal_mem.journal.citations import judge
 
-            judge(result, root, rev, memory_root, self.layout.state_dir, self.config)
+            judge(result, root, commit or rev, memory_root, self.layout.state_dir,
+                  self.config, known=bool(commit))
         return result
 
 

@@ -89,9 +89,10 @@ def _change(raw: object) -> CodeChange | None:
 class _Git:
     """The git reads of one follow, each made once."""
 
-    def __init__(self, root: str, rev: str, state_dir: str | None = None) -> None:
+    def __init__(self, root: str, rev: str, state_dir: str | None = None, *,
+                 known: bool = False) -> None:
         self.root, self.rev, self.state_dir = root, rev, state_dir
-        self.head = gitcore.resolve(root, rev) or ""
+        self.head = rev if known else gitcore.resolve(root, rev) or ""
         self._renames: dict[str, str] | None = None
         self._tree: frozenset[str] | None = None
         # what each commit is to `head`, asked once: the citations of one write share their
@@ -148,11 +149,59 @@ class _Git:
 
     def logs(self, asked: list[tuple[list[str], list[str]]]) -> list[list[tuple[str, str]]]:
         """`log` of each (ARGS, PATHS), the git processes run side by side
-        (`gitcore.run_all`)."""
-        results = gitcore.run_all([["log", "--reverse", "--topo-order", "--no-renames",
-                                    "--format=%x01%H%x00%s", *args, "--", *paths]
-                                   for args, paths in asked], self.root, clean=True)
-        return [_commits(res.stdout) for res in results]
+        (`gitcore.run_all`).
+
+        Walks of one range with no merge in it are one `git log --name-only` of all
+        their paths, split by path: there each path's history is the commits of the
+        range that changed it, in the same order. Five citations gone since one
+        write walked five logs, each diffing every commit of the range. A range with
+        a merge keeps a log per walk, as git's history simplification picks a merge's
+        parent by the paths it is given."""
+        ranges: dict[str, list[int]] = {}
+        for i, (args, paths) in enumerate(asked):
+            if len(args) == 1 and ".." in args[0] and not any(map(_magic, paths)):
+                ranges.setdefault(args[0], []).append(i)
+        shared = [r for r, walks in ranges.items() if len(walks) > 1]
+        alone = sorted(set(range(len(asked))) - {i for r in shared for i in ranges[r]})
+        # each shared range's merge check beside its log: a range with a merge (rare
+        # in the walks of one write) has its walks logged again, one by one
+        results = gitcore.run_all(
+            [["rev-list", "--min-parents=2", "-n", "1", r, "--"] for r in shared]
+            + [[*_LOG, "--name-only", "-z", r, "--",
+                *sorted({p for i in ranges[r] for p in asked[i][1]})] for r in shared]
+            + [[*_LOG, *asked[i][0], "--", *asked[i][1]] for i in alone],
+            self.root, clean=True)
+        merges, together = results[:len(shared)], results[len(shared):2 * len(shared)]
+        out: list[list[tuple[str, str]]] = [[] for _ in asked]
+        for i, res in zip(alone, results[2 * len(shared):], strict=True):
+            out[i] = _commits(res.stdout)
+        again = []
+        for r, merge, res in zip(shared, merges, together, strict=True):
+            if not merge.ok or merge.stdout.strip():
+                again += ranges[r]
+                continue
+            touched = _touched(res.stdout)
+            for i in ranges[r]:
+                out[i] = [commit for commit, names in touched
+                          if any(_under(name, p) for name in names for p in asked[i][1])]
+        for i, res in zip(again, gitcore.run_all(
+                [[*_LOG, *asked[i][0], "--", *asked[i][1]] for i in again], self.root,
+                clean=True), strict=True):
+            out[i] = _commits(res.stdout)
+        return out
+
+
+_LOG = ["log", "--reverse", "--topo-order", "--no-renames", "--format=%x01%H%x00%s"]
+
+
+def _magic(path: str) -> bool:
+    """Whether git would read `path` as more than itself (a glob, a magic pathspec)."""
+    return path.startswith(":") or any(c in path for c in "*?[\\")
+
+
+def _under(name: str, path: str) -> bool:
+    """Whether the pathspec `path` (no magic) matches the file `name`."""
+    return name == path or name.startswith(path.rstrip("/") + "/")
 
 
 def _commits(out: bytes) -> list[tuple[str, str]]:
@@ -160,16 +209,34 @@ def _commits(out: bytes) -> list[tuple[str, str]]:
     commits = []
     for chunk in out.decode("utf-8", "replace").split("\x01")[1:]:
         sha, _, subject = chunk.strip("\n").partition("\0")
-        commits.append((sha, _SUBJECT_JUNK.sub("", subject).strip()[:SUBJECT_CHARS]))
+        commits.append((sha, _subject(subject)))
     return commits
+
+
+def _touched(out: bytes) -> list[tuple[tuple[str, str], list[str]]]:
+    """((commit, subject), the paths it changed) of each commit a `git log --name-only
+    -z` printed: `\\x01SHA\\0SUBJECT\\0\\nPATH\\0PATH\\0…`."""
+    found = []
+    for chunk in out.split(b"\x01")[1:]:
+        sha, subject, *names = chunk.split(b"\0")
+        if names:
+            names[0] = names[0].removeprefix(b"\n")
+        found.append(((sha.decode("ascii", "replace"),
+                       _subject(subject.decode("utf-8", "replace"))),
+                      [n.decode("utf-8", "surrogateescape") for n in names if n]))
+    return found
+
+
+def _subject(subject: str) -> str:
+    return _SUBJECT_JUNK.sub("", subject).strip()[:SUBJECT_CHARS]
 
 
 def _since(git: _Git, cite: Cited) -> tuple[bool, list[str]]:
     """(whether the cited text was known to be there at the citation, the `git log`
     arguments of the history since it)."""
+    if git.is_ancestor(cite.commit):  # so it exists: one git process less
+        return not cite.dirty, [f"{cite.commit}..{git.head}"]
     if git.exists(cite.commit):
-        if git.is_ancestor(cite.commit):
-            return not cite.dirty, [f"{cite.commit}..{git.head}"]
         base = git.merge_base(cite.commit)  # a rebased or unmerged branch: where they met
         return False, [f"{base}..{git.head}"] if base else [git.head, "-n", str(WALK_LIMIT)]
     return False, [git.head, "-n", str(WALK_LIMIT)]
@@ -236,7 +303,7 @@ def _deleted(git: _Git, cite: Cited) -> CodeChange | None:
     """The commit that deleted a cited file since the citation, or None when this
     history never held it since (a branch not merged yet, a file never committed)."""
     since: str | None = cite.commit
-    if not (git.exists(cite.commit) and git.is_ancestor(cite.commit)):
+    if not git.is_ancestor(cite.commit):  # an ancestor exists
         since = git.merge_base(cite.commit) if git.exists(cite.commit) else None
     commits = git.log(["--diff-filter=D", "-n", "1", f"{since}..{git.head}" if since
                        else git.head], [cite.path])
@@ -249,11 +316,12 @@ def _deleted(git: _Git, cite: Cited) -> CodeChange | None:
 def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
            state_dir: str | None = None,
            unrecorded: Callable[[str, str], Cited | None] | None = None,
-           ) -> dict[str, list[CodeChange]]:
+           known: bool = False) -> dict[str, list[CodeChange]]:
     """{fact key: the changes of its cited code} at `rev`, for (key, cited) pairs.
 
     `unrecorded(key, ref)` makes a citation for an anchored ref its entry did not
-    record (hand-written): judged from the commit that added the entry."""
+    record (hand-written): judged from the commit that added the entry. `known`: `rev`
+    is a commit id already resolved."""
     cites: list[tuple[str, Cited]] = []
     for key, items in facts:
         for item in items:
@@ -266,7 +334,7 @@ def follow(root: str, rev: str, facts: Iterable[tuple[str, tuple[str, ...]]], *,
                     cites.append((key, made))
     if not cites:
         return {}
-    git = _Git(root, rev, state_dir)
+    git = _Git(root, rev, state_dir, known=known)
     if not git.head:
         return {}
     cache = _Cache(state_dir)
@@ -340,14 +408,17 @@ def recorded_at(root: str, commit: str, key: str, ref: str) -> Cited | None:
 
 
 def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
-          config: Config) -> None:
+          config: Config, *, known: bool = False) -> None:
     """Judge the citations of a fold's facts at `rev` (`result.code`, `result.judged`),
     then apply `distill.stale_refs` to facts whose refs are all gone by their history. A
-    hand-written citation is judged from the commit that added its entry."""
+    hand-written citation is judged from the commit that added its entry. `known`: `rev`
+    is the commit id, read already (no git asks it again)."""
     facts = list(result.facts.values())
     # most cite nothing: nothing is called for them
-    pairs = [(f.key, refs) for f in facts if (f.cited or f.refs) and (refs := _to_follow(f))]
-    head = gitcore.resolve(root, rev) if pairs else None
+    recorded: dict[str, set[str]] = {}  # each fact's recorded refs, parsed once
+    pairs = [(f.key, refs) for f in facts
+             if (f.cited or f.refs) and (refs := _to_follow(f, recorded))]
+    head = (rev if known else gitcore.resolve(root, rev)) if pairs else None
     if head is None:
         return
     added: list[dict[str, str]] = []
@@ -358,34 +429,34 @@ def judge(result: Fold, root: str, rev: str, memory_root: str, state_dir: str,
         return recorded_at(root, added[0].get(result.facts[key].path) or head, key, ref)
 
     result.judged = head
-    result.code = follow(root, head, pairs, state_dir=state_dir, unrecorded=unrecorded)
+    result.code = follow(root, head, pairs, state_dir=state_dir, unrecorded=unrecorded,
+                         known=True)
     # a fact with recorded citations is one of `pairs`: the others are not walked again
-    _stale_facts(result, [result.facts[key] for key, _ in pairs], root, head, config)
+    _stale_facts(result, [result.facts[key] for key, _ in pairs], recorded, root, head,
+                 config)
 
 
-def _to_follow(fact: Fact) -> tuple[str, ...]:
-    """What `follow` judges of a fact: its recorded citations, then each ref with an
-    anchor that none of them records (the recorded ones parsed once per fact, not once
-    per ref)."""
+def _to_follow(fact: Fact, recorded: dict[str, set[str]]) -> tuple[str, ...]:
+    """What `follow` judges of a fact: its recorded citations (their refs kept in
+    `recorded` by fact key), then each ref with an anchor that none of them records."""
     anchored = [r for r in fact.refs if split(r)[1]]
-    if anchored and fact.cited:
-        recorded = recorded_refs(fact.cited)
-        anchored = [r for r in anchored if r not in recorded]
+    if fact.cited:
+        refs = recorded[fact.key] = recorded_refs(fact.cited)
+        anchored = [r for r in anchored if r not in refs]
     return (*fact.cited, *anchored)
 
 
-def _stale_facts(result: Fold, facts: list[Fact], root: str, head: str,
-                 config: Config) -> None:
+def _stale_facts(result: Fold, facts: list[Fact], recorded: dict[str, set[str]], root: str,
+                 head: str, config: Config) -> None:
     """Facts with recorded citations whose refs are all gone (`facts`: those that may
-    have some)."""
+    have some; `recorded`: the refs their citations record, by fact key)."""
     gone: dict[str, list[str]] = {}
     with memgit.ref_checker(root, head) as exists:
         for fact in facts:
             if not fact.cited:
                 continue
-            recorded = recorded_refs(fact.cited)
             deleted = {c.ref for c in result.code.get(fact.key, ()) if c.gone}
-            if all(r in deleted if r in recorded else not exists(split(r)[0])
+            if all(r in deleted if r in recorded[fact.key] else not exists(split(r)[0])
                    for r in fact.refs):
                 gone[fact.key] = list(fact.refs)
     stale(result, gone, config)

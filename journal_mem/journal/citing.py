@@ -26,17 +26,20 @@ from journal_mem.journal.entry import CITED_RE
 class Cited:
     """One recorded citation."""
 
-    __slots__ = ("anchor", "commit", "digest", "dirty", "path", "ref")
+    __slots__ = ("_ident", "anchor", "commit", "digest", "dirty", "path", "ref")
 
     def __init__(self, ref: str, commit: str, digest: str, dirty: bool) -> None:
         self.ref, self.commit, self.digest, self.dirty = ref, commit, digest, dirty
         self.path, self.anchor = split(ref)
+        self._ident = ""
 
     @property
     def ident(self) -> str:
-        """What the judgement cache knows it by."""
-        text = f"{self.commit} {self.digest} {self.dirty} {self.ref}"
-        return sha1(text.encode()).hexdigest()[:20]
+        """What the judgement cache knows it by (made once: a distill asks it twice)."""
+        if not self._ident:
+            text = f"{self.commit} {self.digest} {self.dirty} {self.ref}"
+            self._ident = sha1(text.encode()).hexdigest()[:20]
+        return self._ident
 
     def render(self) -> str:
         """The entry's `cited` item."""

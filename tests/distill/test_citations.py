@@ -431,9 +431,51 @@ def test_walks_from_one_commit_ask_git_about_it_once(tmp_path: Path) -> None:
         assert line_of(memory, key).startswith(
             f"- cited code changed: `src/m{n}.py#L6-L7` in {sha[:7]}"), memory
     ran = trace.read_text()
-    assert ran.count(f"cat-file -e '{since}^{{commit}}'") == 1, ran
     assert ran.count(f"merge-base --is-ancestor {since}") == 1, ran
-    assert ran.count("git log --reverse --topo-order") == 3  # one walk per file
+    assert f"cat-file -e '{since}^{{commit}}'" not in ran  # an ancestor exists
+    # one range with no merge: one log of the three files, beside its merge check
+    assert ran.count("git log --reverse --topo-order") == 1, ran
+    assert ran.count("git rev-list --min-parents=2 -n 1") == 1, ran
+
+
+def test_walks_of_one_range_find_what_each_finds_alone(tmp_path: Path) -> None:
+    """Walks over one range are one `git log --name-only` of all their paths when the
+    range has no merge: each path's history is then what its own log lists. Over a
+    merge, git picks the parent to follow by the paths it is given (a side branch that
+    changed A and back, and changed B: A's own log follows main and lists nothing, a log
+    of A and B follows the side), so each walk is logged alone."""
+    from journal_mem.journal import citations
+
+    root = repo(tmp_path)
+    names = ["src/a.py", "src/b.py", "src/c.py", "src/a[1].py", "src/a1.py", "lib/x.py"]
+    base = commit(root, "modules", {n: f"{n} = 0\n" for n in names})
+    for n, name in enumerate(names * 2):
+        commit(root, f"edit {n}", {name: f"{name} = {n + 1}\n"})
+    git(root, "mv", "src/c.py", "src/d.py")
+    commit(root, "c is d now")
+    commit(root, "lib grows", {"lib/y.py": "y = 1\n", "src/d.py": "d = 2\n"})
+    linear = commit(root, "b again", {"src/b.py": "b = 9\n"})
+    asked = [([f"{base}..{linear}"], paths) for paths in (
+        ["src/a.py"], ["src/b.py"], ["src/c.py", "src/d.py"], ["lib"], ["src/a[1].py"],
+        ["src/a1.py"])] + [([linear, "-n", "3"], ["src/b.py"])]
+    walk = citations._Git(str(root), "HEAD")
+    alone = [walk.logs([one])[0] for one in asked]
+    assert [len(found) for found in alone] == [2, 3, 4, 3, 4, 2, 3]  # a[1] globs a1
+    assert walk.logs(asked) == alone
+
+    git(root, "checkout", "-q", "-b", "side")
+    commit(root, "a for a while", {"src/a.py": "a = -1\n"})
+    commit(root, "a back", {"src/a.py": "src/a.py = 7\n"})  # as edit 6 left it
+    commit(root, "b on the side", {"src/b.py": "b = 10\n"})
+    git(root, "checkout", "-q", "main")
+    commit(root, "elsewhere", {"docs.txt": "x\n"})
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    asked = [([f"{linear}..HEAD"], ["src/a.py"]), ([f"{linear}..HEAD"], ["src/b.py"])]
+    walk = citations._Git(str(root), "HEAD")
+    alone = [walk.logs([one])[0] for one in asked]
+    assert alone[0] == []  # a.py's own log follows main at the merge
+    assert [subject for _, subject in alone[1]] == ["b on the side"]
+    assert walk.logs(asked) == alone
 
 
 def test_walks_run_side_by_side_and_read_every_history_in_one_batch(
