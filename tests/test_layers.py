@@ -181,7 +181,9 @@ LAZY: list[tuple[str, str, str]] = [
     ("distill.distiller", "journal_mem.distill.adopt.adopt_found", "rare"),
     ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
     ("hashes", "hashlib", "hot"),  # a bulk hash (a distill's), or no C hash modules
+    ("gitops.gitcore", "select", "hot"),  # a captured stderr beside stdout (`spawn_run`)
     ("gitops.gitcore", "subprocess", "hot"),
+    ("gitops.memgit", "threading", "hot"),  # a distill's commit; `write` reads memgit too
     ("gitops.logcache", "pickle", "hot"), ("gitops.logcache", "pickle", "hot"),
     ("guard.fast", "journal_mem.guard.rules.judge", "hot"),
     ("importers.markdown", "markdown_it", "heavy"),
@@ -231,13 +233,14 @@ LAZY: list[tuple[str, str, str]] = [
     ("wake.sessions", "datetime", "hot"), ("wake.sessions", "datetime", "hot"),
     ("wake.sessions", "re", "hot"),
 ]
-MAX_LAZY = 73  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
+MAX_LAZY = 75  # 63: a distill without click, its fold off the post-commit hook (~25 ms);
 # 64: a distill imports what adopts memory only when it finds some (~45 ms); 65-67: the
 # wake-up hook without `pickle` or `datetime` (~4 ms of ~35: its views are marshal);
 # 68-69: `write` without `pickle` (the log cache's, ~2 ms); 70: the hooks' caches
 # without `threading`, which only a distill's held cache writes use; 71: the live hooks
 # without `re` and `json` (~8 ms of a ~20 ms start: `jsonc`, `sessions.regex`); 72-73: a
-# captured native memory file without the distiller's modules (a hand edit's: ~40 ms)
+# captured native memory file without the distiller's modules (a hand edit's: ~40 ms);
+# 74-75: `write` without `subprocess` and `threading` (~4 ms of CPU: `spawn_run`)
 
 
 def _function_level_imports() -> list[tuple[str, str]]:
@@ -284,6 +287,15 @@ def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]
             assert not slow, f"{path}: {sorted(slow)}"
     for path in ("write (warm)", "write (cold)"):
         assert not hot[path] & {"dataclasses", "inspect"}, sorted(hot[path])
+
+
+def test_write_imports_no_subprocess_or_ast(hot: dict[str, set[str]]) -> None:
+    """`write` runs its one git process (`check-ignore`) by posix_spawn (`spawn_run`) and
+    reads the recall index's signature as plain lines: `subprocess` (with `threading`,
+    `signal`, `selectors`) and `ast` cost it ~6.5 ms of CPU, about a seventh."""
+    for path in ("write (warm)", "write (cold)"):
+        slow = hot[path] & {"subprocess", "threading", "ast"}
+        assert not slow, f"{path}: {sorted(slow)}"
 
 
 def test_a_distill_and_a_capture_import_no_dataclasses(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ Only `os` is imported at module level: the guard's fast path and `locate` run
 git through `spawn_git` (posix_spawn and a pipe) because `import subprocess`
 alone costs about a bare interpreter start
 (docs/DESIGN.md, "Git facts this design relies on").
-`run` imports `subprocess` when first called.
+`run` imports `subprocess` when first called (`start`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ from __future__ import annotations
 import os
 
 from journal_mem.errors import GitError, UnsupportedRepo
+
+TYPE_CHECKING = False  # `typing` is not on the hook fast path
+if TYPE_CHECKING:
+    import subprocess
 
 # `git rev-parse --local-env-vars` (git 2.39): a hook inherits these, and any
 # git call aimed at another checkout must drop them or it silently reads the
@@ -123,8 +127,6 @@ def run_all(arg_lists: list[list[str]], cwd: str, *, clean: bool = False,
     processes side by side (each given `stdin`): each costs a few ms of start and of
     waiting for it, and a distill walking several files' histories asked them one
     after the other."""
-    import subprocess
-
     env = run_env(env, clean=clean)
     results: list[GitResult] = []
     running: list[subprocess.Popen[bytes]] = []
@@ -137,10 +139,8 @@ def run_all(arg_lists: list[list[str]], cwd: str, *, clean: bool = False,
         for args in arg_lists:
             if len(running) >= at_once:
                 finish()
-            running.append(subprocess.Popen(
-                ["git", *args], cwd=cwd, env=env,
-                stdin=subprocess.PIPE if stdin is not None else None,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True))
+            running.append(start(args, cwd, env,
+                                 stdin="pipe" if stdin is not None else "inherit"))
         while running:
             finish()
     finally:
@@ -151,6 +151,21 @@ def run_all(arg_lists: list[list[str]], cwd: str, *, clean: bool = False,
                 if pipe is not None:
                     pipe.close()
     return results
+
+
+def start(args: list[str], cwd: str, env: dict[str, str], *, stdin: str = "null",
+          stderr: bool = True) -> subprocess.Popen[bytes]:
+    """`git ARGS` started in `cwd` with `env`, its stdout a pipe, its stdin a pipe,
+    nothing or ours (`stdin`: "pipe", "null", "inherit"), its stderr a pipe or nothing;
+    no file descriptor of ours inherited. `subprocess` is imported here, when first
+    needed: `write` and the hooks run git without it (`spawn_run`, `spawn_git`)."""
+    import subprocess
+
+    return subprocess.Popen(
+        ["git", *args], cwd=cwd, env=env,
+        stdin={"pipe": subprocess.PIPE, "null": subprocess.DEVNULL}.get(stdin),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+        close_fds=True)
 
 
 def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, bytes]:
@@ -164,32 +179,96 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
         if not quiet and result.stderr:
             os.write(2, result.stderr)
         return result.returncode, result.stdout
+    code, out, _ = _spawned(["-C", cwd, *args], git_env(), "null" if quiet else "inherit")
+    return code, out
+
+
+SMALL_STDIN = 4096  # written whole before git's output is read: a pipe holds it
+
+
+def spawn_run(args: list[str], cwd: str, stdin: bytes = b"") -> GitResult:
+    """`run(args, cwd, clean=True, check=False, stdin=stdin)` without `subprocess` (a hot
+    path's one git call: `import subprocess` costs ~4 ms of CPU): stdout and stderr are
+    both read, as they come. A `stdin` over `SMALL_STDIN` goes through `run`."""
+    if not hasattr(os, "posix_spawnp") or len(stdin) > SMALL_STDIN:
+        return run(args, cwd, clean=True, check=False, stdin=stdin)
+    return GitResult(*_spawned(["-C", cwd, *args], run_env(clean=True), "capture", stdin))
+
+
+def _spawned(argv: list[str], env: dict[str, str], stderr: str,
+             stdin: bytes = b"") -> tuple[int, bytes, bytes]:
+    """(exit code, stdout, stderr) of `git ARGV` started by posix_spawn, given `stdin`
+    (at most `SMALL_STDIN` bytes: written before any output is read), its stderr
+    inherited, sent to /dev/null or captured (`stderr`)."""
     # each above 2: with this process's stdout closed, the pipe took fd 1, and the child,
     # closing the pipe's read end after making its write end fd 1, lost its stdout (git
     # answered nothing, and `locate` took the work tree for the git dir)
-    read_fd, write_fd = (_above_2(fd) for fd in os.pipe())
+    pipes = []
+    for _ in range(2 if stderr == "capture" else 1):
+        read_fd, write_fd = os.pipe()
+        pipes.append((_above_2(read_fd), _above_2(write_fd)))
     devnull = _above_2(os.open(os.devnull, os.O_RDWR))
+    given = tuple(_above_2(fd) for fd in os.pipe()) if stdin else (devnull, -1)
+    actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, given[0], 0)]
+    if stdin:
+        actions.append((os.POSIX_SPAWN_CLOSE, given[1]))
+    for target, (read_fd, write_fd) in zip((1, 2), pipes, strict=False):
+        actions += [(os.POSIX_SPAWN_DUP2, write_fd, target), (os.POSIX_SPAWN_CLOSE, read_fd)]
+    if stderr == "null":
+        actions.append((os.POSIX_SPAWN_DUP2, devnull, 2))
     try:
-        pid = os.posix_spawnp(
-            "git",
-            ["git", "-C", cwd, *args],
-            git_env(),
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, devnull, 0),
-                (os.POSIX_SPAWN_DUP2, write_fd, 1),
-                (os.POSIX_SPAWN_CLOSE, read_fd),
-                *([(os.POSIX_SPAWN_DUP2, devnull, 2)] if quiet else []),
-            ],
-        )
+        pid = os.posix_spawnp("git", ["git", *argv], env, file_actions=actions)
+    except BaseException:
+        for read_fd, _ in pipes:
+            os.close(read_fd)
+        if stdin:
+            os.close(given[1])
+        raise
     finally:
-        os.close(write_fd)
+        for _, write_fd in pipes:
+            os.close(write_fd)
         os.close(devnull)
-    chunks = []
-    with os.fdopen(read_fd, "rb") as pipe:
-        while chunk := pipe.read(65536):
-            chunks.append(chunk)
+        if stdin:
+            os.close(given[0])
+    if stdin:
+        try:
+            os.write(given[1], stdin)  # a pipe takes SMALL_STDIN bytes without a reader
+        except BrokenPipeError:
+            pass  # git ended without reading it: its exit code says why
+        finally:
+            os.close(given[1])
+    got = _drain([read_fd for read_fd, _ in pipes])
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+    return os.waitstatus_to_exitcode(status), got[0], got[1] if len(got) > 1 else b""
+
+
+def _drain(fds: list[int]) -> list[bytes]:
+    """Everything read from each of `fds` until its end, read as it comes (a pipe read
+    after another fills while the first is read), each closed then."""
+    chunks: dict[int, list[bytes]] = {fd: [] for fd in fds}
+    try:
+        if len(fds) == 1:
+            while chunk := os.read(fds[0], 65536):
+                chunks[fds[0]].append(chunk)
+        else:
+            import select  # a C module: ~0.1 ms
+
+            poller = select.poll()
+            for fd in fds:
+                poller.register(fd, select.POLLIN)
+            open_fds = set(fds)
+            while open_fds:
+                for fd, _ in poller.poll():
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        chunks[fd].append(chunk)
+                    else:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return [b"".join(chunks[fd]) for fd in fds]
 
 
 def _above_2(fd: int) -> int:

@@ -11,13 +11,15 @@ import bisect
 import contextlib
 import os
 import stat
-import subprocess
-import threading
 from collections.abc import Container
 
 from journal_mem import fsutil, hashes
 from journal_mem.errors import GitError
 from journal_mem.gitops import gitcore, indexlock, logcache
+
+TYPE_CHECKING = False  # `subprocess` (~4 ms of a start) is imported by what starts git
+if TYPE_CHECKING:
+    import subprocess
 
 ZERO = "0" * 40
 # For the git commands that write the private indexes: each is one whole file. A split
@@ -73,10 +75,7 @@ class Status:
         self.root = root
         self.args = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
                      "--ignored=no", "--", prefix]
-        self.proc = subprocess.Popen(
-            ["git", *self.args], cwd=root, env=gitcore.run_env(clean=True),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True)
+        self.proc = gitcore.start(self.args, root, gitcore.run_env(clean=True))
 
     def result(self) -> list[tuple[str, str]]:
         out, err = self.proc.communicate()
@@ -349,10 +348,8 @@ class _Hashing:
     def __init__(self, root: str, path: str) -> None:
         self.root, self.path = root, path
         self.args = [*LOOSE, "hash-object", "-w", "--", path]
-        self.proc = subprocess.Popen(
-            ["git", *self.args], cwd=root, env=gitcore.run_env(clean=True),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True) if path else None
+        self.proc = (gitcore.start(self.args, root, gitcore.run_env(clean=True)) if path
+                     else None)
 
     def blob(self) -> str:
         assert self.proc is not None
@@ -666,6 +663,8 @@ class _EarlyIndex:
                  hashed: dict[str, Stat]) -> None:
         self.read = b""  # the digest of the index it was computed from
         self.index: bytes | None = None
+        import threading  # a distill's commit only: `write` reads this module too
+
         self._thread = threading.Thread(target=self._compute,
                                         args=(root, state_dir, git_dir, blobs, hashed))
 
@@ -747,10 +746,8 @@ class RefUpdate:
     def __enter__(self) -> RefUpdate:
         env = gitcore.git_env(gitcore.clean_env())
         env.setdefault("LC_ALL", "C")
-        self.proc = subprocess.Popen(
-            ["git", "update-ref", "--stdin", "-m", self.message], cwd=self.root, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            close_fds=True)
+        self.proc = gitcore.start(["update-ref", "--stdin", "-m", self.message], self.root,
+                                  env, stdin="pipe")
         if not self._say("start\n", 1):  # git is up and reading: the rest is a round trip
             raise GitError(f"git update-ref --stdin did not start in {self.root}: "
                            f"{self._end()}")
@@ -902,11 +899,9 @@ class InTree:
         if not self.tree:
             return False
         if self.proc is None:
-            self.proc = subprocess.Popen(
-                ["git", "cat-file", "--batch-check"], cwd=self.root,
-                env=gitcore.run_env(clean=True),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                close_fds=True)
+            self.proc = gitcore.start(["cat-file", "--batch-check"], self.root,
+                                      gitcore.run_env(clean=True), stdin="pipe",
+                                      stderr=False)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         name = f"{self.tree}:{path}".encode("utf-8", "surrogateescape")
         try:

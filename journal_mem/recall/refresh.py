@@ -3,7 +3,6 @@ signature changed): by appending the new entry files, else in full. See `index.p
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import json
 import operator
@@ -113,15 +112,14 @@ def _remember_expiry(conn: sqlite3.Connection, folded: Fold) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('expires', 'known')")
 
 
-def _next_day(conn: sqlite3.Connection, old_base: object, base: object, date: dt.date) -> int:
+def _next_day(conn: sqlite3.Connection, old_base: list[str], base: list[str],
+              date: dt.date) -> int:
     """Carry the rows from the date the index was signed on to `date`, a later one with
-    the same config (`old_base`, `base`: the signatures' inputs besides the folders):
-    remove the facts due to drop by then; the rows changed. `_Full` when another input
-    changed, the date went back, the days are not known (an index an older version made)
-    or a key due is merged with another (its group is judged again)."""
-    if not (isinstance(old_base, list) and isinstance(base, list) and len(base) == 4
-            and len(old_base) == 4 and old_base[:1] + old_base[2:] == base[:1] + base[2:]
-            and str(old_base[1]) < str(base[1])):  # [schema, date, config, environment]
+    the same config (`old_base`, `base`: the signatures' [date, other inputs]): remove
+    the facts due to drop by then; the rows changed. `_Full` when another input changed,
+    the date went back, the days are not known (an index an older version made) or a
+    key due is merged with another (its group is judged again)."""
+    if old_base[1] != base[1] or not old_base[0] < base[0]:
         raise _Full  # another config or version, or an earlier date
     if _meta(conn, "expires") != "known":
         raise _Full
@@ -343,15 +341,21 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
     return changed
 
 
-def _signed(sig: str) -> tuple[object, dict[str, object]]:
-    """(the inputs besides the journal folders, each agent folder's mtime) a signature
-    (`index.signature`: a Python literal) was made of; `_Full` when it is not one (an
-    index signed by an older version)."""
-    try:
-        base, folders = ast.literal_eval(sig)
-        return base, dict(folders)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise _Full from None
+def _signed(sig: str) -> tuple[list[str], dict[str, int | None]]:
+    """([the date, the other inputs], each agent folder's mtime) a signature
+    (`index.signature`) was made of; `_Full` when it is not one (an index signed by an
+    older version)."""
+    lines = sig.split("\n")
+    if len(lines) < 3 or len(lines[0]) != 10 or not lines[1].startswith("[") or lines[-1]:
+        raise _Full
+    day, inputs, *rows = lines
+    folders: dict[str, int | None] = {}
+    for row in rows[:-1]:
+        agent, _, mtime = row.partition(" ")  # a name: no space in it
+        if not agent or not (mtime == "-" or mtime.isdigit()):
+            raise _Full
+        folders[agent] = None if mtime == "-" else int(mtime)
+    return [day, inputs], folders
 
 
 def _named_first(conn: sqlite3.Connection, key: str) -> bool:

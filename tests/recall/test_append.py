@@ -44,9 +44,23 @@ def remembered(conn: sqlite3.Connection) -> list[object]:
 
 
 def write(repo: Path, agent: str, key: str, title: str, **fields: object) -> None:
+    fields.setdefault("created", _after_the_last())
     record(open_context(str(repo)).layout,
            build(agent=agent, topic=str(fields.pop("topic", "ops")), key=key, title=title,
                  body=str(fields.pop("body", f"About {title}.")), **fields))
+
+
+_LAST = [dt.datetime.min.replace(tzinfo=dt.UTC)]
+
+
+def _after_the_last() -> dt.datetime:
+    """Now, in whole milliseconds as `write` stamps it, and at least one after the entry
+    written before: two entries of one millisecond sort by their paths, not by the order
+    they were written in, so whether a step appends would depend on the machine's speed."""
+    now = dt.datetime.now(dt.UTC)
+    now = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    _LAST[0] = max(now, _LAST[0] + dt.timedelta(milliseconds=1))
+    return _LAST[0]
 
 
 class Journal:
@@ -512,20 +526,24 @@ def test_switching_a_loop_point_on_by_its_variable_keeps_the_index(
 
 def test_an_index_signed_the_old_way_is_brought_up_to_date(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Signatures were JSON before they were Python literals (schema 9; an index of
-    another schema is rebuilt): a signature in JSON is still read (its lists and strings
-    are the same literal, so it may append), one that is no literal takes a full update,
-    never a crash; each gives the rows of a rebuild, and appends again after it."""
+    """Signatures were JSON, then one Python literal, before they were lines (the date,
+    the other inputs, a line per agent folder): an index signed an older way, or with
+    anything that is no signature, takes a full update, never a crash; each gives the
+    rows of a rebuild, and appends again after it."""
     write(repo, "api", "seed", "Seed lesson")
     journal = Journal(repo, tmp_path)
     try:
         signed = journal.conn.execute("SELECT value FROM meta WHERE name = 'signature'")
-        base, folders = ast.literal_eval(signed.fetchone()[0])
-        for old, appended in ((json.dumps([base, dict(folders)], sort_keys=True), None),
-                              ("{not a literal", False), ("[1, 2, 3]", False)):
+        day, inputs, *rows = signed.fetchone()[0].split("\n")
+        folders = [row.split(" ") for row in rows if row]
+        base = [ast.literal_eval(inputs)[0], day, *ast.literal_eval(inputs)[1:]]
+        for old in (json.dumps([base, dict(folders)], sort_keys=True),
+                    repr([base, [(a, int(m)) for a, m in folders]]), "{not a literal",
+                    "[1, 2, 3]", f"{day}\n{inputs}\napi x\n", f"{day}\n{inputs}\napi 1",
+                    f"{day}\nnot inputs\n", "\n\n\n", ""):
             journal.conn.execute("UPDATE meta SET value = ? WHERE name = 'signature'", (old,))
             write(repo, "api", f"after-{journal.step}", "A lesson after the upgrade")
-            journal.check(appended, monkeypatch)
+            journal.check(False, monkeypatch)
         write(repo, "api", "appended", "A lesson appended again")
         assert journal.check(True, monkeypatch) == 1
     finally:
@@ -536,9 +554,9 @@ def test_an_index_signed_the_old_way_is_brought_up_to_date(
                                    "ünïcödé ✓", "surrogate \udcff escaped"])
 def test_a_signature_reads_back_as_the_inputs_it_was_made_of(
         repo: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    """The signature is a Python literal of the config's bytes, the settings' variables
-    (any string a user can export) and each journal folder's mtime: it reads back as
-    exactly those, or the append path would compare the wrong inputs."""
+    """The signature holds the date, a Python literal of the config's bytes and the
+    settings' variables (any string a user can export) and each journal folder's mtime:
+    it reads back as exactly those, or the append path would compare the wrong inputs."""
     from journal_mem.recall import index
 
     write(repo, "api", "seed", "Seed lesson")
