@@ -167,10 +167,11 @@ def back_a_day(dest: Path) -> None:
     today = dt.datetime.now(dt.UTC).date()
     with contextlib.closing(sqlite3.connect(dest / ".git/journal-mem/index/recall.sqlite")) as conn:
         (signed,) = conn.execute("SELECT value FROM meta WHERE name = 'signature'").fetchone()
-        assert f"'{today.isoformat()}'" in signed, "the index is not current for today"
+        day, rest = signed.split("\n", 1)  # its first line is its date (`index.signature`)
+        assert day == today.isoformat(), "the index is not current for today"
         yesterday = (today - dt.timedelta(days=1)).isoformat()
         conn.execute("UPDATE meta SET value = ? WHERE name = 'signature'",
-                     (signed.replace(f"'{today.isoformat()}'", f"'{yesterday}'", 1),))
+                     (f"{yesterday}\n{rest}",))
         conn.commit()
 
 
