@@ -474,13 +474,16 @@ def _head(ctx: Context) -> str:
 def _new_files(layout: Layout, conn: sqlite3.Connection, agent: str) -> list[tuple[str, str]]:
     """(agent, name) of the entry files of `agent`'s folder the index has not seen."""
     try:
-        names = set(filter(ENTRY_NAME_RE.fullmatch, os.listdir(layout.journal_dir(agent))))
+        names = set(os.listdir(layout.journal_dir(agent)))
     except OSError:
         raise _Full from None
     seen = set(map(_FIRST, conn.execute("SELECT name FROM files WHERE agent = ?", (agent,))))
-    if seen - names or names == seen:
+    # every name the index holds is an entry's name: only the new ones are matched (at 5k
+    # files a folder, matching every name took a write or a capture ~1 ms)
+    new = sorted(filter(ENTRY_NAME_RE.fullmatch, names - seen))
+    if seen - names or not new:
         raise _Full  # a file gone, or one replaced under the same name
-    return [(agent, name) for name in sorted(names - seen)]
+    return [(agent, name) for name in new]
 
 
 def _read_new(ctx: Context, conn: sqlite3.Connection, found: list[tuple[str, str]],
