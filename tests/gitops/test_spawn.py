@@ -45,7 +45,8 @@ def test_it_answers_as_run_does(repo: Path) -> None:
 def test_it_reads_both_outputs_as_they_come(repo: Path) -> None:
     """A git whose stdout and stderr both pass a pipe's 64 KiB, written in turns (a shell
     alias): read one after the other, git would block on the one not read."""
-    writer = ("import sys\nfor i in range(2000):\n"
+    # the writer ends itself after 30 s: a reader that blocks fails the test, never hangs it
+    writer = ("import signal, sys\nsignal.alarm(30)\nfor i in range(2000):\n"
               "    sys.stdout.write('o' * 199 + '\\n'); sys.stdout.flush()\n"
               "    sys.stderr.write('e' * 199 + '\\n'); sys.stderr.flush()\n")
     script = repo / "noisy.py"
