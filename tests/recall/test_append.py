@@ -540,6 +540,7 @@ def test_an_index_signed_the_old_way_is_brought_up_to_date(
         for old in (json.dumps([base, dict(folders)], sort_keys=True),
                     repr([base, [(a, int(m)) for a, m in folders]]), "{not a literal",
                     "[1, 2, 3]", f"{day}\n{inputs}\napi x\n", f"{day}\n{inputs}\napi 1",
+                    f"{day}\n{inputs}\napi \u00b2\n",  # a digit to isdigit, not to int
                     f"{day}\nnot inputs\n", "\n\n\n", ""):
             journal.conn.execute("UPDATE meta SET value = ? WHERE name = 'signature'", (old,))
             write(repo, "api", f"after-{journal.step}", "A lesson after the upgrade")
