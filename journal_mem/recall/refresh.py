@@ -352,7 +352,7 @@ def _signed(sig: str) -> tuple[list[str], dict[str, int | None]]:
     folders: dict[str, int | None] = {}
     for row in rows[:-1]:
         agent, _, mtime = row.partition(" ")  # a name: no space in it
-        if not agent or not (mtime == "-" or mtime.isascii() and mtime.isdigit()):
+        if not agent or not (mtime == "-" or (mtime.isascii() and mtime.isdigit())):
             raise _Full
         folders[agent] = None if mtime == "-" else int(mtime)
     return [day, inputs], folders
