@@ -74,6 +74,35 @@ class History:
         return False
 
 
+def added_since(root: str, common_dir: str, memory_root: str, commit: str
+                ) -> frozenset[str] | None:
+    """The journal entries (memory-root-relative paths) the commits since `commit` added
+    on the way to the main checkout's HEAD, or None when history since may order the
+    entries there otherwise: `commit` is not HEAD or an ancestor of it, or an entry was
+    added since and a merge came in (its side's commits need not descend from `commit`).
+    Past that, every commit since descends from `commit`: an entry it added comes after
+    every entry committed by then (`replay.resume` checks the rest)."""
+    if gitcore.head_from_files(common_dir) == commit:
+        return frozenset()
+    prefix = memory_root.strip("/")
+    ancestor, merge, log = gitcore.run_all([
+        ["merge-base", "--is-ancestor", commit, "HEAD"],
+        ["rev-list", "--min-parents=2", "-n", "1", f"{commit}..HEAD", "--"],
+        ["log", "--full-history", "--no-renames", "--diff-filter=A", "--name-only", "-z",
+         "--format=", f"{commit}..HEAD", "--", _journals(prefix)]], root, clean=True)
+    if not (ancestor.ok and merge.ok and log.ok):
+        return None
+    cut = len(prefix) + 1 if prefix else 0
+    names = log.stdout.decode("utf-8", "surrogateescape").split("\0")
+    added = frozenset(name.lstrip("\n")[cut:] for name in names if name.strip("\n"))
+    return added if not added or not merge.stdout.strip() else None
+
+
+def _journals(prefix: str) -> str:
+    """The pathspec of every agent's journal under the memory root `prefix`."""
+    return f":(top,glob){prefix}/*/journal/**" if prefix else ":(top,glob)*/journal/**"
+
+
 def read(root: str, rev: str, memory_root: str, state_dir: str | None = None) -> History:
     """The history of `rev` for the journals under `memory_root` (empty when unborn);
     with `state_dir`, the log is read whole once and then only since (`logcache`)."""
@@ -95,10 +124,9 @@ def _answer(log: _Log | None) -> _Answer | None:
 def _log(root: str, revs: list[str], prefix: str) -> _Log | None:
     """Every journal commit (and merge) of `revs`, parents rewritten among them, and the
     journal files each added; None when git fails."""
-    spec = f":(top,glob){prefix}/*/journal/**" if prefix else ":(top,glob)*/journal/**"
     res = gitcore.run(["log", "--full-history", "--parents", "--no-renames", "--name-status",
-                       "-z", "--format=%x01%H %P", *revs, "--", spec], root, clean=True,
-                      check=False)
+                       "-z", "--format=%x01%H %P", *revs, "--", _journals(prefix)], root,
+                      clean=True, check=False)
     if not res.ok:
         return None
     added: dict[str, str] = {}

@@ -806,18 +806,6 @@ def _memory_changed(root: str, prefix: str, old: str | None, new: str | None,
     return False
 
 
-def unchanged_since(root: str, common_dir: str, prefix: str, commit: str) -> bool:
-    """Whether the main checkout's HEAD is `commit`, or descends from it and no commit
-    since changed a path under `prefix`."""
-    if gitcore.head_from_files(common_dir) == commit:
-        return True
-    if not gitcore.run(["merge-base", "--is-ancestor", commit, "HEAD"], root, clean=True,
-                       check=False).ok:
-        return False
-    return gitcore.run(["diff", "--quiet", "--no-renames", commit, "HEAD", "--", prefix], root,
-                       clean=True, check=False).returncode == 0
-
-
 def refs_same(root: str, old: str, new: str, prefix: str, paths: set[str],
               state_dir: str | None = None) -> bool:
     """Whether every path of `paths` resolves in commit `new` as `RefChecker` found it in

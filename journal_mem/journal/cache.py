@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # 6: one cache per reader (journal, hook views); keyed by the whole validation policy;
 # plain entries (no frontmatter) marked; 9: a pending view holds its knew (8: its topic,
 # its body's first words)
-CACHE_VERSION = 10  # 10: an entry is the pickle of its field values (`lazy.LazyEntry`)
+CACHE_VERSION = 11  # 11: a long key group's history edges (`order.history_edges`)
 _PROTOCOL = 5  # pickle's newest (`pickle.HIGHEST_PROTOCOL` in 3.11-3.14)
 
 # The functions a cache names once per item (each entry of the entry cache; each UTC date
@@ -142,13 +142,20 @@ _ROW: list[Callable[[Entry], tuple[object, ...]]] = []
 def entry_bytes(entry: Entry) -> bytes:
     """The pickle of an entry's field values: what the entry cache keeps of it, and what
     `lazy_entry` makes it again from (the very bytes a lazy entry was made from)."""
-    if not _LAZY:
-        _entry_fields()
-    row: bytes | None = _LAZY[1](entry)
+    row = row_of(entry)
     if row is None:
         buffer = io.BytesIO()
         _pickler(buffer, entries=False).dump(entry_row(entry))
         row = buffer.getvalue()
+    return row
+
+
+def row_of(entry: Entry) -> bytes | None:
+    """The bytes a lazy entry was made from, read without reading its fields (None: an
+    entry made otherwise)."""
+    if not _LAZY:
+        _entry_fields()
+    row: bytes | None = _LAZY[1](entry)
     return row
 
 

@@ -451,7 +451,8 @@ def _replayed(result: Fold, entries: list[tuple[str, Entry]], agents: list[str],
     since = kept() if kept is not None and files is not None else None
     lazy = (since is not None and since.ruled is not None and since.facts is not None
             and since.ruled.fits(*rules))
-    went_on = resume(since, entries, agents, files, lazy=lazy) if since and files else None
+    went_on = (resume(since, entries, agents, files, lazy=lazy, history=history)
+               if since and files else None)
     if went_on is None:
         known = history() if related_entries(entries) else None
         replay = replay_all(entries, agents,

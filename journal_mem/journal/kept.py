@@ -6,7 +6,7 @@ entries as it did then. The distiller goes on from it and keeps the next one
 
 from __future__ import annotations
 
-from journal_mem.gitops import memgit
+from journal_mem.gitops import lineage
 from journal_mem.journal.cache import FoldCache, NearStore, ReplayCache, RulesStore
 from journal_mem.journal.near import Signatures
 from journal_mem.journal.replay import Kept, Ruled
@@ -25,15 +25,17 @@ def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCac
                 near: NearStore | None = None) -> Kept | None:
     """The replay the last fold kept, when git history orders its entries as it did then:
     HEAD (of the checkout at `root`) is the commit it was made against, or descends
-    from it with no memory changed since (`replay.resume` checks the rest); not once
+    from it (`lineage.added_since`: the entries committed since are given with it as
+    `committed`, and `replay.resume` checks the rest); not once
     what went on from it is a fifth of it (the next fold replays everything and keeps
     that whole). With it, when they were kept with it: what the rules after it
     decided (`decided`), the facts they made (`facts`), and the signatures of their
     titles (`near`)."""
     replays.load()
     head = replays.head()
-    if (not head or replays.grown() > max(GROWN, replays.size // 5)
-            or not memgit.unchanged_since(root, common_dir, memory_root, head)):
+    since = (lineage.added_since(root, common_dir, memory_root, head)
+             if head and replays.grown() <= max(GROWN, replays.size // 5) else None)
+    if since is None:
         replays.forget()
         decided.forget()
         if near is not None:
@@ -43,7 +45,11 @@ def kept_replay(root: str, common_dir: str, memory_root: str, replays: ReplayCac
     fields = replays.fields()
     if fields is None:
         return None
-    kept = Kept.of(fields)
+    try:
+        kept = Kept.of(fields)
+    except (KeyError, TypeError):  # disposable: another shape (another version's) is none
+        return None
+    kept.committed = since
     rules = decided.load(token)
     rows = facts.rows_of(rules["fold"]) if rules is not None else None
     if rules is not None and rows is not None:

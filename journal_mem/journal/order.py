@@ -174,7 +174,14 @@ def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[
     ancestors of its commit), among those that speak about a key it speaks about: the
     fold's result for a key depends only on the order of the entries that concern it.
     An entry not committed yet knew every committed one: the distill commits it on top
-    of them, and a rebuild from that commit must order it as this fold does."""
+    of them, and a rebuild from that commit must order it as this fold does.
+
+    A key with more than `GROUP_LIMIT` entries (pending ones too) is ordered along its
+    chain of commits only: each entry after every entry of the commit before its own
+    (by generation) when its commit descends from that one, and a pending entry after
+    every entry of the last commit, as if committed on top of it. On a line of commits
+    that is every entry before it, and a distill's commit of pending entries changes
+    none of their edges (`_along_chain`)."""
     by_key: dict[str, list[tuple[str, str]]] = {}
     pending: dict[str, list[str]] = {}
     added = history.added
@@ -188,19 +195,41 @@ def history_edges(entries: Iterable[Item], history: Lineage) -> dict[str, tuple[
             else:
                 by_key.setdefault(key, []).append((path, commit))
     out: dict[str, set[str]] = {}
-    for key, paths in pending.items():
-        for path in paths:
-            out.setdefault(path, set()).update(p for p, _ in by_key.get(key, ()))
-    for pairs in by_key.values():
+    for key, pairs in by_key.items():
+        waiting = pending.get(key, ())
+        if len(pairs) + len(waiting) > GROUP_LIMIT:
+            _along_chain(pairs, waiting, history, out)
+            continue
+        for path in waiting:
+            out.setdefault(path, set()).update(p for p, _ in pairs)
         if len(pairs) < 2 or len({commit for _, commit in pairs}) < 2:
             continue
         group = sorted((history.generation(commit), path, commit) for path, commit in pairs)
         for j, (_, path, commit) in enumerate(group):
-            earlier = group[:j] if len(group) <= GROUP_LIMIT else group[max(j - 1, 0):j]
-            for _, before, old in earlier:
+            for _, before, old in group[:j]:
                 if history.descends(commit, old):
                     out.setdefault(path, set()).add(before)
     return {path: tuple(sorted(known)) for path, known in out.items() if known}
+
+
+def _along_chain(pairs: list[tuple[str, str]], waiting: Iterable[str], history: Lineage,
+                 out: dict[str, set[str]]) -> None:
+    """The edges of a long key group (`history_edges`): its commits in order of generation
+    (then of name), each one's entries after every entry of the commit before when it
+    descends from that one; the `waiting` entries (not committed) after every entry of
+    the last."""
+    commits: dict[str, list[str]] = {}
+    for path, commit in sorted(pairs, key=lambda pc: (history.generation(pc[1]), pc[1], pc[0])):
+        commits.setdefault(commit, []).append(path)
+    before: list[str] = []
+    last = ""
+    for commit, paths in commits.items():
+        if before and history.descends(commit, last):
+            for path in paths:
+                out.setdefault(path, set()).update(before)
+        before, last = paths, commit
+    for path in waiting:
+        out.setdefault(path, set()).update(before)
 
 
 def related_entries(entries: Iterable[Item]) -> bool:

@@ -15,6 +15,7 @@ from journal_mem import repo as repo_module
 from journal_mem.distill import distiller
 from journal_mem.gitops import indexlock
 from journal_mem.journal import fold as fold_module
+from journal_mem.journal.replay import Kept
 
 
 def _distill(main: Path, **options: Any) -> distiller.Outcome:
@@ -87,7 +88,7 @@ def test_a_pending_lesson_restated_by_a_clock_behind_keeps_the_later_text(
     assert resumed == [-1, -1]
 
 
-def test_memory_committed_by_hand_since_the_kept_replay_replays_everything(
+def test_new_lessons_committed_by_hand_since_the_kept_replay_go_on_from_it(
         repo: Path, resumed: list[int]) -> None:
     lesson(repo, "api", "a1", 0)
     assert _distill(repo).status == "distilled"
@@ -95,6 +96,56 @@ def test_memory_committed_by_hand_since_the_kept_replay_replays_everything(
     git(repo, "add", MEM)
     git(repo, "commit", "-q", "-m", "a lesson committed by hand")
     lesson(repo, "web", "w1", 20)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, 2]
+
+
+def test_new_lessons_of_one_key_committed_by_hand_go_on_in_the_order_of_their_commits(
+        repo: Path, resumed: list[int]) -> None:
+    """Two new entries of one key, the later clock committed first: their commits order
+    them, so the earlier clock's text is the fact, going on as a whole fold does."""
+    lesson(repo, "api", "a1", 0)
+    lesson(repo, "api", "k", 1, name="k-kept", title="Kept text")
+    assert _distill(repo).status == "distilled"
+    late = lesson(repo, "api", "k", 20, name="k-late", title="Twenty minutes")
+    early = lesson(repo, "web", "k", 15, name="k-early", title="Fifteen minutes")
+    for path in (late, early):
+        git(repo, "add", str(path))
+        git(repo, "commit", "-q", "-m", f"add {path.name}")
+    lesson(repo, "web", "w1", 30)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert "Fifteen minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == [-1, 3]
+
+
+def test_a_new_lesson_committed_by_hand_before_a_kept_pending_one_replays_everything(
+        repo: Path, resumed: list[int]) -> None:
+    """A kept entry not committed yet comes after every committed entry of its key: one
+    committed since places it after a new entry, so the kept order no longer holds."""
+    lesson(repo, "api", "k", 10, title="Kept and pending")
+    assert _distill(repo, commit=False).status == "distilled"
+    new = lesson(repo, "web", "k", 20, name="k-new", title="New and committed")
+    git(repo, "add", str(new))
+    git(repo, "commit", "-q", "-m", "the new lesson only")
+    assert _distill(repo, commit=False).status == "distilled"
+    _agreed(repo)
+    assert "Kept and pending" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == [-1, -1]
+
+
+def test_a_merge_that_brings_a_lesson_replays_everything(
+        repo: Path, resumed: list[int]) -> None:
+    lesson(repo, "api", "a1", 0)
+    assert _distill(repo).status == "distilled"
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~1")
+    side = lesson(repo, "web", "w1", 20)
+    git(repo, "add", str(side))
+    git(repo, "commit", "-q", "-m", "a lesson on a side branch")
+    git(repo, "checkout", "-q", "-")
+    _commit_code(repo, 1)
+    git(repo, "merge", "-q", "--no-edit", "side")
     assert _distill(repo).status == "distilled"
     _agreed(repo)
     assert resumed == [-1, -1]
@@ -132,6 +183,22 @@ def test_a_kept_replay_that_cannot_be_read_replays_everything(
     cache = Path(git(repo, "rev-parse", "--git-common-dir").stdout.strip())
     kept = (repo / cache if not cache.is_absolute() else cache) / "journal-mem" / "cache"
     (kept / "replay.pickle").write_bytes(b"not a pickle")
+    lesson(repo, "web", "w1", 20)
+    assert _distill(repo).status == "distilled"
+    lesson(repo, "web", "w2", 30)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert resumed == [-1, -1, 1]
+
+
+def test_a_kept_replay_of_another_shape_replays_everything(
+        repo: Path, resumed: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replay kept without a field this version keeps (as a build of another version
+    under the same cache version would) is no cache, never a crash."""
+    lesson(repo, "api", "a1", 0)
+    with monkeypatch.context() as patched:
+        patched.setattr(Kept, "FIELDS", tuple(f for f in Kept.FIELDS if f != "dropped"))
+        assert _distill(repo).status == "distilled"
     lesson(repo, "web", "w1", 20)
     assert _distill(repo).status == "distilled"
     lesson(repo, "web", "w2", 30)

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from journal_mem.journal import similar
+from journal_mem.gitops.lineage import History
+from journal_mem.journal import order, similar
 from journal_mem.journal.cache import (
     FoldCache,
     NearStore,
@@ -194,6 +195,86 @@ def test_a_fold_that_goes_on_from_a_kept_replay_equals_a_fold_of_everything(
             assert went_on.facts == whole.facts and went_on.removed == whole.removed
             # what the next fold goes on from is what a replay of everything keeps
             assert kept_fields(kept.load()) == kept_fields(whole.kept)
+
+
+class Chain:
+    """A line of commits as `gitops.lineage` reads it: the commit that added each entry,
+    and how many commits there were when the replay was kept (`lineage.added_since`
+    gives the entries the commits since added)."""
+
+    def __init__(self) -> None:
+        self.added: dict[str, str] = {}
+        self.commits: list[str] = []
+        self.kept_at = 0
+
+    def commit(self, paths: Iterable[str]) -> None:
+        fresh = [path for path in paths if path not in self.added]
+        if fresh:  # a commit that adds no entry is no journal commit
+            self.commits.append(f"c{len(self.commits)}")
+            self.added.update((path, self.commits[-1]) for path in fresh)
+
+    def history(self) -> History:
+        parents = {c: (self.commits[i - 1],) if i else () for i, c in enumerate(self.commits)}
+        return History(dict(self.added), dict(reversed(parents.items())))  # newest first
+
+    def since(self) -> frozenset[str]:
+        later = set(self.commits[self.kept_at:])
+        return frozenset(path for path, commit in self.added.items() if commit in later)
+
+
+def run_on(items: list[Item], store: Store | None, chain: Chain) -> Fold:
+    """`run` with git history: `chain`'s, and the entries it committed since the kept
+    replay given with it."""
+    def load() -> Kept | None:
+        assert store is not None
+        kept = store.load()
+        if kept is not None:
+            kept.committed = chain.since()
+        return kept
+
+    result = fold(list(items), agents=AGENTS, date=DATE, ref_exists=lambda p: True,
+                  config=Config(), files=files_of(items), lineage=chain.history,
+                  kept=load if store is not None else None, keep_near=store is not None)
+    if store is not None:
+        store.save(result)
+    return result
+
+
+@settings(max_examples=400, deadline=None)
+@given(journals(), st.lists(st.integers(0, 30), min_size=1, max_size=3), st.booleans(),
+       st.booleans(), st.data())
+def test_entries_committed_since_the_kept_replay_go_on_as_their_commits_order_them(
+        items: list[Item], cuts: list[int], skewed: bool, short: bool,
+        data: st.DataObject) -> None:
+    """Between folds, pending entries are committed by hand, a few at a time (new ones
+    only, or kept ones too); after a
+    fold, the distill commits every pending one, or not. `short`: a key's entries are
+    ordered along their chain past two of them (`order.GROUP_LIMIT`), so that a new
+    commit can change how the kept ones are ordered."""
+    chain = Chain()
+    folded: set[str] = set()
+    with tempfile.TemporaryDirectory() as folder, mock.patch.object(
+            order, "GROUP_LIMIT", 2 if short else order.GROUP_LIMIT):
+        kept = Store(folder)
+        for journal in split(items, cuts, skewed):
+            present = [path for path, _ in journal]
+            for _ in range(data.draw(st.integers(0, 2))):
+                pending = [path for path in present if path not in chain.added
+                           and (path not in folded or data.draw(st.booleans()))]
+                if pending:
+                    chain.commit(data.draw(st.lists(st.sampled_from(pending), min_size=1,
+                                                    unique=True)))
+            fresh = chain.since() & (set(present) - folded)
+            went_on = run_on(journal, kept, chain)
+            whole = run_on(journal, None, chain)
+            event(f"went on past entries committed since: {went_on.resumed > 0 and bool(fresh)}")
+            folded = set(present)
+            assert went_on == whole
+            assert went_on.facts == whole.facts and went_on.removed == whole.removed
+            assert kept_fields(kept.load()) == kept_fields(whole.kept)
+            if data.draw(st.booleans()):  # the distill commits what is pending
+                chain.commit(present)
+            chain.kept_at = len(chain.commits)
 
 
 def test_new_lessons_written_after_the_kept_ones_go_on_from_it(store: Store) -> None:
