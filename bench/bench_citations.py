@@ -27,6 +27,7 @@ sys.path.insert(1, str(ROOT))
 from runner import Row, bench_env, git, jmem_argv, table, time_command  # noqa: E402
 
 from journal_mem.gitops.indexlock import QUIET_S  # noqa: E402
+from journal_mem.gitops.memgit import _KeptIndex  # noqa: E402
 from journal_mem.journal.anchor import digest  # noqa: E402
 
 FILES, LINES, FACTS, COMMITS, EDITS = 50, 400, 1_000, 100, 5
@@ -91,9 +92,23 @@ def _snapshot(dest: Path, keep: Path) -> str:
 
 def _restore(dest: Path, keep: Path, sha: str) -> None:
     git(dest, "reset", "-q", "--hard", sha)
-    shutil.rmtree(dest / ".git" / "journal-mem", ignore_errors=True)
-    shutil.copytree(keep, dest / ".git" / "journal-mem")
+    state = dest / ".git" / "journal-mem"
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.copytree(keep, state)
+    _index_kept(state)
     _at_rest(dest / ".git")
+
+
+def _index_kept(state: Path) -> None:
+    """Record again that the private index copied back holds what it held. A distill
+    trusts that record only for the very index file it wrote (its size, mtime and
+    inode: `memgit._KeptIndex`), which the next distill in a repository finds; the copy
+    is another inode, so each run paid a `read-tree` of the memory root (~10 ms) that no
+    user's next distill pays."""
+    holds = state / "distill-index.holds"
+    if holds.exists():
+        prefix, folder, _ = holds.read_text("utf-8", "surrogateescape").split("\0")
+        _KeptIndex(str(state), prefix).keep(folder)
 
 
 def _at_rest(git_dir: Path) -> None:

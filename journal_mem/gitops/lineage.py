@@ -76,26 +76,32 @@ class History:
 
 def added_since(root: str, common_dir: str, memory_root: str, commit: str
                 ) -> frozenset[str] | None:
-    """The journal entries (memory-root-relative paths) the commits since `commit` added
-    on the way to the main checkout's HEAD, or None when history since may order the
-    entries there otherwise: `commit` is not HEAD or an ancestor of it, or an entry was
-    added since and a merge came in (its side's commits need not descend from `commit`).
-    Past that, every commit since descends from `commit`: an entry it added comes after
-    every entry committed by then (`replay.resume` checks the rest)."""
+    """The journal entries (memory-root-relative paths) the main checkout's HEAD holds and
+    `commit` does not, or None when history since may order the entries otherwise:
+    `commit` is not HEAD or an ancestor of it, or an entry was added since and a merge
+    came in (its side's commits need not descend from `commit`). Past that, every
+    commit since descends from `commit`: an entry one added comes after every entry
+    committed by then (`replay.resume` checks the rest). An entry `commit` holds keeps
+    the commit that first added it, whatever happened to it since."""
     if gitcore.head_from_files(common_dir) == commit:
         return frozenset()
     prefix = memory_root.strip("/")
-    ancestor, merge, log = gitcore.run_all([
+    # the entries in HEAD's tree and not in `commit`'s: two trees compared, where a log
+    # of the commits between (each one's diff) took ~6 ms for 100 code commits
+    ancestor, diff = gitcore.run_all([
         ["merge-base", "--is-ancestor", commit, "HEAD"],
-        ["rev-list", "--min-parents=2", "-n", "1", f"{commit}..HEAD", "--"],
-        ["log", "--full-history", "--no-renames", "--diff-filter=A", "--name-only", "-z",
-         "--format=", f"{commit}..HEAD", "--", _journals(prefix)]], root, clean=True)
-    if not (ancestor.ok and merge.ok and log.ok):
+        ["diff", "--no-renames", "--diff-filter=A", "--name-only", "-z", commit, "HEAD",
+         "--", _journals(prefix)]], root, clean=True)
+    if not (ancestor.ok and diff.ok):
         return None
     cut = len(prefix) + 1 if prefix else 0
-    names = log.stdout.decode("utf-8", "surrogateescape").split("\0")
-    added = frozenset(name.lstrip("\n")[cut:] for name in names if name.strip("\n"))
-    return added if not added or not merge.stdout.strip() else None
+    added = frozenset(name[cut:] for name in
+                      diff.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+    if not added:
+        return added
+    merge = gitcore.run(["rev-list", "--min-parents=2", "-n", "1", f"{commit}..HEAD", "--"],
+                        root, clean=True, check=False)
+    return added if merge.ok and not merge.stdout.strip() else None
 
 
 def _journals(prefix: str) -> str:
