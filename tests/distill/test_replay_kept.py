@@ -191,6 +191,26 @@ def test_a_kept_replay_that_cannot_be_read_replays_everything(
     assert resumed == [-1, -1, 1]
 
 
+def test_a_long_key_s_lessons_committed_by_a_distill_keep_their_order(
+        repo: Path, resumed: list[int]) -> None:
+    """A key with more entries than `order.GROUP_LIMIT` is ordered along its commits. Three
+    pending entries of it, with clocks behind every committed one, come after all of them;
+    the distill commits the three in one commit, and the order a rebuild from that commit
+    reads (each after every entry of the commit before) is the one the kept replay has."""
+    for n in range(66):
+        lesson(repo, "api", "k", 100 + n, name=f"k-{n:02d}", title=f"Status {n}")
+    assert _distill(repo).status == "distilled"
+    for n, title in enumerate(["Late A", "Late B", "Late C"]):
+        lesson(repo, "web", "k", 10 + n, name=f"late-{n}", title=title)
+    assert _distill(repo).status == "distilled"
+    assert "Late C" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    lesson(repo, "web", "w1", 200)
+    assert _distill(repo).status == "distilled"
+    _agreed(repo)
+    assert "Late C" in (repo / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == [-1, -1, 1]
+
+
 def test_a_kept_replay_of_another_shape_replays_everything(
         repo: Path, resumed: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     """A replay kept without a field this version keeps (as a build of another version
