@@ -44,6 +44,14 @@ def _agreed(main: Path) -> None:
     assert _distill(main, check=True).status == "unchanged"
 
 
+def _settled(main: Path, text: str, resumed: list[int], expected: list[int]) -> None:
+    """The distilled files are a fold of the whole journal's, web's MEMORY.md says `text`,
+    and each fold went on with as many entries as `expected` says (-1: none)."""
+    _agreed(main)
+    assert text in (main / MEM / "web" / "MEMORY.md").read_text()
+    assert resumed == expected
+
+
 def _commit_code(main: Path, n: int) -> None:
     (main / "code.txt").write_text(f"change {n}\n")
     git(main, "add", "code.txt")
@@ -75,19 +83,6 @@ def test_a_lesson_dated_before_the_kept_ones_replays_everything(
     assert resumed == [-1, -1]
 
 
-def test_a_pending_lesson_restated_by_a_clock_behind_keeps_the_later_text(
-        repo: Path, resumed: list[int]) -> None:
-    """Two pending entries of one key are ordered by their clocks: going on from the kept
-    replay would make the one written with a clock behind the latest."""
-    lesson(repo, "api", "k", 30, title="Written at thirty")
-    assert _distill(repo, commit=False).status == "distilled"
-    lesson(repo, "web", "k", 10, name="k-behind", title="Written behind, at ten")
-    assert _distill(repo, commit=False).status == "distilled"
-    _agreed(repo)
-    assert "Written at thirty" in (repo / MEM / "web" / "MEMORY.md").read_text()
-    assert resumed == [-1, -1]
-
-
 def test_new_lessons_committed_by_hand_since_the_kept_replay_go_on_from_it(
         repo: Path, resumed: list[int]) -> None:
     lesson(repo, "api", "a1", 0)
@@ -115,24 +110,24 @@ def test_new_lessons_of_one_key_committed_by_hand_go_on_in_the_order_of_their_co
         git(repo, "commit", "-q", "-m", f"add {path.name}")
     lesson(repo, "web", "w1", 30)
     assert _distill(repo).status == "distilled"
-    _agreed(repo)
-    assert "Fifteen minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
-    assert resumed == [-1, 3]
+    _settled(repo, "Fifteen minutes", resumed, [-1, 3])
 
 
-def test_a_new_lesson_committed_by_hand_before_a_kept_pending_one_replays_everything(
-        repo: Path, resumed: list[int]) -> None:
-    """A kept entry not committed yet comes after every committed entry of its key: one
-    committed since places it after a new entry, so the kept order no longer holds."""
-    lesson(repo, "api", "k", 10, title="Kept and pending")
+@pytest.mark.parametrize(("minutes", "committed"), [(10, False), (40, True)])
+def test_a_new_lesson_placed_before_a_kept_pending_one_of_its_key_replays_everything(
+        repo: Path, resumed: list[int], minutes: int, committed: bool) -> None:
+    """Two entries of one key: the kept one pending, the new one written with a clock
+    behind it (pending entries are ordered by their clocks), or committed since (a
+    pending entry comes after every committed one of its key). Either way the new one
+    comes first, so going on from the kept replay would make it the latest."""
+    lesson(repo, "api", "k", 30, title="Kept and pending")
     assert _distill(repo, commit=False).status == "distilled"
-    new = lesson(repo, "web", "k", 20, name="k-new", title="New and committed")
-    git(repo, "add", str(new))
-    git(repo, "commit", "-q", "-m", "the new lesson only")
+    new = lesson(repo, "web", "k", minutes, name="k-new", title="The new one")
+    if committed:
+        git(repo, "add", str(new))
+        git(repo, "commit", "-q", "-m", "the new lesson only")
     assert _distill(repo, commit=False).status == "distilled"
-    _agreed(repo)
-    assert "Kept and pending" in (repo / MEM / "web" / "MEMORY.md").read_text()
-    assert resumed == [-1, -1]
+    _settled(repo, "Kept and pending", resumed, [-1, -1])
 
 
 def test_a_merge_that_brings_a_lesson_replays_everything(
@@ -176,21 +171,6 @@ def test_without_commits_the_kept_replay_holds_until_its_lessons_are_committed(
     assert resumed == [-1, 1, -1]
 
 
-def test_a_kept_replay_that_cannot_be_read_replays_everything(
-        repo: Path, resumed: list[int]) -> None:
-    lesson(repo, "api", "a1", 0)
-    assert _distill(repo).status == "distilled"
-    cache = Path(git(repo, "rev-parse", "--git-common-dir").stdout.strip())
-    kept = (repo / cache if not cache.is_absolute() else cache) / "journal-mem" / "cache"
-    (kept / "replay.pickle").write_bytes(b"not a pickle")
-    lesson(repo, "web", "w1", 20)
-    assert _distill(repo).status == "distilled"
-    lesson(repo, "web", "w2", 30)
-    assert _distill(repo).status == "distilled"
-    _agreed(repo)
-    assert resumed == [-1, -1, 1]
-
-
 def test_a_long_key_s_lessons_committed_by_a_distill_keep_their_order(
         repo: Path, resumed: list[int]) -> None:
     """A key with more entries than `order.GROUP_LIMIT` is ordered along its commits. Three
@@ -206,19 +186,24 @@ def test_a_long_key_s_lessons_committed_by_a_distill_keep_their_order(
     assert "Late C" in (repo / MEM / "web" / "MEMORY.md").read_text()
     lesson(repo, "web", "w1", 200)
     assert _distill(repo).status == "distilled"
-    _agreed(repo)
-    assert "Late C" in (repo / MEM / "web" / "MEMORY.md").read_text()
-    assert resumed == [-1, -1, 1]
+    _settled(repo, "Late C", resumed, [-1, -1, 1])
 
 
-def test_a_kept_replay_of_another_shape_replays_everything(
-        repo: Path, resumed: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A replay kept without a field this version keeps (as a build of another version
-    under the same cache version would) is no cache, never a crash."""
+@pytest.mark.parametrize("spoiled", ["bytes", "shape"])
+def test_a_kept_replay_that_cannot_be_read_replays_everything(
+        repo: Path, resumed: list[int], monkeypatch: pytest.MonkeyPatch, spoiled: str) -> None:
+    """A kept replay that is not a pickle, or one kept without a field this version keeps
+    (as a build of another version under the same cache version would), is no cache,
+    never a crash."""
     lesson(repo, "api", "a1", 0)
     with monkeypatch.context() as patched:
-        patched.setattr(Kept, "FIELDS", tuple(f for f in Kept.FIELDS if f != "dropped"))
+        if spoiled == "shape":
+            patched.setattr(Kept, "FIELDS", tuple(f for f in Kept.FIELDS if f != "dropped"))
         assert _distill(repo).status == "distilled"
+    if spoiled == "bytes":
+        cache = Path(git(repo, "rev-parse", "--git-common-dir").stdout.strip())
+        kept = (repo / cache if not cache.is_absolute() else cache) / "journal-mem" / "cache"
+        (kept / "replay.pickle").write_bytes(b"not a pickle")
     lesson(repo, "web", "w1", 20)
     assert _distill(repo).status == "distilled"
     lesson(repo, "web", "w2", 30)
@@ -241,9 +226,7 @@ def test_pending_lessons_committed_later_one_by_one_are_ordered_by_their_commits
         git(repo, "commit", "-q", "-m", f"add {path.name}")
     lesson(repo, "web", "w1", 20)
     assert _distill(repo, commit=False).status == "distilled"
-    _agreed(repo)
-    assert "Five minutes" in (repo / MEM / "web" / "MEMORY.md").read_text()
-    assert resumed == [-1, -1]
+    _settled(repo, "Five minutes", resumed, [-1, -1])
 
 
 def test_rebuild_replays_everything_and_keeps_that(repo: Path, resumed: list[int]) -> None:
