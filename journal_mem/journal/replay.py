@@ -227,10 +227,10 @@ class Kept:
     `rows`: each key's state (`Row`), or the keys changed; `paths`: the entries
     replayed, or those added; `said`: the keys of entries that state no fact (a
     retraction), which `rows` lacks; `named`: keys an entry supersedes or retracts,
-    and `self_named` those named by an entry of their own key; `dropped`: keys an entry
-    drops; `knew`: paths an
-    entry knew that it did not replay; `last`: the greatest (`created`, path);
-    `files`: the `digest` of the entry files; the rest as `Replay` has them.
+    and `self_named` those named by an entry of their own key; `dropped`: keys an
+    entry drops; `knew`: paths an entry knew that it did not replay; `last`: the
+    greatest (`created`, path); `files`: the `digest` of the entry files; the rest as
+    `Replay` has them.
 
     Not kept with it, but given with it to the fold that goes on from it: `ruled`, the
     decisions of the rules after the replay (`rules.Ruled`), `facts`, the facts of
