@@ -247,10 +247,10 @@ def test_entries_committed_since_the_kept_replay_go_on_as_their_commits_order_th
         items: list[Item], cuts: list[int], skewed: bool, short: bool,
         data: st.DataObject) -> None:
     """Between folds, pending entries are committed by hand, a few at a time (new ones
-    only, or kept ones too); after a
-    fold, the distill commits every pending one, or not. `short`: a key's entries are
-    ordered along their chain past two of them (`order.GROUP_LIMIT`), so that a new
-    commit can change how the kept ones are ordered."""
+    only, or kept ones too); after a fold, the distill commits every pending one, or
+    not. `short`: a key's entries are ordered along their chain past two of them
+    (`order.GROUP_LIMIT`), so that a new commit can change how the kept ones are
+    ordered."""
     chain = Chain()
     folded: set[str] = set()
     with tempfile.TemporaryDirectory() as folder, mock.patch.object(
