@@ -6,7 +6,7 @@ hot paths on the standard library.
 Layers (docs/DESIGN.md, "Layout"), lowest first:
 
     0  errors, names, fsutil, hashes, boundary, progress,      leaves
-       resources/
+       tuples, resources/
     1  settings, schema, gitops/                               configuration; every git call
     2  layout                                                  where memory lives on disk
     3  journal/                                                entries and the store
@@ -30,7 +30,7 @@ from hotpaths import PROBE, loaded, recorded, repository, started
 
 PACKAGE = REPO_ROOT / "journal_mem"
 RANK = {"errors": 0, "names": 0, "fsutil": 0, "hashes": 0, "jsonc": 0, "boundary": 0, "progress": 0,
-        "resources": 0, "options": 0,
+        "resources": 0, "options": 0, "tuples": 0,
         "__init__": 0, "settings": 1, "schema": 1, "gitops": 1, "layout": 2, "journal": 3,
         "repo": 4, "cli": 6, "main": 6, "api": 6, "__main__": 6}
 FEATURES = {"distill", "wake", "guard", "recall", "lessons", "importers", "loop", "team",
@@ -219,6 +219,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("repo", "journal_mem.schema.load", "hot"),
     ("resources", "importlib.resources", "heavy"),
     ("schema", "annotated_types", "heavy"), ("schema", "pydantic", "heavy"),
+    ("schema", "typing", "heavy"),  # with pydantic: the snapshot is read without it
     ("settings", "tomllib", "hot"),
     ("wake.held", "journal_mem.wake.native", "hot"),
     ("wake.hooks", "journal_mem.names.is_name", "hot"),
@@ -275,18 +276,18 @@ def test_hot_paths_stay_on_the_standard_library(hot: dict[str, set[str]]) -> Non
 
 
 # What a warm hot path never imports: `dataclasses` (with the `inspect` it imports, ~11 ms
-# a start) and `typing`. `write` imports `typing` (its drafts are named tuples), but no
-# `dataclasses`: the entry and the fold are written out by hand.
+# a start) and `typing` (with `contextlib` and `warnings`, ~3 ms). The entry and the fold
+# are written out by hand, and named tuples are made without `typing` (`tuples.py`).
 SLOW_STDLIB = {"dataclasses", "inspect", "typing"}
 
 
 def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]) -> None:
     for path, mods in hot.items():
         if path.endswith("(warm)"):
-            slow = mods & (SLOW_STDLIB - {"typing"} if path.startswith("write") else SLOW_STDLIB)
+            slow = mods & SLOW_STDLIB
             assert not slow, f"{path}: {sorted(slow)}"
     for path in ("write (warm)", "write (cold)"):
-        assert not hot[path] & {"dataclasses", "inspect"}, sorted(hot[path])
+        assert not hot[path] & SLOW_STDLIB, sorted(hot[path] & SLOW_STDLIB)
 
 
 def test_write_imports_no_subprocess_or_ast(hot: dict[str, set[str]]) -> None:

@@ -27,7 +27,6 @@ import datetime as dt
 import difflib
 import os
 import re
-from typing import NamedTuple
 
 from journal_mem.errors import PolicyViolation
 from journal_mem.gitops import gitcore, staged
@@ -42,6 +41,7 @@ from journal_mem.journal.validate import parse_valid
 from journal_mem.layout import DISTILL_STATE, JOURNAL, KEEP, MEMORY_MD, TOPICS, is_native
 from journal_mem.names import is_name
 from journal_mem.repo import Context
+from journal_mem.tuples import NamedTuple
 
 INBOX = "inbox"
 _MARKUP_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)")

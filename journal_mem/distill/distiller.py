@@ -23,7 +23,6 @@ import operator
 import os
 import sqlite3
 import time
-from typing import NamedTuple
 
 from journal_mem import boundary
 from journal_mem.distill import commit, files, folding, safety, schedule, unadopted
@@ -45,6 +44,7 @@ from journal_mem.journal.reader import (
 from journal_mem.layout import DISTILL_STATE, Layout
 from journal_mem.recall.index import connect, distilled, index_path, signature, update
 from journal_mem.repo import Context
+from journal_mem.tuples import NamedTuple
 
 AGAIN = 20  # hook distills run again while lessons came in meanwhile
 REDISTILLS = 3  # the branch moved on with memory changes: distill again on the new tip

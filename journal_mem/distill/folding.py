@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import operator
-from typing import NamedTuple
 
 from journal_mem import hashes
 from journal_mem.distill.files import digest, fs_clock, settled_stamp
@@ -36,6 +35,7 @@ from journal_mem.journal.render import Earlier, Rendered, Stamp, TopicCache, cod
 from journal_mem.journal.replay import Kept, files_digest
 from journal_mem.layout import TOPICS
 from journal_mem.repo import Context
+from journal_mem.tuples import NamedTuple
 
 
 class Step(NamedTuple):

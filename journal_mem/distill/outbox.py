@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import NamedTuple
 
 from journal_mem.errors import InvalidEntry, PolicyViolation
 from journal_mem.fsutil import create_exclusive, fsync_dir
@@ -33,6 +32,7 @@ from journal_mem.journal.ignored import refuse_ignored
 from journal_mem.journal.lock import DistillLock
 from journal_mem.journal.validate import Policy, parse_valid
 from journal_mem.layout import Layout
+from journal_mem.tuples import NamedTuple
 
 
 class Drained:

@@ -17,13 +17,12 @@ distills find nothing, and that import cost each of them ~45 ms.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from journal_mem.distill.files import ever_written, fs_clock, is_distilled, recorded
 from journal_mem.gitops import history, memgit
 from journal_mem.importers.found import Heads, MemFile, NativeFile, memory_files, native_files
 from journal_mem.layout import Layout
 from journal_mem.repo import Context
+from journal_mem.tuples import NamedTuple
 
 
 class Adopted:

@@ -9,9 +9,8 @@ index git hands its hook (inherited GIT_INDEX_FILE, for `commit -a` and
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from journal_mem.gitops import gitcore
+from journal_mem.tuples import NamedTuple
 
 ZERO = "0" * 40
 SYMLINK_MODE = "120000"

@@ -31,10 +31,11 @@ import datetime as dt
 import re
 import textwrap
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from journal_mem.journal.drafts import Draft, join_body, title_and_body
 from journal_mem.names import is_name, slugify, topic_slug
+from journal_mem.tuples import NamedTuple
 
 ITEM = "item"
 PARAGRAPH = "paragraph"

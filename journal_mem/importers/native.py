@@ -35,7 +35,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from typing import NamedTuple
 
 from journal_mem.importers.found import NativeFile, native_files
 from journal_mem.importers.markdown import (
@@ -52,6 +51,7 @@ from journal_mem.journal.secrets import scan
 from journal_mem.journal.validate import Policy
 from journal_mem.layout import Layout
 from journal_mem.names import TOPICS, is_name, slugify
+from journal_mem.tuples import NamedTuple
 
 KIND = "adopt native"
 ROOT_TOPIC = "team"

@@ -13,13 +13,13 @@ import errno
 import os
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import NamedTuple
 
 from journal_mem.errors import PolicyViolation
 from journal_mem.fsutil import create_exclusive
 from journal_mem.journal.entry import Entry, render
 from journal_mem.layout import Layout
 from journal_mem.names import ENTRY_NAME_RE, is_name, slugify
+from journal_mem.tuples import NamedTuple
 
 
 class Written(NamedTuple):

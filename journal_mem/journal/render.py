@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from journal_mem.hashes import blake2b
 from journal_mem.journal import anchor as anchor_source
@@ -47,6 +47,7 @@ from journal_mem.journal.fold import Fact, FactRow, Fold, fact_row, ranked, rank
 from journal_mem.journal.similar import OUTDATED_KEY_ONLY, OUTDATED_MARK, stems
 from journal_mem.names import MEMORY_MD, TOPICS
 from journal_mem.schema import Budget
+from journal_mem.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -35,13 +35,14 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from journal_mem.journal.cache import builder, row_of, xor_of
 from journal_mem.journal.order import causal_order, concerns, history_edges, related_entries
 
+TYPE_CHECKING = False  # `typing` is not on `write`'s path (~3 ms of a start)
 if TYPE_CHECKING:
     import datetime as dt
+    from typing import Any
 
     from journal_mem.journal.entry import Entry
     from journal_mem.journal.near import Signatures

@@ -23,7 +23,8 @@ import functools
 import math
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
+
+from journal_mem.tuples import NamedTuple
 
 # The patterns a lesson reaches only past a cheaper test (a word, a hint, a long run) are
 # compiled on first use (`functools.cache`): compiling all of them took ~4.5 ms of every

@@ -11,12 +11,11 @@ see the README, "Corrections without the key".
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from journal_mem.journal.entry import Entry
 from journal_mem.journal.similar import MIN_SCORE, normalise_title, similarity
 from journal_mem.recall.query import by_key, candidates
 from journal_mem.repo import Context
+from journal_mem.tuples import NamedTuple
 
 LIMIT = 3
 

@@ -10,7 +10,6 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import gitcore, memgit
@@ -27,6 +26,7 @@ from journal_mem.layout import JOURNAL, Layout
 from journal_mem.names import ENTRY_NAME_RE
 from journal_mem.progress import track
 
+TYPE_CHECKING = False  # `typing` is not on `write`'s path (~3 ms of a start)
 if TYPE_CHECKING:
     from journal_mem.journal.entry import Entry
     from journal_mem.journal.fold import Fact, Fold
