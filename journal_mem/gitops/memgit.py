@@ -8,7 +8,6 @@ would otherwise point git at that worktree's index (docs/DESIGN.md, "Every git c
 from __future__ import annotations
 
 import bisect
-import contextlib
 import os
 import stat
 from collections.abc import Container
@@ -414,8 +413,10 @@ def _tree(root: str, state_dir: str, prefix: str, base: str | None,
     reuse = held.holds(along.folder)
     held.forget()  # until it holds a folder written whole again
     if not reuse:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(index)
+        except FileNotFoundError:
+            pass
         if along.folder:
             gitcore.run([*WHOLE, "read-tree", f"--prefix={prefix}/", along.folder], root, env=env)
     # no listing of what it holds (100k journal paths at 100k lessons): nothing reads
@@ -477,8 +478,10 @@ class _KeptIndex:
         fsutil.replace_atomic(self.path, self._record(folder).encode("utf-8", "surrogateescape"))
 
     def forget(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(self.path)
+        except FileNotFoundError:
+            pass
 
 
 class _Along:
@@ -595,8 +598,10 @@ def _new_index(root: str, state_dir: str, source: bytes, blobs: Blobs,
         with open(path, "wb") as fh:
             fh.write(source)
     else:  # a repository with no index yet: git reads a missing file as empty, not a 0-byte one
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(path)
+        except FileNotFoundError:
+            pass
     env = gitcore.clean_env({"GIT_INDEX_FILE": path})
     by_path = sorted(p for p, seen in hashed.items() if blobs.get(p) is not None
                      and seen == _stat(os.path.join(root, p)))
@@ -922,8 +927,10 @@ class InTree:
         proc, self.proc = self.proc, None
         if proc is not None:
             assert proc.stdin is not None and proc.stdout is not None
-            with contextlib.suppress(OSError):
+            try:
                 proc.stdin.close()
+            except OSError:
+                pass
             proc.wait()
             proc.stdout.close()
 

@@ -17,7 +17,6 @@ the secret itself.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 import math
@@ -302,7 +301,8 @@ def _basic_credentials(value: str) -> bool:
     """Base64 of `user:password` with a password that is one (`Basic dXNlcjpwYXNz` of
     `user:pass` is an example, not a secret)."""
     try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+        # `base64.b64decode(..., validate=True)` is this call; `base64` costs a start ~0.3 ms
+        decoded = binascii.a2b_base64(value + "=" * (-len(value) % 4), strict_mode=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     user, colon, password = decoded.partition(":")
