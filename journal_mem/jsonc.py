@@ -61,18 +61,22 @@ def _default(value: object) -> object:
     raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
 
 
-def dumps(value: object, *, ensure_ascii: bool = True, sort_keys: bool = False) -> str:
-    """`json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys)`."""
-    if make_encoder is not None:
+def dumps(value: object, *, ensure_ascii: bool = True, sort_keys: bool = False,
+          indent: int | None = None, default: Callable[[Any], object] | None = None) -> str:
+    """`json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, indent=indent,
+    default=default)`; with an `indent`, `json` itself writes it (its C encoder writes
+    one line only)."""
+    if make_encoder is not None and indent is None:
         try:
-            encode = make_encoder({}, _default,
+            encode = make_encoder({}, default or _default,
                                   encode_basestring_ascii if ensure_ascii else encode_basestring,
                                   None, ": ", ", ", sort_keys, False, True)
         except TypeError:  # another signature: json builds its own
             pass
         else:
             return "".join(encode(value, 0))
-    text: str = _json().dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys)
+    text: str = _json().dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys,
+                              indent=indent, default=default)
     return text
 
 

@@ -15,9 +15,9 @@ input validates again through pydantic.
 
 from __future__ import annotations
 
-import json
 import os
 
+from journal_mem import jsonc
 from journal_mem.errors import ConfigError
 from journal_mem.fsutil import replace_atomic
 from journal_mem.hashes import sha256
@@ -245,7 +245,7 @@ def validate(merged: dict[str, Any], sources: dict[str, str]) -> Config:
 def _snapshot_key(file_bytes: bytes, flags: dict[str, Any] | None) -> str:
     """The exact inputs of a validation (compared whole: no hash to collide)."""
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("JMEM_"))
-    return json.dumps([file_bytes.decode("utf-8", "surrogateescape"), env,
+    return jsonc.dumps([file_bytes.decode("utf-8", "surrogateescape"), env,
                        sorted((flags or {}).items())], default=str)
 
 
@@ -255,7 +255,7 @@ def snapshot_path(state_dir: str, flags: dict[str, Any] | None) -> str:
     if not flags:
         return os.path.join(state_dir, "cache", CACHE_NAME)
 
-    tag = sha256(json.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
+    tag = sha256(jsonc.dumps(sorted(flags.items()), default=str).encode()).hexdigest()
     return os.path.join(state_dir, "cache", f"{CACHE_NAME.removesuffix('.json')}-{tag[:12]}.json")
 
 
@@ -270,7 +270,7 @@ def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None =
     if cache is not None:
         try:
             with open(cache, encoding="utf-8") as fh:
-                snap = json.load(fh)
+                snap = jsonc.loads(fh.read())
             if snap.get("key") == key:
                 return _from_plain(snap["config"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -283,7 +283,7 @@ def load(root: str, flags: dict[str, Any] | None = None, state_dir: str | None =
 
 def _save_snapshot(path: str, key: str, config: Config) -> None:
     try:
-        replace_atomic(path, json.dumps({"key": key, "config": config.as_dict()}))
+        replace_atomic(path, jsonc.dumps({"key": key, "config": config.as_dict()}))
     except OSError:
         pass  # the snapshot is only a cache
 
@@ -295,7 +295,7 @@ def _toml_value(value: object) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+    return jsonc.dumps(value, ensure_ascii=False)
 
 
 def render_file(branch: str, agents: list[str]) -> str:

@@ -18,10 +18,10 @@ so the dead one is gone) finishes the move or removes the lock (`recover`).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from journal_mem import jsonc
 from journal_mem.errors import GitError
 from journal_mem.fsutil import O_BINARY, O_CLOEXEC, rename_into_place, replace_atomic
 
@@ -207,7 +207,7 @@ def recover(git_dir: str, state_dir: str, head: str) -> str:
     """
     try:
         with open(_marker(state_dir), encoding="utf-8") as fh:
-            info = json.load(fh)
+            info = jsonc.loads(fh.read())
     except (OSError, ValueError):
         info = {}
     path = lock_file(git_dir)
@@ -244,7 +244,7 @@ def _unlink(path: str) -> None:
 
 def _write_json(path: str, data: object) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    replace_atomic(path, json.dumps(data))
+    replace_atomic(path, jsonc.dumps(data))
 
 
 def _jitter() -> float:

@@ -23,12 +23,11 @@ title and body checks live here too: `build` and `parse` share every rule.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import operator
 import posixpath
 import re
 
-from journal_mem import names
+from journal_mem import jsonc, names
 from journal_mem.errors import InvalidEntry
 from journal_mem.journal import frontmatter
 from journal_mem.journal.anchor import anchor_problem, line_range
@@ -680,7 +679,7 @@ def render(entry: Entry) -> str:
     if entry.cited:
         lines.append(f"cited: {_flow(entry.cited)}")
     if entry.source is not None:
-        lines.append(f"source: {json.dumps(entry.source, ensure_ascii=False)}")
+        lines.append(f"source: {jsonc.quoted(entry.source)}")
     lines += ["---", "", f"# {entry.title}"]
     if entry.body:
         lines += ["", entry.body]
@@ -693,7 +692,7 @@ def render(entry: Entry) -> str:
 
 
 def _flow(items: tuple[str, ...]) -> str:
-    return "[" + ", ".join(json.dumps(i, ensure_ascii=False) for i in items) + "]"
+    return "[" + ", ".join(jsonc.quoted(i) for i in items) + "]"
 
 
 def _decode(data: bytes, entry_bytes: int, problems: list[str]) -> str | None:

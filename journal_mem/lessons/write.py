@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import json
 import os
 import sqlite3
 import sys
 
+from journal_mem import jsonc
 from journal_mem.errors import InvalidEntry
 from journal_mem.intake import pipeline
 from journal_mem.journal.entry import Entry, build
@@ -190,7 +190,7 @@ def read_body(body: str | None, body_file: str | None) -> str:
 def report(written: Written, found: list[Related], as_json: bool) -> tuple[str, list[str]]:
     """What `jmem write` prints: its stdout text and its stderr lines."""
     if as_json:
-        out = json.dumps({"path": written.path, "key": written.key, "outbox": written.outbox,
+        out = jsonc.dumps({"path": written.path, "key": written.key, "outbox": written.outbox,
                           "related": [r.as_json() for r in found],
                           "unknown_keys": sorted(written.unknown)}, indent=2,
                          ensure_ascii=False)

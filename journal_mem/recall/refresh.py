@@ -4,13 +4,13 @@ signature changed): by appending the new entry files, else in full. See `index.p
 from __future__ import annotations
 
 import datetime as dt
-import json
 import operator
 import os
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable
 
+from journal_mem import jsonc
 from journal_mem.errors import InvalidEntry
 from journal_mem.gitops import gitcore, memgit
 from journal_mem.journal.anchor import split as split_ref
@@ -87,7 +87,7 @@ def _full(ctx: Context, conn: sqlite3.Connection, journal: Journal, folded: Fold
         conn.executemany("INSERT INTO merged VALUES (?, ?)", sorted(folded.merged.items()))
         _remember_expiry(conn, folded)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cycles', ?)",
-                     (json.dumps(folded.cycles),))
+                     (jsonc.dumps(folded.cycles),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('signature', ?)", (sig,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
         conn.execute("COMMIT")
@@ -179,7 +179,7 @@ def _remember(conn: sqlite3.Connection, journal: Journal, policy_key: object,
         told = int(str(_meta(conn, "remembered")).split(" ")[-1], 16) ^ xor(new)
     _tell(conn, policy_key, told)
     agents = sorted({rel.split("/", 1)[0] for rel in journal.plain})
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (json.dumps(agents),))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('plain', ?)", (jsonc.dumps(agents),))
 
 
 def _seen(conn: sqlite3.Connection, journal: Journal, xor: Callable[[Iterable[str]], int],
@@ -227,7 +227,7 @@ def _remember_all(conn: sqlite3.Connection, files: list[str],
     conn.executemany("INSERT OR IGNORE INTO refs VALUES (?)",
                      ((path,) for _, entry in entries for path in _cited(entry)))
     newest = max((when for when, _ in latest.values()), default=None)
-    last = json.dumps([newest[0].isoformat(), newest[1]] if newest else None)
+    last = jsonc.dumps([newest[0].isoformat(), newest[1]] if newest else None)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)", (last,))
 
 
@@ -248,11 +248,11 @@ def _remember_new(conn: sqlite3.Connection, new: list[str], journal: Journal) ->
             "SELECT rel FROM mentions WHERE key = ? AND role = 'key'", (key,))]
         _, rel = max((by_rel[rel].created, rel) for rel in rels)
         conn.execute("INSERT OR REPLACE INTO keys VALUES (?, ?)", (key, _norm(by_rel[rel])))
-    last = json.loads(_meta(conn, "last") or "null")
+    last = jsonc.loads(_meta(conn, "last") or "null")
     newest = max((entry.created, rel) for rel, entry in entries)
     if last is None or newest > (dt.datetime.fromisoformat(last[0]), last[1]):
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
-                     (json.dumps([newest[0].isoformat(), newest[1]]),))
+                     (jsonc.dumps([newest[0].isoformat(), newest[1]]),))
 
 
 def _mentions(rel: str, entry: Entry) -> list[tuple[str, str, str, str]]:
@@ -296,8 +296,8 @@ def _append(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> 
 
 def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str) -> int:
     stored = _meta(conn, "signature")
-    last = json.loads(_meta(conn, "last") or "null")
-    if stored is None or last is None or json.loads(_meta(conn, "cycles") or "null") != []:
+    last = jsonc.loads(_meta(conn, "last") or "null")
+    if stored is None or last is None or jsonc.loads(_meta(conn, "cycles") or "null") != []:
         raise _Full  # a broken cycle: a new entry may land among the indexed ones
     (old_base, old_folders), (base, folders) = _signed(stored), _signed(sig)
     if old_folders.keys() != folders.keys():
@@ -309,7 +309,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
             found += _new_files(ctx.layout, conn, agent)
     if len(found) > APPEND_LIMIT:
         raise _Full
-    entries = sorted(_read_new(ctx, conn, found, set(json.loads(_meta(conn, "plain") or "[]"))),
+    entries = sorted(_read_new(ctx, conn, found, set(jsonc.loads(_meta(conn, "plain") or "[]"))),
                      key=lambda pe: (pe[1].created, pe[0]))
     newest = (dt.datetime.fromisoformat(last[0]), last[1])
     if entries and (entries[0][1].created, entries[0][0]) <= newest:
@@ -337,7 +337,7 @@ def _append_new(ctx: Context, conn: sqlite3.Connection, date: dt.date, sig: str)
             changed += _fold_one(ctx, conn, rel, entry, date)
         newest = (entry.created, rel)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('last', ?)",
-                 (json.dumps([newest[0].isoformat(), newest[1]]),))
+                 (jsonc.dumps([newest[0].isoformat(), newest[1]]),))
     return changed
 
 
