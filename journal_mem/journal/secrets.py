@@ -66,12 +66,16 @@ _TOKEN_HINT_RE = re.compile(
 # `password = value`, `api_key: "value"`, `"client_secret": "value"`, `TOKEN=value`.
 # It starts at the keyword (not at the start of the name): no backtracking over
 # every word of the text.
-_ASSIGN_RE = re.compile(
-    r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|credential)s?[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?"
-    r"(?P<value>[^\s\"',;`)]{12,})"
-)
-# Where `_ASSIGN_RE` can start, in lower-case text (overlapping: "secretoken"), and the
+@functools.cache
+def _assign_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+        r"|private[_-]?key|credential)s?[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<value>[^\s\"',;`)]{12,})"
+    )
+
+
+# Where `_assign_re` can start, in lower-case text (overlapping: "secretoken"), and the
 # letters that ignoring case matches to ASCII ones they do not lower-case to.
 _ASSIGN_KEYWORDS = ("passw", "pwd", "secret", "token", "api", "access", "private", "credential")
 _FOLDED = ("\u0130", "\u0131", "\u017f", "\u212a")
@@ -146,16 +150,28 @@ def _aws_secret_re() -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
-_PLACEHOLDER_RE = re.compile(
-    r"(?i)^(?:\$\{?|<|%|\{\{|\[)|x{4,}|\*{3,}|example|changeme|redacted|your[_-]?"
-)
+@functools.cache
+def _placeholder_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)^(?:\$\{?|<|%|\{\{|\[)|x{4,}|\*{3,}|example|changeme|redacted|your[_-]?"
+    )
+
+
 _PLACEHOLDER_WORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p",
                                 "token", "user", "username", "mypassword", "hunter2"})
 # Code that reads a value (`context.Request.Headers[`, `config.Api.Key`): a dotted path of
 # words, digits only at a word's end, optionally opening a subscript or a call.
-_CODE_RE = re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*(?:\.[A-Za-z_$][A-Za-z_$]*\d*)+[\[(]?")
+@functools.cache
+def _code_re() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*(?:\.[A-Za-z_$][A-Za-z_$]*\d*)+[\[(]?")
+
+
 # A path segment: a lower-case word, a capitalised word, or a `${VAR}`.
-_PATH_SEGMENT_RE = re.compile(r"[a-z0-9._~-]*|[A-Z][a-z0-9._-]*|\$\{?\w+\}?")
+@functools.cache
+def _path_segment_re() -> re.Pattern[str]:
+    return re.compile(r"[a-z0-9._~-]*|[A-Z][a-z0-9._-]*|\$\{?\w+\}?")
+
+
 MIN_ENTROPY = 3.5  # bits per character; random base64/hex keys of 16+ chars exceed it
 AWS_MIN_ENTROPY = 4.0  # 40 random base64 characters score ~5
 
@@ -191,28 +207,28 @@ def _looks_like_path(value: str) -> bool:
         return False
     if value.startswith(("/", "./", "../", "~/")) or "://" in value:
         return True
-    return all(_PATH_SEGMENT_RE.fullmatch(seg) for seg in value.split("/"))
+    return all(_path_segment_re().fullmatch(seg) for seg in value.split("/"))
 
 
 def _secret_value(value: str) -> bool:
     """A value that looks generated (high entropy), not a word, path, placeholder or code
     reading the value from somewhere (`apiKey = context.Request.Headers["X-API-Key"]`)."""
-    if (_PLACEHOLDER_RE.search(value) or _looks_like_path(value) or "(" in value
-            or _CODE_RE.fullmatch(value)):
+    if (_placeholder_re().search(value) or _looks_like_path(value) or "(" in value
+            or _code_re().fullmatch(value)):
         return False
     return len(value) >= 12 and entropy(value) >= MIN_ENTROPY
 
 
 def _url_password(value: str) -> bool:
     """Any URL password but a placeholder (`${PGPASSWORD}`, `<pw>`, `***`, "password")."""
-    return not (_PLACEHOLDER_RE.search(value) or value.lower() in _PLACEHOLDER_WORDS)
+    return not (_placeholder_re().search(value) or value.lower() in _PLACEHOLDER_WORDS)
 
 
 def _password(value: str) -> bool:
     """A value said to be a password that is one: 6+ characters, not a plain word, a
     number of characters, a reference (`$X`, `<pw>`, `os.environ[…]`) or a path."""
     value = value.rstrip(".,;:)")
-    if len(value) < 6 or value.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_RE.search(value):
+    if len(value) < 6 or value.lower() in _PLACEHOLDER_WORDS or _placeholder_re().search(value):
         return False
     if _looks_like_path(value) or any(c in value for c in "([{") or _reference(value):
         return False
@@ -222,7 +238,7 @@ def _password(value: str) -> bool:
 def _reference(value: str) -> bool:
     """Code naming where a password is read from (`config.database.password`,
     `settings.db.pwd`): a dotted path of two dots or more, or one ending in the word."""
-    if not _CODE_RE.fullmatch(value):
+    if not _code_re().fullmatch(value):
         return False
     last = value.rsplit(".", 1)[-1].lower()
     return value.count(".") >= 2 or last in _PLACEHOLDER_WORDS
@@ -269,17 +285,17 @@ _AWS_CHARS = bytes(0x61 if chr(i) in "/+" or (chr(i).isascii() and chr(i).isalnu
 
 
 def _assignments(text: str, lower: str) -> Iterator[re.Match[str]]:
-    """`_ASSIGN_RE.finditer(text)`, tried only where one of its keywords starts (found in
+    """`_assign_re().finditer(text)`, tried only where one of its keywords starts (found in
     `lower`, the text in lower case): ~4 times faster on a lesson. The whole search runs
     when `lower` cannot tell (`_folded`)."""
     if _folded(text, lower):
-        yield from _ASSIGN_RE.finditer(text)
+        yield from _assign_re().finditer(text)
         return
     end = 0
     for at in _keyword_starts(lower):
         if at < end:
             continue  # inside the last match: finditer goes on after it
-        match = _ASSIGN_RE.match(text, at)
+        match = _assign_re().match(text, at)
         if match is not None:
             end = match.end()
             yield match
