@@ -181,7 +181,7 @@ LAZY: list[tuple[str, str, str]] = [
     ("distill.distiller", "journal_mem.distill.adopt.adopt_found", "rare"),
     ("mcpserver.handshake", "journal_mem.mcpserver.server.serve", "heavy"),
     ("hashes", "hashlib", "hot"),  # a bulk hash (a distill's), or no C hash modules
-    ("gitops.gitcore", "select", "hot"),  # a captured stderr beside stdout (`spawn_run`)
+    ("gitops.gitcore", "select", "hot"),  # a captured stderr beside stdout (`run`)
     ("gitops.gitcore", "subprocess", "hot"),
     ("gitops.memgit", "threading", "hot"),  # a distill's commit; `write` reads memgit too
     ("gitops.logcache", "pickle", "hot"), ("gitops.logcache", "pickle", "hot"),
@@ -241,7 +241,7 @@ MAX_LAZY = 75  # 63: a distill without click, its fold off the post-commit hook 
 # without `threading`, which only a distill's held cache writes use; 71: the live hooks
 # without `re` and `json` (~8 ms of a ~20 ms start: `jsonc`, `sessions.regex`); 72-73: a
 # captured native memory file without the distiller's modules (a hand edit's: ~40 ms);
-# 74-75: `write` without `subprocess` and `threading` (~4 ms of CPU: `spawn_run`)
+# 74-75: `write` without `subprocess` and `threading` (~4 ms of CPU: `run` by posix_spawn)
 
 
 def _function_level_imports() -> list[tuple[str, str]]:
@@ -291,7 +291,7 @@ def test_warm_hot_paths_import_no_dataclasses_or_typing(hot: dict[str, set[str]]
 
 
 def test_write_imports_no_subprocess_or_ast(hot: dict[str, set[str]], tmp_path: Path) -> None:
-    """`write` runs its one git process (`check-ignore`) by posix_spawn (`spawn_run`) and
+    """`write` runs its one git process (`check-ignore`) by posix_spawn (`gitcore.run`) and
     reads the recall index's signature as plain lines: `subprocess` (with `threading`,
     `signal`, `selectors`) and `ast` cost it ~6.5 ms of CPU, about a seventh. Nor does
     it import `contextlib` (the distill's commit code suppresses errors by hand),

@@ -1,16 +1,20 @@
 """How journal-mem runs git, and where things are: the environment every call gets,
 the two runners, the current worktree, its git dirs and the main checkout.
 
-Only `os` is imported at module level: the guard's fast path and `locate` run
-git through `spawn_git` (posix_spawn and a pipe) because `import subprocess`
-alone costs about a bare interpreter start
-(docs/DESIGN.md, "Git facts this design relies on").
-`run` imports `subprocess` when first called (`start`).
+Only `os` is imported at module level: `run` and the guard's fast path (`spawn_git`)
+start git by posix_spawn and read its pipes, because `import subprocess` alone costs
+about half a bare interpreter start
+(docs/DESIGN.md, "Git facts this design relies on"). `subprocess` is imported only
+where git processes run side by side (`run_all`), stay to answer (`start`), or take
+more on stdin than a pipe holds.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import sys
 
 from journal_mem.errors import GitError, UnsupportedRepo
 
@@ -111,9 +115,20 @@ def run(
 
     With `check`, a non-zero exit raises GitError naming the command. No file
     descriptor of ours is inherited (git runs hooks, and a hook may leave a
-    background child behind: an inherited distill lock would outlive us).
+    background child behind: an inherited distill lock would outlive us). `stdin`
+    None: git reads ours.
+
+    Started by posix_spawn where there is one, so that a command running git one call
+    at a time never imports `subprocess` (~4 ms of CPU); as `subprocess` would start
+    it: in `cwd` (an error as its `chdir` raises), with the signals Python ignores set
+    back to their defaults. A `stdin` over `SMALL_STDIN` goes through `run_all`.
     """
-    result = run_all([args], cwd, clean=clean, stdin=stdin, env=env)[0]
+    if hasattr(os, "posix_spawnp") and (stdin is None or len(stdin) <= SMALL_STDIN):
+        _enterable(cwd)
+        result = GitResult(*_spawned(["-C", cwd, *args], run_env(env, clean=clean),
+                                     "capture", stdin, reset=_IGNORED))
+    else:
+        result = run_all([args], cwd, clean=clean, stdin=stdin, env=env)[0]
     if check and not result.ok:
         err = result.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git {' '.join(args)} failed in {cwd}: {err}")
@@ -158,7 +173,7 @@ def start(args: list[str], cwd: str, env: dict[str, str], *, stdin: str = "null"
     """`git ARGS` started in `cwd` with `env`, its stdout a pipe, its stdin a pipe,
     nothing or ours (`stdin`: "pipe", "null", "inherit"), its stderr a pipe or nothing;
     no file descriptor of ours inherited. `subprocess` is imported here, when first
-    needed: `write` and the hooks run git without it (`spawn_run`, `spawn_git`)."""
+    needed: a command running git one call at a time never imports it (`run`)."""
     import subprocess
 
     return subprocess.Popen(
@@ -186,20 +201,31 @@ def spawn_git(args: list[str], cwd: str, *, quiet: bool = False) -> tuple[int, b
 SMALL_STDIN = 4096  # written whole before git's output is read: a pipe holds it
 
 
-def spawn_run(args: list[str], cwd: str, stdin: bytes = b"") -> GitResult:
-    """`run(args, cwd, clean=True, check=False, stdin=stdin)` without `subprocess` (a hot
-    path's one git call: `import subprocess` costs ~4 ms of CPU): stdout and stderr are
-    both read, as they come. A `stdin` over `SMALL_STDIN` goes through `run`."""
-    if not hasattr(os, "posix_spawnp") or len(stdin) > SMALL_STDIN:
-        return run(args, cwd, clean=True, check=False, stdin=stdin)
-    return GitResult(*_spawned(["-C", cwd, *args], run_env(clean=True), "capture", stdin))
+def _enterable(cwd: str) -> None:
+    """Raise what `subprocess` raises for a `cwd` it cannot enter (git's `-C` would fail
+    with its own message instead)."""
+    if not stat.S_ISDIR(os.stat(cwd).st_mode):  # FileNotFoundError for none
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), cwd)
+
+
+def _ignored_signals() -> tuple[int, ...]:
+    """The signals Python ignores that `subprocess` sets back to their defaults in a child
+    (`restore_signals`): a hook of a `git commit` or `git push` expects SIGPIPE as usual.
+    Read from `_signal`, which the interpreter loads at start (`signal` costs ~0.4 ms)."""
+    module = sys.modules.get("_signal")
+    found = (getattr(module, name, None) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"))
+    return tuple(number for number in found if isinstance(number, int))
+
+
+_IGNORED = _ignored_signals()
 
 
 def _spawned(argv: list[str], env: dict[str, str], stderr: str,
-             stdin: bytes = b"") -> tuple[int, bytes, bytes]:
+             stdin: bytes | None = b"", reset: tuple[int, ...] = ()) -> tuple[int, bytes, bytes]:
     """(exit code, stdout, stderr) of `git ARGV` started by posix_spawn, given `stdin`
-    (at most `SMALL_STDIN` bytes: written before any output is read), its stderr
-    inherited, sent to /dev/null or captured (`stderr`)."""
+    (at most `SMALL_STDIN` bytes: written before any output is read; None: ours), its
+    stderr inherited, sent to /dev/null or captured (`stderr`); `reset`: signals set back
+    to their defaults in it."""
     # each above 2: with this process's stdout closed, the pipe took fd 1, and the child,
     # closing the pipe's read end after making its write end fd 1, lost its stdout (git
     # answered nothing, and `locate` took the work tree for the git dir)
@@ -209,7 +235,8 @@ def _spawned(argv: list[str], env: dict[str, str], stderr: str,
         pipes.append((_above_2(read_fd), _above_2(write_fd)))
     devnull = _above_2(os.open(os.devnull, os.O_RDWR))
     given = tuple(_above_2(fd) for fd in os.pipe()) if stdin else (devnull, -1)
-    actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_DUP2, given[0], 0)]
+    actions: list[tuple[int, ...]] = ([] if stdin is None  # ours: inherited as it is
+                                      else [(os.POSIX_SPAWN_DUP2, given[0], 0)])
     if stdin:
         actions.append((os.POSIX_SPAWN_CLOSE, given[1]))
     for target, (read_fd, write_fd) in zip((1, 2), pipes, strict=False):
@@ -217,7 +244,8 @@ def _spawned(argv: list[str], env: dict[str, str], stderr: str,
     if stderr == "null":
         actions.append((os.POSIX_SPAWN_DUP2, devnull, 2))
     try:
-        pid = os.posix_spawnp("git", ["git", *argv], env, file_actions=actions)
+        pid = os.posix_spawnp("git", ["git", *argv], env, file_actions=actions,
+                              setsigdef=reset)
     except BaseException:
         for read_fd, _ in pipes:
             os.close(read_fd)
